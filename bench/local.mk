@@ -1,0 +1,1 @@
+# Benchmarks (`make bench`): programs, never timed assertions in tests.

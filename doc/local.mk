@@ -1,0 +1,21 @@
+# API documentation (Doxygen: HTML and man pages) and the design note.
+EXTRA_DIST += doc/Doxyfile.in doc/design.md
+
+if HAVE_DOXYGEN
+doc: doc/Doxyfile $(top_srcdir)/include/safeopen.h
+	@rm -rf doc/api doc/doxygen-warnings.log
+	@$(MKDIR_P) doc
+	$(AM_V_GEN)$(DOXYGEN) doc/Doxyfile
+	@if test -s doc/doxygen-warnings.log; then \
+	  cat doc/doxygen-warnings.log; echo "make doc: doxygen warnings (see above)"; exit 1; fi
+	@echo "make doc: HTML in doc/api/html/index.html, man pages in doc/api/man/man3 (0 warnings)"
+else
+doc:
+	@echo "doxygen not found: install the Debian package doxygen (scripts/install-deps does)"; exit 1
+endif
+PHONY_TARGETS += doc
+
+clean-local: clean-doc
+clean-doc:
+	-rm -rf doc/api doc/doxygen-warnings.log
+PHONY_TARGETS += clean-doc

@@ -1,0 +1,737 @@
+/* SPDX-License-Identifier: MIT */
+/**
+ * @file safeopen.h
+ * @brief libsafeopen: open untrusted paths without leaving the directory you meant.
+ *
+ * Every function resolves a caller-supplied path relative to a directory file
+ * descriptor (the "root") so that the resolution can never reach an object
+ * outside that directory: not through "..", absolute paths, absolute or
+ * relative symbolic links, procfs magic links, or a concurrent attacker who
+ * renames directories while the walk is in progress.
+ *
+ * The semantics mirror Linux openat2(2) with its RESOLVE_* flags: for any
+ * input the kernel accepts, the same object is opened, and for any input it
+ * rejects, the same errno is returned. Where the kernel offers openat2() the
+ * library uses it (the fast path); elsewhere (kernels before 5.6, seccomp
+ * profiles that block the syscall) it runs its own component-by-component,
+ * descriptor-relative walker with identical results.
+ *
+ * Conventions shared by every function:
+ * - Return values follow the system call each function stands in for: a new
+ *   file descriptor (or 0) on success, -1 with @c errno set on failure.
+ * - Input descriptors are borrowed and never closed or modified; returned
+ *   descriptors are owned by the caller and are always @c O_CLOEXEC.
+ * - On failure nothing is left behind: no descriptor, no temporary file, no
+ *   half-created name.
+ * - Flag words are @c uint64_t bit masks; unknown bits are rejected with
+ *   @c EINVAL.
+ * - The library keeps no per-root state; all functions are thread-safe.
+ */
+#ifndef SAFEOPEN_H
+#define SAFEOPEN_H
+
+#include <dirent.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <time.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** @cond INTERNAL */
+#if defined(__GNUC__) && __GNUC__ >= 4
+#define SAFE_PUBLIC __attribute__((visibility("default")))
+#define SAFE_NODISCARD __attribute__((warn_unused_result))
+#else
+#define SAFE_PUBLIC
+#define SAFE_NODISCARD
+#endif
+/** @endcond */
+
+/**
+ * @defgroup resolve Scoped path resolution
+ * @brief safe_openat2() and safe_openat_beneath(): the heart of the library.
+ * @{
+ */
+
+/**
+ * @brief How to open a path: the userspace twin of the kernel's
+ *        <tt>struct open_how</tt>.
+ *
+ * The structure is extensible in the same way as the kernel's: callers pass
+ * its size, a smaller size than #SAFE_OPEN_HOW_SIZE_VER0 is rejected with
+ * @c EINVAL, and a larger one is accepted only if every byte past the fields
+ * this version knows is zero (otherwise @c E2BIG).
+ */
+struct safe_open_how {
+	/** open(2) flags (@c O_RDONLY, @c O_CREAT, @c O_PATH, ...). @c O_CLOEXEC
+	 *  is always added to the returned descriptor. */
+	uint64_t flags;
+	/** File mode for @c O_CREAT or @c O_TMPFILE; must be 0 otherwise. */
+	uint64_t mode;
+	/** A mask of @c SAFE_RESOLVE_* bits. Exactly one of
+	 *  #SAFE_RESOLVE_BENEATH and #SAFE_RESOLVE_IN_ROOT must be set. */
+	uint64_t resolve;
+};
+
+/** Size of the first published version of struct safe_open_how. */
+#define SAFE_OPEN_HOW_SIZE_VER0 24
+/** Size of struct safe_open_how as this header knows it. */
+#define SAFE_OPEN_HOW_SIZE_LATEST SAFE_OPEN_HOW_SIZE_VER0
+
+/** Fail with @c EXDEV when the walk would cross a mount point (bind mounts
+ *  included, also when climbing with ".."). Same value as RESOLVE_NO_XDEV. */
+#define SAFE_RESOLVE_NO_XDEV 0x01ULL
+/** Fail with @c ELOOP on any procfs magic link (/proc/PID/fd/N, exe, cwd,
+ *  root, ns/...). Same value as RESOLVE_NO_MAGICLINKS. */
+#define SAFE_RESOLVE_NO_MAGICLINKS 0x02ULL
+/** Fail with @c ELOOP on any symbolic link, except a trailing one opened with
+ *  @c O_PATH|O_NOFOLLOW (which yields the link itself). Same value as
+ *  RESOLVE_NO_SYMLINKS. */
+#define SAFE_RESOLVE_NO_SYMLINKS 0x04ULL
+/** The path must stay beneath the directory: absolute paths, absolute
+ *  symlinks, and ".." that would climb above it fail with @c EXDEV; magic
+ *  links fail with @c EXDEV. Same value as RESOLVE_BENEATH. */
+#define SAFE_RESOLVE_BENEATH 0x08ULL
+/** The directory acts as the root "/": absolute paths and absolute symlink
+ *  targets restart at it, ".." at it stays there; magic links fail with
+ *  @c EXDEV. Same value as RESOLVE_IN_ROOT. */
+#define SAFE_RESOLVE_IN_ROOT 0x10ULL
+/** The original (2014) O_BENEATH rule, which the kernel never merged: any
+ *  ".." component, in the path or in the body of a followed symlink, fails
+ *  with @c EXDEV, even one that would stay beneath. Combine with
+ *  #SAFE_RESOLVE_BENEATH or #SAFE_RESOLVE_IN_ROOT. The kernel has no such
+ *  rule, so resolutions with this bit always run the userspace walker. */
+#define SAFE_RESOLVE_NO_DOTDOT (1ULL << 32)
+/** Never call openat2(): always run the userspace walker. Meant for tests
+ *  and benchmarks; results are identical to the fast path. */
+#define SAFE_RESOLVE_USERSPACE (1ULL << 33)
+
+/**
+ * @brief Open @p path relative to @p dirfd without ever leaving @p dirfd.
+ *
+ * The userspace equivalent of openat2(2), restricted to scoped resolution:
+ * @p how->resolve must contain exactly one of #SAFE_RESOLVE_BENEATH and
+ * #SAFE_RESOLVE_IN_ROOT. Results (the object opened, or the errno) are those
+ * of openat2() with the same arguments, whether the kernel's openat2() or the
+ * library's own walker does the work.
+ *
+ * The final open with the caller's real flags (@c O_TRUNC, @c O_CREAT, the
+ * open of a FIFO or device) only ever happens on an object already known to
+ * lie beneath @p dirfd.
+ *
+ * @param dirfd  Directory the path is resolved in (the root), or
+ *               @c AT_FDCWD. Borrowed.
+ * @param path   The untrusted path.
+ * @param how    Open flags, mode and resolve flags.
+ * @param size   @c sizeof(*how) as the caller knows it.
+ * @return A new @c O_CLOEXEC file descriptor, or -1 with @c errno set.
+ * @retval EINVAL Unknown bits in @p how->flags or @p how->resolve; neither or
+ *         both of BENEATH and IN_ROOT; a nonzero mode without @c O_CREAT or
+ *         @c O_TMPFILE; @c O_PATH with flags other than @c O_DIRECTORY,
+ *         @c O_NOFOLLOW, @c O_CLOEXEC; @c O_TMPFILE without write access or
+ *         with @c O_CREAT; @p size smaller than #SAFE_OPEN_HOW_SIZE_VER0.
+ * @retval E2BIG  @p size is larger than this version knows and the extra bytes
+ *         are not all zero.
+ * @retval EFAULT @p path or @p how is NULL.
+ * @retval ENOENT @p path is empty, or a component does not exist.
+ * @retval EBADF  @p dirfd is not an open descriptor.
+ * @retval ENOTDIR @p dirfd, or a non-final component, is not a directory; a
+ *         trailing slash names a non-directory.
+ * @retval EXDEV  The path would escape @p dirfd (absolute path or symlink
+ *         under BENEATH, ".." above the root, a magic link, any ".." with
+ *         #SAFE_RESOLVE_NO_DOTDOT), or cross a mount under
+ *         #SAFE_RESOLVE_NO_XDEV.
+ * @retval ELOOP  More than 40 symbolic links followed; a symlink with
+ *         #SAFE_RESOLVE_NO_SYMLINKS; a magic link with
+ *         #SAFE_RESOLVE_NO_MAGICLINKS; a trailing symlink with @c O_NOFOLLOW
+ *         (without @c O_PATH).
+ * @retval EAGAIN A concurrent rename or mount raced a ".." step and the
+ *         bounded retries did not settle; retrying is safe.
+ * @retval ENAMETOOLONG @p path exceeds @c PATH_MAX or a component exceeds
+ *         @c NAME_MAX.
+ * @retval EEXIST @c O_CREAT|O_EXCL and the name exists (a symlink included).
+ * @retval EISDIR Write access or @c O_CREAT on a directory.
+ * @par Errors
+ *      Any other error of openat(2) for the final open (@c EACCES,
+ *      @c EMFILE, @c ENOSPC, @c EROFS, ...).
+ */
+SAFE_PUBLIC SAFE_NODISCARD int safe_openat2(int dirfd, const char *path,
+                                            const struct safe_open_how *how, size_t size);
+
+/**
+ * @brief Open @p path beneath @p dirfd: the simple form.
+ *
+ * Equivalent to safe_openat2() with
+ * <tt>resolve = SAFE_RESOLVE_BENEATH | SAFE_RESOLVE_NO_MAGICLINKS</tt>.
+ *
+ * @param dirfd Directory the path must stay beneath, or @c AT_FDCWD.
+ * @param path  The untrusted path.
+ * @param flags open(2) flags.
+ * @param mode  Mode for @c O_CREAT / @c O_TMPFILE, else 0.
+ * @return A new @c O_CLOEXEC file descriptor, or -1 with @c errno set.
+ * @retval EXDEV  The path would escape @p dirfd.
+ * @retval ELOOP  Too many symlinks, a magic link, or a trailing symlink with
+ *         @c O_NOFOLLOW.
+ * @retval EINVAL Invalid @p flags or @p mode (as safe_openat2()).
+ * @retval EFAULT @p path is NULL.
+ * @retval ENOENT @p path is empty or a component does not exist.
+ * @par Errors
+ *      As safe_openat2().
+ */
+SAFE_PUBLIC SAFE_NODISCARD int safe_openat_beneath(int dirfd, const char *path, int flags,
+                                                   mode_t mode);
+
+/** @} */
+
+/**
+ * @defgroup tmpfile Files that appear with their extended attributes
+ * @brief Create a file that no other process ever sees under its name
+ *        without its xattrs.
+ *
+ * Strategy 1 (preferred): an unnamed @c O_TMPFILE inode is created in the
+ * parent directory, filled in (content, owner, xattrs, final mode) and only
+ * then linked under its name, with linkat(@c AT_EMPTY_PATH) where the caller
+ * is allowed, else through a verified procfs (/proc/self/fd/N with
+ * @c AT_SYMLINK_FOLLOW).
+ *
+ * Strategy 2 (fallback, for filesystems without @c O_TMPFILE or callers who
+ * can link neither way): a hidden, randomly named temporary file is created
+ * with @c O_EXCL|O_NOFOLLOW in the same directory, filled in, and renamed onto
+ * the final name (renameat2(@c RENAME_NOREPLACE), or rename for
+ * #SAFE_TMPFILE_REPLACE). The hidden name is visible in directory listings
+ * while it exists, never under the final name without its xattrs.
+ *
+ * Limit of invisibility: before publication an unnamed file can still be
+ * reached by the same user and by root through /proc/PID/fd.
+ * @{
+ */
+
+/** @brief One extended attribute to set on a new file. */
+struct safe_xattr {
+	const char *name;  /**< Full name with namespace, e.g. "user.mime_type". */
+	const void *value; /**< The value (may be NULL only when @c size is 0). */
+	size_t size;       /**< Length of @c value in bytes (at most 65536). */
+};
+
+/** Atomically replace an existing file at the final name: the name always
+ *  resolves to the complete old file or the complete new one. Without it, an
+ *  existing name is @c EEXIST and nothing changes. */
+#define SAFE_TMPFILE_REPLACE (1ULL << 48)
+/** Make the data and the directory entry durable (fsync of the file and the
+ *  directory) before returning. */
+#define SAFE_TMPFILE_SYNC (1ULL << 49)
+/** Do not use @c O_TMPFILE; always use the named-temporary fallback. */
+#define SAFE_TMPFILE_NO_OTMPFILE (1ULL << 50)
+
+/**
+ * @brief Create @p path beneath @p dirfd as a new, empty regular file that
+ *        already carries @p xattrs when its name appears.
+ *
+ * The parent directory of @p path is resolved with the resolver; the
+ * @c SAFE_RESOLVE_* bits in @p flags apply to it (#SAFE_RESOLVE_BENEATH when
+ * neither BENEATH nor IN_ROOT is given). The final mode is what
+ * open(@c O_CREAT, @p mode) would give (umask or default ACL applied); owner
+ * and group follow the usual rules (setgid directories respected).
+ *
+ * @param dirfd   Root directory, or @c AT_FDCWD. Borrowed.
+ * @param path    Final path of the file, beneath @p dirfd.
+ * @param mode    Permission bits (0 and 0444 work; the returned descriptor is
+ *                writable regardless).
+ * @param xattrs  Attributes to set (may be NULL when @p nxattrs is 0).
+ * @param nxattrs Number of entries in @p xattrs.
+ * @param flags   @c SAFE_RESOLVE_* and @c SAFE_TMPFILE_* bits.
+ * @return An @c O_RDWR|O_CLOEXEC descriptor of the published file, or -1 with
+ *         @c errno set; on failure nothing exists under @p path (or the old
+ *         file is untouched) and no temporary name is left.
+ * @retval EINVAL Unknown flag bits; an invalid xattr name (no namespace
+ *         prefix, empty, longer than 255 bytes) or a duplicate name; a
+ *         final component of ".", ".." or a trailing slash.
+ * @retval E2BIG  An xattr value larger than 65536 bytes.
+ * @retval EFAULT @p path is NULL, or @p xattrs is NULL with @p nxattrs > 0,
+ *         or an entry has a NULL name or a NULL value with a nonzero size.
+ * @retval EEXIST The name exists and #SAFE_TMPFILE_REPLACE was not given.
+ * @retval EXDEV  The parent directory escapes @p dirfd.
+ * @retval EOPNOTSUPP The filesystem does not support the xattr namespace.
+ * @retval ENOSPC No room for the file or its xattrs.
+ * @retval EPERM  The caller may not set an xattr (e.g. trusted.* unprivileged).
+ * @par Errors
+ *      Any error of the resolver for the parent, of fsetxattr(2), linkat(2),
+ *      renameat2(2), fsync(2).
+ */
+SAFE_PUBLIC SAFE_NODISCARD int safe_tmpfile_xattr(int dirfd, const char *path, mode_t mode,
+                                                  const struct safe_xattr *xattrs, size_t nxattrs,
+                                                  uint64_t flags);
+
+/**
+ * @brief An unpublished file of the two-phase form (opaque).
+ *
+ * Created by safe_tmpfile_open(), consumed by safe_tmpfile_link() on success
+ * or by safe_tmpfile_discard(). It owns the file's descriptor until then.
+ */
+struct safe_tmpfile;
+
+/**
+ * @brief Phase one: create an unpublished file destined for @p path.
+ *
+ * Resolves the parent of @p path beneath @p dirfd and creates the file in it
+ * with one of the two strategies (chosen now: an unnamed file cannot switch
+ * strategy later). The caller writes content through the returned descriptor
+ * and may set xattrs on it, then calls safe_tmpfile_link() or
+ * safe_tmpfile_discard().
+ *
+ * @param dirfd Root directory, or @c AT_FDCWD. Borrowed.
+ * @param path  Final path the file will be published under.
+ * @param mode  Final permission bits, applied at publication.
+ * @param flags @c SAFE_RESOLVE_* bits and #SAFE_TMPFILE_NO_OTMPFILE.
+ * @param[out] tmpp Receives the handle on success; untouched on failure.
+ * @return The file's @c O_RDWR|O_CLOEXEC descriptor, owned by the handle (do
+ *         not close it), or -1 with @c errno set.
+ * @retval EINVAL Unknown flag bits; a final component of ".", ".." or with a
+ *         trailing slash.
+ * @retval EFAULT @p path or @p tmpp is NULL.
+ * @retval ENOMEM The handle could not be allocated.
+ * @par Errors
+ *      As safe_tmpfile_xattr() for the parent and the creation.
+ */
+SAFE_PUBLIC SAFE_NODISCARD int safe_tmpfile_open(int dirfd, const char *path, mode_t mode,
+                                                 uint64_t flags, struct safe_tmpfile **tmpp);
+
+/**
+ * @brief Phase two: set @p xattrs, apply the final mode, and publish.
+ *
+ * On success the handle is freed and the returned descriptor (the same file)
+ * belongs to the caller. On failure the handle stays valid and unpublished:
+ * the caller may retry or call safe_tmpfile_discard().
+ *
+ * @param tmp     Handle from safe_tmpfile_open().
+ * @param xattrs  Attributes to set before publication (may be NULL if 0).
+ * @param nxattrs Number of entries in @p xattrs.
+ * @param flags   #SAFE_TMPFILE_REPLACE and/or #SAFE_TMPFILE_SYNC.
+ * @return An @c O_RDWR|O_CLOEXEC descriptor of the published file, or -1.
+ * @retval EINVAL Unknown flag bits or an invalid xattr (see
+ *         safe_tmpfile_xattr()).
+ * @retval EFAULT @p tmp is NULL.
+ * @retval EEXIST The name exists and #SAFE_TMPFILE_REPLACE was not given.
+ * @par Errors
+ *      As safe_tmpfile_xattr().
+ */
+SAFE_PUBLIC SAFE_NODISCARD int safe_tmpfile_link(struct safe_tmpfile *tmp,
+                                                 const struct safe_xattr *xattrs, size_t nxattrs,
+                                                 uint64_t flags);
+
+/**
+ * @brief Abandon an unpublished file: close it, remove any temporary name,
+ *        free the handle. NULL is accepted and ignored.
+ *
+ * @param tmp Handle from safe_tmpfile_open(), or NULL.
+ * @return 0, or -1 with @c errno set if a temporary name could not be
+ *         removed (the handle is freed regardless).
+ * @retval EIO A hidden temporary name could not be removed; the errno of
+ *         unlinkat(2) is reported instead where it is more specific.
+ */
+SAFE_PUBLIC int safe_tmpfile_discard(struct safe_tmpfile *tmp);
+
+/** @} */
+
+/**
+ * @defgroup ops Operations beneath a root
+ * @brief The rest of what a server does with untrusted paths.
+ *
+ * Each takes the same @c SAFE_RESOLVE_* bits as safe_openat2() in its
+ * @c flags word (#SAFE_RESOLVE_BENEATH when neither BENEATH nor IN_ROOT is
+ * given; both is @c EINVAL) plus its own @c SAFE_* bits below. All resolve the
+ * parent of the last component with the resolver and then act on the last
+ * component with a *at() call that does not follow a trailing symlink unless
+ * #SAFE_FOLLOW is given. An empty path is @c ENOENT.
+ * @{
+ */
+
+/** Follow a trailing symlink (still scoped to the root). Without it, the
+ *  operation acts on the link itself (like @c AT_SYMLINK_NOFOLLOW). */
+#define SAFE_FOLLOW (1ULL << 40)
+/** safe_unlinkat_beneath(): remove a directory (like @c AT_REMOVEDIR). */
+#define SAFE_REMOVEDIR (1ULL << 41)
+/** safe_mkdirat_beneath(): create missing parents too (mkdir -p) and return
+ *  an @c O_DIRECTORY descriptor of the final directory. */
+#define SAFE_MKDIR_PARENTS (1ULL << 42)
+/** safe_renameat_beneath(): fail with @c EEXIST if the new name exists. */
+#define SAFE_RENAME_NOREPLACE (1ULL << 43)
+/** safe_renameat_beneath(): atomically exchange the two names. */
+#define SAFE_RENAME_EXCHANGE (1ULL << 44)
+/** safe_rmtree_beneath(): also descend into and empty mount points found in
+ *  the tree (by default they are left alone and the removal fails with
+ *  @c EXDEV for them). */
+#define SAFE_RMTREE_XDEV (1ULL << 45)
+
+/**
+ * @brief mkdir(2) beneath a root; with #SAFE_MKDIR_PARENTS, mkdir -p.
+ *
+ * @param dirfd Root directory, or @c AT_FDCWD.
+ * @param path  Directory to create.
+ * @param mode  Permission bits (umask applies).
+ * @param flags @c SAFE_RESOLVE_* bits and #SAFE_MKDIR_PARENTS.
+ * @return 0 (without #SAFE_MKDIR_PARENTS), an @c O_DIRECTORY|O_CLOEXEC
+ *         descriptor of the final directory (with it), or -1 with @c errno.
+ * @retval EEXIST The name exists (without #SAFE_MKDIR_PARENTS), or exists as a
+ *         non-directory (with it).
+ * @retval EXDEV  The path escapes the root.
+ * @retval ELOOP  A symlink where a directory is needed under
+ *         #SAFE_RESOLVE_NO_SYMLINKS, or too many links.
+ * @retval ENOTDIR A component is not a directory.
+ * @retval EINVAL Unknown flag bits.
+ * @par Errors
+ *      As safe_openat2() and mkdirat(2).
+ */
+SAFE_PUBLIC SAFE_NODISCARD int safe_mkdirat_beneath(int dirfd, const char *path, mode_t mode,
+                                                    uint64_t flags);
+
+/**
+ * @brief fstatat(2) beneath a root; does not follow a trailing symlink
+ *        unless #SAFE_FOLLOW.
+ *
+ * @param dirfd Root directory, or @c AT_FDCWD.
+ * @param path  Object to stat.
+ * @param[out] st Receives the status.
+ * @param flags @c SAFE_RESOLVE_* bits and #SAFE_FOLLOW.
+ * @return 0, or -1 with @c errno set.
+ * @retval EFAULT @p path or @p st is NULL.
+ * @retval EINVAL Unknown flag bits.
+ * @par Errors
+ *      As safe_openat2().
+ */
+SAFE_PUBLIC SAFE_NODISCARD int safe_fstatat_beneath(int dirfd, const char *path, struct stat *st,
+                                                    uint64_t flags);
+
+struct statx;
+
+/**
+ * @brief statx(2) beneath a root; does not follow a trailing symlink unless
+ *        #SAFE_FOLLOW.
+ *
+ * @param dirfd Root directory, or @c AT_FDCWD.
+ * @param path  Object to stat.
+ * @param flags @c SAFE_RESOLVE_* bits and #SAFE_FOLLOW.
+ * @param mask  @c STATX_* fields wanted, as statx(2).
+ * @param[out] stx Receives the status.
+ * @return 0, or -1 with @c errno set.
+ * @retval EFAULT @p path or @p stx is NULL.
+ * @retval EINVAL Unknown flag bits, or reserved bits in @p mask.
+ * @par Errors
+ *      As safe_openat2() and statx(2).
+ */
+SAFE_PUBLIC SAFE_NODISCARD int safe_statx_beneath(int dirfd, const char *path, uint64_t flags,
+                                                  unsigned int mask, struct statx *stx);
+
+/**
+ * @brief opendir(3) beneath a root.
+ *
+ * @param dirfd Root directory, or @c AT_FDCWD.
+ * @param path  Directory to open (a trailing symlink is followed, scoped,
+ *              unless #SAFE_RESOLVE_NO_SYMLINKS).
+ * @param flags @c SAFE_RESOLVE_* bits.
+ * @return A directory stream (close with closedir(3)), or NULL with @c errno.
+ * @retval ENOTDIR @p path is not a directory.
+ * @retval EINVAL Unknown flag bits.
+ * @par Errors
+ *      As safe_openat2() and fdopendir(3).
+ */
+SAFE_PUBLIC SAFE_NODISCARD DIR *safe_opendir_beneath(int dirfd, const char *path, uint64_t flags);
+
+/**
+ * @brief unlinkat(2) beneath a root; never follows the last component.
+ *
+ * @param dirfd Root directory, or @c AT_FDCWD.
+ * @param path  Name to remove.
+ * @param flags @c SAFE_RESOLVE_* bits and #SAFE_REMOVEDIR.
+ * @return 0, or -1 with @c errno set.
+ * @retval EISDIR A directory without #SAFE_REMOVEDIR.
+ * @retval ENOTDIR A non-directory with #SAFE_REMOVEDIR.
+ * @retval ENOTEMPTY The directory is not empty.
+ * @retval EINVAL Unknown flag bits; last component "." (with REMOVEDIR).
+ * @retval EBUSY  The last component is ".." or the root itself.
+ * @par Errors
+ *      As safe_openat2() and unlinkat(2).
+ */
+SAFE_PUBLIC SAFE_NODISCARD int safe_unlinkat_beneath(int dirfd, const char *path, uint64_t flags);
+
+/**
+ * @brief rm -r beneath a root.
+ *
+ * Removes @p path and, if it is a directory, everything below it. Never
+ * follows a symlink (links are removed, not their targets), never crosses a
+ * mount unless #SAFE_RMTREE_XDEV, never leaves the root even if the tree is
+ * changed while it runs, and uses memory proportional to the depth only.
+ *
+ * @param dirfd Root directory, or @c AT_FDCWD.
+ * @param path  Tree to remove (removing the root itself, "" or ".", is
+ *              refused with @c EBUSY).
+ * @param flags @c SAFE_RESOLVE_* bits and #SAFE_RMTREE_XDEV.
+ * @return 0, or -1 with @c errno set (the first error; the removal goes on
+ *         past entries it cannot remove and reports the first failure).
+ * @retval EXDEV A mount point inside the tree (without #SAFE_RMTREE_XDEV), or
+ *         the path escapes the root.
+ * @retval EBUSY @p path names the root itself.
+ * @retval EINVAL Unknown flag bits.
+ * @par Errors
+ *      As safe_openat2(), unlinkat(2).
+ */
+SAFE_PUBLIC SAFE_NODISCARD int safe_rmtree_beneath(int dirfd, const char *path, uint64_t flags);
+
+/**
+ * @brief renameat2(2) with both names beneath the same root.
+ *
+ * @param dirfd   Root directory, or @c AT_FDCWD.
+ * @param oldpath Existing name.
+ * @param newpath New name.
+ * @param flags   @c SAFE_RESOLVE_* bits, #SAFE_RENAME_NOREPLACE or
+ *                #SAFE_RENAME_EXCHANGE.
+ * @return 0, or -1 with @c errno set.
+ * @retval EINVAL Unknown flag bits, or both NOREPLACE and EXCHANGE.
+ * @retval EEXIST #SAFE_RENAME_NOREPLACE and @p newpath exists.
+ * @par Errors
+ *      As safe_openat2() and renameat2(2).
+ */
+SAFE_PUBLIC SAFE_NODISCARD int safe_renameat_beneath(int dirfd, const char *oldpath,
+                                                     const char *newpath, uint64_t flags);
+
+/**
+ * @brief linkat(2) with both names beneath the same root.
+ *
+ * @param dirfd   Root directory, or @c AT_FDCWD.
+ * @param oldpath Existing object (a trailing symlink is linked itself unless
+ *                #SAFE_FOLLOW).
+ * @param newpath New name.
+ * @param flags   @c SAFE_RESOLVE_* bits and #SAFE_FOLLOW.
+ * @return 0, or -1 with @c errno set.
+ * @retval EEXIST @p newpath exists.
+ * @retval EINVAL Unknown flag bits.
+ * @par Errors
+ *      As safe_openat2() and linkat(2).
+ */
+SAFE_PUBLIC SAFE_NODISCARD int safe_linkat_beneath(int dirfd, const char *oldpath,
+                                                   const char *newpath, uint64_t flags);
+
+/**
+ * @brief symlinkat(2) beneath a root.
+ *
+ * @p target is stored exactly as given; whether it later leads outside the
+ * root is what the resolver checks when the link is followed.
+ *
+ * @param target   Link body (not resolved).
+ * @param dirfd    Root directory, or @c AT_FDCWD.
+ * @param linkpath Name of the new link.
+ * @param flags    @c SAFE_RESOLVE_* bits.
+ * @return 0, or -1 with @c errno set.
+ * @retval EEXIST @p linkpath exists.
+ * @retval ENOENT @p target is empty.
+ * @retval EINVAL Unknown flag bits.
+ * @par Errors
+ *      As safe_openat2() and symlinkat(2).
+ */
+SAFE_PUBLIC SAFE_NODISCARD int safe_symlinkat_beneath(const char *target, int dirfd,
+                                                      const char *linkpath, uint64_t flags);
+
+/**
+ * @brief readlinkat(2) beneath a root (reads the link itself).
+ *
+ * @param dirfd Root directory, or @c AT_FDCWD.
+ * @param path  The symlink.
+ * @param[out] buf Receives the body, not NUL-terminated (as readlink(2)).
+ * @param size  Size of @p buf.
+ * @param flags @c SAFE_RESOLVE_* bits.
+ * @return Number of bytes placed in @p buf, or -1 with @c errno set.
+ * @retval EINVAL @p path is not a symlink, or unknown flag bits.
+ * @par Errors
+ *      As safe_openat2() and readlinkat(2).
+ */
+SAFE_PUBLIC SAFE_NODISCARD ssize_t safe_readlinkat_beneath(int dirfd, const char *path, char *buf,
+                                                           size_t size, uint64_t flags);
+
+/**
+ * @brief fchmodat(2) beneath a root.
+ *
+ * @param dirfd Root directory, or @c AT_FDCWD.
+ * @param path  Object to change.
+ * @param mode  New permission bits.
+ * @param flags @c SAFE_RESOLVE_* bits and #SAFE_FOLLOW.
+ * @return 0, or -1 with @c errno set.
+ * @retval EOPNOTSUPP The object is a symlink and #SAFE_FOLLOW was not given
+ *         (Linux cannot change a symlink's mode).
+ * @retval EINVAL Unknown flag bits.
+ * @par Errors
+ *      As safe_openat2() and fchmod(2).
+ */
+SAFE_PUBLIC SAFE_NODISCARD int safe_fchmodat_beneath(int dirfd, const char *path, mode_t mode,
+                                                     uint64_t flags);
+
+/**
+ * @brief fchownat(2) beneath a root.
+ *
+ * @param dirfd Root directory, or @c AT_FDCWD.
+ * @param path  Object to change (a trailing symlink itself unless
+ *              #SAFE_FOLLOW).
+ * @param owner New owner, or (uid_t)-1 to keep.
+ * @param group New group, or (gid_t)-1 to keep.
+ * @param flags @c SAFE_RESOLVE_* bits and #SAFE_FOLLOW.
+ * @return 0, or -1 with @c errno set.
+ * @retval EINVAL Unknown flag bits.
+ * @par Errors
+ *      As safe_openat2() and fchownat(2).
+ */
+SAFE_PUBLIC SAFE_NODISCARD int safe_fchownat_beneath(int dirfd, const char *path, uid_t owner,
+                                                     gid_t group, uint64_t flags);
+
+/**
+ * @brief utimensat(2) beneath a root.
+ *
+ * @param dirfd Root directory, or @c AT_FDCWD.
+ * @param path  Object to change (a trailing symlink itself unless
+ *              #SAFE_FOLLOW).
+ * @param times Access and modification times as utimensat(2) (NULL: now).
+ * @param flags @c SAFE_RESOLVE_* bits and #SAFE_FOLLOW.
+ * @return 0, or -1 with @c errno set.
+ * @retval EINVAL Unknown flag bits or invalid @p times.
+ * @par Errors
+ *      As safe_openat2() and utimensat(2).
+ */
+SAFE_PUBLIC SAFE_NODISCARD int safe_utimensat_beneath(int dirfd, const char *path,
+                                                      const struct timespec times[2],
+                                                      uint64_t flags);
+
+/**
+ * @brief getxattr(2) beneath a root (a trailing symlink itself unless
+ *        #SAFE_FOLLOW).
+ *
+ * @param dirfd Root directory, or @c AT_FDCWD.
+ * @param path  Object.
+ * @param name  Attribute name.
+ * @param[out] value Receives the value.
+ * @param size  Size of @p value (0: return the size needed).
+ * @param flags @c SAFE_RESOLVE_* bits and #SAFE_FOLLOW.
+ * @return Length of the value, or -1 with @c errno set.
+ * @retval ENODATA No such attribute.
+ * @retval ERANGE @p size is too small.
+ * @retval EINVAL Unknown flag bits.
+ * @par Errors
+ *      As safe_openat2() and getxattr(2).
+ */
+SAFE_PUBLIC SAFE_NODISCARD ssize_t safe_getxattr_beneath(int dirfd, const char *path,
+                                                         const char *name, void *value,
+                                                         size_t size, uint64_t flags);
+
+/**
+ * @brief setxattr(2) beneath a root (a trailing symlink itself unless
+ *        #SAFE_FOLLOW).
+ *
+ * @param dirfd Root directory, or @c AT_FDCWD.
+ * @param path  Object.
+ * @param name  Attribute name.
+ * @param value Attribute value.
+ * @param size  Length of @p value.
+ * @param xattr_flags @c XATTR_CREATE, @c XATTR_REPLACE or 0, as setxattr(2).
+ * @param flags @c SAFE_RESOLVE_* bits and #SAFE_FOLLOW.
+ * @return 0, or -1 with @c errno set.
+ * @retval EINVAL Unknown flag bits.
+ * @par Errors
+ *      As safe_openat2() and setxattr(2).
+ */
+SAFE_PUBLIC SAFE_NODISCARD int safe_setxattr_beneath(int dirfd, const char *path, const char *name,
+                                                     const void *value, size_t size,
+                                                     int xattr_flags, uint64_t flags);
+
+/**
+ * @brief listxattr(2) beneath a root (a trailing symlink itself unless
+ *        #SAFE_FOLLOW).
+ *
+ * @param dirfd Root directory, or @c AT_FDCWD.
+ * @param path  Object.
+ * @param[out] list Receives the NUL-separated names.
+ * @param size  Size of @p list (0: return the size needed).
+ * @param flags @c SAFE_RESOLVE_* bits and #SAFE_FOLLOW.
+ * @return Length of the list, or -1 with @c errno set.
+ * @retval ERANGE @p size is too small.
+ * @retval EINVAL Unknown flag bits.
+ * @par Errors
+ *      As safe_openat2() and listxattr(2).
+ */
+SAFE_PUBLIC SAFE_NODISCARD ssize_t safe_listxattr_beneath(int dirfd, const char *path, char *list,
+                                                          size_t size, uint64_t flags);
+
+/**
+ * @brief removexattr(2) beneath a root (a trailing symlink itself unless
+ *        #SAFE_FOLLOW).
+ *
+ * @param dirfd Root directory, or @c AT_FDCWD.
+ * @param path  Object.
+ * @param name  Attribute name.
+ * @param flags @c SAFE_RESOLVE_* bits and #SAFE_FOLLOW.
+ * @return 0, or -1 with @c errno set.
+ * @retval ENODATA No such attribute.
+ * @retval EINVAL Unknown flag bits.
+ * @par Errors
+ *      As safe_openat2() and removexattr(2).
+ */
+SAFE_PUBLIC SAFE_NODISCARD int safe_removexattr_beneath(int dirfd, const char *path,
+                                                        const char *name, uint64_t flags);
+
+/**
+ * @brief Reopen a descriptor (typically @c O_PATH) with new open flags.
+ *
+ * Goes through procfs (/proc/thread-self/fd/N) after verifying that /proc is
+ * a real procfs (filesystem magic and root inode), and checks that the
+ * reopened object is the same inode as @p fd. Without a usable procfs it
+ * fails with @c ENXIO rather than trust an unverified path.
+ *
+ * @param fd    Descriptor to reopen. Borrowed.
+ * @param flags New open(2) flags (@c O_CREAT, @c O_TMPFILE, @c O_EXCL are
+ *              rejected); @c O_CLOEXEC is always added.
+ * @return A new descriptor, or -1 with @c errno set.
+ * @retval EBADF  @p fd is not open.
+ * @retval EINVAL Invalid @p flags.
+ * @retval ENXIO  No verified procfs is available.
+ * @retval EXDEV  The reopened object is not the object of @p fd.
+ * @par Errors
+ *      As open(2).
+ */
+SAFE_PUBLIC SAFE_NODISCARD int safe_reopen(int fd, int flags);
+
+/**
+ * @brief The canonical path of an object, relative to the root.
+ *
+ * Resolves @p path as safe_openat2() would (a trailing symlink is followed
+ * unless #SAFE_RESOLVE_NO_SYMLINKS) and writes the path of the result
+ * relative to @p dirfd, without "." / ".." / symlink components: "." for the
+ * root itself, "a/b" otherwise.
+ *
+ * @param dirfd Root directory, or @c AT_FDCWD.
+ * @param path  Path to canonicalize.
+ * @param[out] buf Receives the NUL-terminated path.
+ * @param size  Size of @p buf.
+ * @param flags @c SAFE_RESOLVE_* bits.
+ * @return Length of the path (excluding the NUL), or -1 with @c errno set.
+ * @retval ERANGE @p buf is too small.
+ * @retval EINVAL Unknown flag bits.
+ * @retval EAGAIN The tree changed while the path was being computed.
+ * @par Errors
+ *      As safe_openat2().
+ */
+SAFE_PUBLIC SAFE_NODISCARD ssize_t safe_realpath_beneath(int dirfd, const char *path, char *buf,
+                                                         size_t size, uint64_t flags);
+
+/** @} */
+
+/**
+ * @brief The library's version string ("0.1.0").
+ * @return A static, NUL-terminated string.
+ */
+SAFE_PUBLIC const char *safe_version(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SAFEOPEN_H */

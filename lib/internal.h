@@ -1,0 +1,152 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Private declarations shared by the library's modules. Nothing here is
+ * exported: the build uses -fvisibility=hidden and lib/libsafeopen.sym lists
+ * the public API.
+ */
+#ifndef SAFEOPEN_INTERNAL_H
+#define SAFEOPEN_INTERNAL_H
+
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <unistd.h>
+
+#include "safeopen.h"
+
+/* ------------------------------------------------------------------ fd discipline */
+
+/* close() that never clobbers errno and ignores negative fds. */
+static inline void so_close(int fd)
+{
+	if (fd >= 0) {
+		int saved = errno;
+		(void)close(fd);
+		errno = saved;
+	}
+}
+
+static inline void so_closep(int *fdp)
+{
+	so_close(*fdp);
+	*fdp = -1;
+}
+
+/* An fd variable closed automatically when it goes out of scope:
+ *     _cleanup_fd_ int fd = -1;
+ * Use take_fd() to hand ownership out. */
+#define _cleanup_fd_ __attribute__((cleanup(so_closep)))
+
+static inline int take_fd(int *fdp)
+{
+	int fd = *fdp;
+	*fdp = -1;
+	return fd;
+}
+
+/* Fail with errno set; for "return fail(EINVAL);" in functions returning int. */
+static inline int so_fail(int err)
+{
+	errno = err;
+	return -1;
+}
+
+#define SO_UNUSED __attribute__((unused))
+#define SO_LIKELY(x) __builtin_expect(!!(x), 1)
+#define SO_UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+/* ------------------------------------------------------------------ flag masks */
+
+/* Resolve bits the kernel knows (same values as <linux/openat2.h>). */
+#define SO_RESOLVE_KERNEL_MASK                                                     \
+	(SAFE_RESOLVE_NO_XDEV | SAFE_RESOLVE_NO_MAGICLINKS | SAFE_RESOLVE_NO_SYMLINKS | \
+	 SAFE_RESOLVE_BENEATH | SAFE_RESOLVE_IN_ROOT)
+/* Every resolve bit this library accepts. */
+#define SO_RESOLVE_ALL_MASK \
+	(SO_RESOLVE_KERNEL_MASK | SAFE_RESOLVE_NO_DOTDOT | SAFE_RESOLVE_USERSPACE)
+
+/* Maximum number of symlinks followed in one resolution (the kernel's MAXSYMLINKS). */
+#define SO_MAXSYMLINKS 40
+/* Bounded retries when a race (EAGAIN) is detected, fast path and walker alike. */
+#define SO_RACE_RETRIES 128
+
+/* ------------------------------------------------------------------ resolver (resolve.c, openat2.c) */
+
+/*
+ * Validate and normalise a (how, size) pair exactly as openat2(2) would:
+ * copies the known fields into *out, EINVAL/E2BIG/EFAULT as the kernel.
+ * Returns 0 or -1 with errno.
+ */
+int so_copy_how(const struct safe_open_how *how, size_t size, struct safe_open_how *out);
+
+/* Flag validation of openat2(2) (EINVAL cases), plus this library's rule that
+ * exactly one of BENEATH / IN_ROOT is set. Returns 0 or -1 with errno. */
+int so_validate_how(const struct safe_open_how *how);
+
+/* openat2 fast path. Returns a new fd, or -1 with errno; errno ENOSYS means
+ * "no usable openat2 here, use the walker" (the probe result is cached). */
+int so_openat2_fast(int dirfd, const char *path, const struct safe_open_how *how);
+
+/* True when openat2() is usable in this process (probed once, atomically). */
+bool so_have_openat2(void);
+
+/* The userspace walker: same contract as safe_openat2() for an already
+ * validated how. */
+int so_walk_open(int dirfd, const char *path, const struct safe_open_how *how);
+
+/* Open with already validated flags, choosing fast path or walker. */
+int so_open_validated(int dirfd, const char *path, const struct safe_open_how *how);
+
+/* ------------------------------------------------------------------ shared primitive for operations (path.c) */
+
+/* The last component of a path, split off by so_resolve_parent(). */
+struct so_last {
+	char name[NAME_MAX + 1]; /* the last component ("." / ".." possible) */
+	bool trailing_slash;     /* the path ended in one or more '/' */
+	bool is_root;            /* the path named the root itself ("." or "/" ...) */
+};
+
+/*
+ * Normalise an operation's flag word: check unknown bits against
+ * (SO_RESOLVE_ALL_MASK | allowed_op_bits), default the scope to BENEATH,
+ * reject BENEATH|IN_ROOT. Returns the resolve bits or (uint64_t)-1 with errno.
+ */
+uint64_t so_op_resolve(uint64_t flags, uint64_t allowed_op_bits);
+
+/*
+ * Resolve every component of `path` but the last beneath dirfd with `resolve`
+ * and return an O_PATH|O_DIRECTORY|O_CLOEXEC fd of that parent directory
+ * (always a new fd, even when the parent is dirfd itself). The last component
+ * is copied into *last. Errors as safe_openat2(); ENOENT for an empty path,
+ * ENAMETOOLONG for a last component over NAME_MAX.
+ */
+int so_resolve_parent(int dirfd, const char *path, uint64_t resolve, struct so_last *last);
+
+/* ------------------------------------------------------------------ procfs (procfs.c) */
+
+/*
+ * Open an O_PATH directory fd of this thread's fd table in a verified procfs
+ * ("/proc/thread-self/fd", falling back to "/proc/self/fd"). /proc must be a
+ * procfs (PROC_SUPER_MAGIC) at its root inode, and every step is checked to
+ * stay on it. Returns the fd, or -1 with errno (ENXIO when no verified procfs
+ * is available).
+ */
+int so_procfs_fd_dir(void);
+
+/*
+ * Reopen `fd` through the verified procfs with `flags` (O_CLOEXEC added),
+ * checking that the result is the same inode as fd. Returns the new fd or -1.
+ */
+int so_procfs_reopen(int fd, int flags);
+
+/* ------------------------------------------------------------------ misc (util.c) */
+
+/* Fill buf with n random characters from [A-Za-z0-9] (getrandom, never
+ * blocking; falls back to a time/pid mix only if getrandom is unavailable). */
+void so_random_name(char *buf, size_t n);
+
+#endif /* SAFEOPEN_INTERNAL_H */

@@ -1,0 +1,18 @@
+# The library. One .c per concept; lib/internal.h is private.
+lib_LTLIBRARIES += lib/libsafeopen.la
+lib_libsafeopen_la_SOURCES = \
+	lib/internal.h \
+	lib/openat2.c \
+	lib/resolve.c \
+	lib/path.c \
+	lib/procfs.c \
+	lib/tmpfile.c \
+	lib/ops.c \
+	lib/util.c
+lib_libsafeopen_la_CFLAGS = $(AM_CFLAGS) -fvisibility=hidden
+lib_libsafeopen_la_LDFLAGS = $(AM_LDFLAGS) \
+	-version-info $(LIBSAFEOPEN_LT_VERSION) \
+	-Wl,--version-script=$(srcdir)/lib/libsafeopen.sym \
+	-Wl,--no-undefined
+EXTRA_lib_libsafeopen_la_DEPENDENCIES = lib/libsafeopen.sym
+EXTRA_DIST += lib/libsafeopen.sym

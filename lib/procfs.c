@@ -1,0 +1,114 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Access to this process's fd table through a procfs whose identity is
+ * verified, for reopening O_PATH descriptors and for linking unnamed files.
+ *
+ * Safety argument: a path string such as "/proc/self/fd/3" trusts whatever is
+ * mounted at /proc. Instead we open /proc itself with O_NOFOLLOW, require the
+ * procfs magic (PROC_SUPER_MAGIC) and the procfs root inode, and walk from it
+ * to thread-self/fd without crossing a mount (openat2 RESOLVE_NO_XDEV where
+ * available, else a check that every step stays on the same procfs device).
+ * An attacker who can mount over /proc or its subdirectories (a tmpfs with a
+ * fake fd/3 symlink, a bind mount of another process's fd directory) is then
+ * detected, and the reopened object is compared with the original inode.
+ * The result is never cached: the library keeps no global fds.
+ */
+#include "internal.h"
+
+#include <linux/magic.h>
+#include <linux/openat2.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/syscall.h>
+
+#define PROC_ROOT_INO 1
+
+static bool is_procfs(int fd, dev_t dev)
+{
+	struct statfs sfs;
+	struct stat st;
+	if (fstatfs(fd, &sfs) < 0 || sfs.f_type != PROC_SUPER_MAGIC)
+		return false;
+	if (fstat(fd, &st) < 0 || st.st_dev != dev || !S_ISDIR(st.st_mode))
+		return false;
+	return true;
+}
+
+/* Open "sub" (a path inside procfs) from the verified procfs root. */
+static int procfs_open_sub(int procfd, dev_t dev, const char *sub)
+{
+	int fd;
+	if (so_have_openat2()) {
+		struct open_how how = {
+			.flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
+			.resolve = RESOLVE_NO_XDEV | RESOLVE_NO_MAGICLINKS | RESOLVE_BENEATH,
+		};
+		fd = (int)syscall(SYS_openat2, procfd, sub, &how, sizeof(how));
+		if (fd < 0 && errno != ENOSYS && errno != EPERM)
+			return -1;
+		if (fd >= 0)
+			goto check;
+	}
+	/* No openat2: thread-self / self are plain procfs symlinks to "<pid>..."
+	 * directories; follow them with openat and verify where we landed. */
+	fd = openat(procfd, sub, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+check:
+	if (!is_procfs(fd, dev)) {
+		so_close(fd);
+		return so_fail(ENXIO);
+	}
+	return fd;
+}
+
+int so_procfs_fd_dir(void)
+{
+	_cleanup_fd_ int procfd = open("/proc", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (procfd < 0)
+		return so_fail(ENXIO);
+
+	struct statfs sfs;
+	struct stat st;
+	if (fstatfs(procfd, &sfs) < 0 || sfs.f_type != PROC_SUPER_MAGIC || fstat(procfd, &st) < 0 ||
+	    st.st_ino != PROC_ROOT_INO)
+		return so_fail(ENXIO);
+
+	int fd = procfs_open_sub(procfd, st.st_dev, "thread-self/fd");
+	if (fd < 0 && errno == ENOENT) /* kernels before 3.17 have no thread-self */
+		fd = procfs_open_sub(procfd, st.st_dev, "self/fd");
+	if (fd < 0 && errno != EMFILE && errno != ENFILE && errno != ENOMEM)
+		errno = ENXIO;
+	return fd;
+}
+
+int so_procfs_reopen(int fd, int flags)
+{
+	struct stat orig, now;
+	if (fstat(fd, &orig) < 0)
+		return -1;
+
+	_cleanup_fd_ int fddir = so_procfs_fd_dir();
+	if (fddir < 0)
+		return -1;
+
+	char name[16];
+	snprintf(name, sizeof(name), "%d", fd);
+
+	/* The entry must be the magic link of our own descriptor. */
+	struct stat lst;
+	if (fstatat(fddir, name, &lst, AT_SYMLINK_NOFOLLOW) < 0)
+		return -1;
+	if (!S_ISLNK(lst.st_mode))
+		return so_fail(ENXIO);
+
+	_cleanup_fd_ int nfd = openat(fddir, name, flags | O_CLOEXEC);
+	if (nfd < 0)
+		return -1;
+	if (fstat(nfd, &now) < 0)
+		return -1;
+	if (now.st_dev != orig.st_dev || now.st_ino != orig.st_ino)
+		return so_fail(EXDEV);
+	return take_fd(&nfd);
+}

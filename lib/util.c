@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: MIT */
+/* Small helpers with no better home. */
+#include "internal.h"
+
+#include <sys/random.h>
+#include <time.h>
+
+void so_random_name(char *buf, size_t n)
+{
+	static const char alphabet[] =
+		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+	unsigned char raw[64];
+	size_t got = 0;
+
+	while (got < n) {
+		size_t want = n - got < sizeof(raw) ? n - got : sizeof(raw);
+		ssize_t r = getrandom(raw, want, GRND_NONBLOCK);
+		if (r <= 0) {
+			/* No entropy available yet (early boot) or no getrandom:
+			 * names only need to be unpredictable enough to avoid
+			 * collisions, since every creation uses O_EXCL. */
+			struct timespec ts;
+			clock_gettime(CLOCK_MONOTONIC, &ts);
+			uint64_t x = (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 20) ^
+				     ((uint64_t)getpid() << 40) ^ (uint64_t)(uintptr_t)buf;
+			for (size_t i = 0; i < want; i++) {
+				x ^= x << 13;
+				x ^= x >> 7;
+				x ^= x << 17;
+				raw[i] = (unsigned char)x;
+			}
+			r = (ssize_t)want;
+		}
+		for (ssize_t i = 0; i < r; i++)
+			buf[got + (size_t)i] = alphabet[raw[i] % (sizeof(alphabet) - 1)];
+		got += (size_t)r;
+	}
+}
+
+const char *safe_version(void)
+{
+	return PACKAGE_VERSION;
+}

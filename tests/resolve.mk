@@ -1,0 +1,1 @@
+# Suite for the resolve module (see its issue). Append to check_PROGRAMS, TESTS, VALGRIND_TESTS.
