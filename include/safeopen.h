@@ -52,7 +52,7 @@ extern "C" {
 /** @endcond */
 
 /**
- * @defgroup resolve Scoped path resolution
+ * @defgroup safeopen_resolve Scoped path resolution
  * @brief safe_openat2() and safe_openat_beneath(): the heart of the library.
  * @{
  */
@@ -188,7 +188,7 @@ SAFE_PUBLIC SAFE_NODISCARD int safe_openat_beneath(int dirfd, const char *path, 
 /** @} */
 
 /**
- * @defgroup tmpfile Files that appear with their extended attributes
+ * @defgroup safeopen_tmpfile Files that appear with their extended attributes
  * @brief Create a file that no other process ever sees under its name
  *        without its xattrs.
  *
@@ -338,7 +338,7 @@ SAFE_PUBLIC int safe_tmpfile_discard(struct safe_tmpfile *tmp);
 /** @} */
 
 /**
- * @defgroup ops Operations beneath a root
+ * @defgroup safeopen_ops Operations beneath a root
  * @brief The rest of what a server does with untrusted paths.
  *
  * Each takes the same @c SAFE_RESOLVE_* bits as safe_openat2() in its
