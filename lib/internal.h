@@ -126,6 +126,49 @@ uint64_t so_op_resolve(uint64_t flags, uint64_t allowed_op_bits);
  */
 int so_resolve_parent(int dirfd, const char *path, uint64_t resolve, struct so_last *last);
 
+/* ------------------------------------------------------------------ operations (ops.c, rmtree.c, realpath.c) */
+
+/* "." or ".." */
+static inline bool so_is_dot_or_dotdot(const char *name)
+{
+	return name[0] == '.' && (name[1] == '\0' || (name[1] == '.' && name[2] == '\0'));
+}
+
+/* Open the object `path` names beneath dirfd with the resolver, as
+ * O_PATH|O_CLOEXEC plus `oflags` (O_NOFOLLOW, O_DIRECTORY). NULL path: EFAULT. */
+int so_op_open(int dirfd, const char *path, uint64_t resolve, int oflags);
+
+/* True when the last component of `path` cannot be acted on by name in its
+ * parent: it is "." or "..", or the path ends in '/' (the kernel follows a
+ * trailing symlink there). Such paths are resolved as a whole instead. */
+bool so_path_last_special(const char *path);
+
+/* The identity of an object: device, inode and (when the kernel reports it)
+ * mount id, which tells bind mounts of one filesystem apart. */
+struct so_ident {
+	dev_t dev;
+	ino_t ino;
+	uint64_t mnt;
+	bool have_mnt;
+};
+
+/* Identity of fd (name NULL or "") or of name relative to fd, never following
+ * a trailing symlink. Returns 0 or -1 with errno. */
+int so_ident_at(int fd, const char *name, struct so_ident *id);
+
+static inline bool so_same_inode(const struct so_ident *a, const struct so_ident *b)
+{
+	return a->dev == b->dev && a->ino == b->ino;
+}
+
+/* True when b lives on another mount than a (mount ids when both known, else devices). */
+static inline bool so_other_mount(const struct so_ident *a, const struct so_ident *b)
+{
+	if (a->have_mnt && b->have_mnt)
+		return a->mnt != b->mnt;
+	return a->dev != b->dev;
+}
+
 /* ------------------------------------------------------------------ procfs (procfs.c) */
 
 /*

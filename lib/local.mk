@@ -8,6 +8,8 @@ lib_libsafeopen_la_SOURCES = \
 	lib/procfs.c \
 	lib/tmpfile.c \
 	lib/ops.c \
+	lib/rmtree.c \
+	lib/realpath.c \
 	lib/util.c
 lib_libsafeopen_la_CFLAGS = $(AM_CFLAGS) -fvisibility=hidden
 lib_libsafeopen_la_LDFLAGS = $(AM_LDFLAGS) \

@@ -1,3 +1,777 @@
 /* SPDX-License-Identifier: MIT */
-/* Operations beneath a root: owned by the operations issue. */
+/*
+ * Operations beneath a root: stat, mkdir (-p), opendir, unlink, rename, link,
+ * symlink, readlink, chmod, chown, utimes, xattrs, reopen. rm -r lives in
+ * rmtree.c, realpath in realpath.c.
+ *
+ * Safety argument shared by every function here: nothing is ever looked up
+ * by the kernel with a path of more than one component, except by the
+ * resolver (safe_openat2's fast path or walker). Each operation either
+ *  - asks so_resolve_parent() for an O_PATH fd of the parent directory (which
+ *    the resolver opened beneath the root) and acts on the single last name
+ *    with a *at() call that does not follow it (AT_SYMLINK_NOFOLLOW, or a
+ *    call such as mkdirat/unlinkat/renameat2/symlinkat that never follows
+ *    its last component), or
+ *  - when the caller asked to follow (SAFE_FOLLOW), or when the last
+ *    component is ".", ".." or followed by '/' (which the kernel would look up
+ *    or follow by itself), asks the resolver for an O_PATH fd of the object
+ *    and acts on that fd (AT_EMPTY_PATH, or the fd's own magic link in a
+ *    verified procfs, which always leads to exactly that inode).
+ * A "." or ".." last component is only passed to the kernel by name where the
+ * syscall rejects it before any lookup (mkdirat, unlinkat, renameat2, the new
+ * name of linkat/symlinkat).
+ */
 #include "internal.h"
+
+#include <dirent.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <sys/xattr.h>
+
+#ifndef AT_RENAME_NOREPLACE
+#define SO_RENAME_NOREPLACE (1U << 0)
+#define SO_RENAME_EXCHANGE (1U << 1)
+#else
+#define SO_RENAME_NOREPLACE AT_RENAME_NOREPLACE
+#define SO_RENAME_EXCHANGE AT_RENAME_EXCHANGE
+#endif
+
+/* System calls newer than the build headers may know. The numbers are shared
+ * by every architecture using the generic syscall table (x86_64, aarch64). */
+#ifndef SYS_renameat2
+#define SYS_renameat2 316
+#endif
+#ifndef SYS_fchmodat2
+#define SYS_fchmodat2 452
+#endif
+#ifndef SYS_setxattrat
+#define SYS_setxattrat 463
+#endif
+#ifndef SYS_getxattrat
+#define SYS_getxattrat 464
+#endif
+#ifndef SYS_listxattrat
+#define SYS_listxattrat 465
+#endif
+#ifndef SYS_removexattrat
+#define SYS_removexattrat 466
+#endif
+
+/* Argument block of getxattrat/setxattrat (struct xattr_args, Linux 6.13). */
+struct so_xattr_args {
+	uint64_t value;
+	uint32_t size;
+	uint32_t flags;
+};
+
+/* Feature probes: the only globals, atomic, set once a syscall says ENOSYS. */
+static atomic_bool no_fchmodat2, no_xattrat, no_renameat2;
+
+bool so_path_last_special(const char *path)
+{
+	size_t len = strlen(path);
+	if (len == 0)
+		return false;
+	if (path[len - 1] == '/')
+		return true;
+	size_t start = len;
+	while (start > 0 && path[start - 1] != '/')
+		start--;
+	return so_is_dot_or_dotdot(path + start);
+}
+
+int so_op_open(int dirfd, const char *path, uint64_t resolve, int oflags)
+{
+	if (!path)
+		return so_fail(EFAULT);
+	struct safe_open_how how = {
+		.flags = (uint64_t)(unsigned int)(O_PATH | O_CLOEXEC | oflags),
+		.mode = 0,
+		.resolve = resolve,
+	};
+	return so_open_validated(dirfd, path, &how);
+}
+
+int so_ident_at(int fd, const char *name, struct so_ident *id)
+{
+	struct statx stx;
+	int atflags = AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT;
+	if (!name || !*name) {
+		name = "";
+		atflags |= AT_EMPTY_PATH;
+	}
+	if (statx(fd, name, atflags, STATX_TYPE | STATX_INO | STATX_MNT_ID, &stx) == 0) {
+		id->dev = makedev(stx.stx_dev_major, stx.stx_dev_minor);
+		id->ino = stx.stx_ino;
+		id->have_mnt = stx.stx_mask & STATX_MNT_ID;
+		id->mnt = id->have_mnt ? stx.stx_mnt_id : 0;
+		return 0;
+	}
+	if (errno != ENOSYS)
+		return -1;
+	struct stat st;
+	if (fstatat(fd, name, &st, atflags) < 0)
+		return -1;
+	id->dev = st.st_dev;
+	id->ino = st.st_ino;
+	id->have_mnt = false;
+	id->mnt = 0;
+	return 0;
+}
+
+/*
+ * Where a non-creating operation acts. Without `follow`, and for an ordinary
+ * last component, returns the parent's O_PATH fd and points *name at the last
+ * component (act with AT_SYMLINK_NOFOLLOW). Otherwise returns an O_PATH fd
+ * of the object itself, opened by the resolver, and *name = "" (act with
+ * AT_EMPTY_PATH). The caller owns the fd; -1 with errno on failure.
+ */
+static int op_target(int dirfd, const char *path, uint64_t resolve, bool follow,
+		     struct so_last *last, const char **name)
+{
+	if (!path)
+		return so_fail(EFAULT);
+	if (!follow && !so_path_last_special(path)) {
+		int pfd = so_resolve_parent(dirfd, path, resolve, last);
+		if (pfd >= 0)
+			*name = last->name;
+		return pfd;
+	}
+	*name = "";
+	return so_op_open(dirfd, path, resolve, 0);
+}
+
+static int at_flags(const char *name)
+{
+	return *name ? AT_SYMLINK_NOFOLLOW : AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH;
+}
+
+/* The fd of `name` in `fd` as O_PATH|O_NOFOLLOW, or a new fd of the object
+ * itself when name is "": what the procfs fallbacks act on. */
+static int op_object_fd(int fd, const char *name)
+{
+	if (*name)
+		return openat(fd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	return fcntl(fd, F_DUPFD_CLOEXEC, 0);
+}
+
+/* The verified procfs fd directory and the name of objfd's entry in it. */
+static int procfs_entry(int objfd, char name[16])
+{
+	snprintf(name, 16, "%d", objfd);
+	return so_procfs_fd_dir();
+}
+
+/* ------------------------------------------------------------------ stat */
+
+int safe_fstatat_beneath(int dirfd, const char *path, struct stat *st, uint64_t flags)
+{
+	uint64_t resolve = so_op_resolve(flags, SAFE_FOLLOW);
+	if (resolve == (uint64_t)-1)
+		return -1;
+	if (!path || !st)
+		return so_fail(EFAULT);
+	struct so_last last;
+	const char *name;
+	_cleanup_fd_ int fd = op_target(dirfd, path, resolve, flags & SAFE_FOLLOW, &last, &name);
+	if (fd < 0)
+		return -1;
+	return fstatat(fd, name, st, at_flags(name));
+}
+
+int safe_statx_beneath(int dirfd, const char *path, uint64_t flags, unsigned int mask,
+		       struct statx *stx)
+{
+	uint64_t resolve = so_op_resolve(flags, SAFE_FOLLOW);
+	if (resolve == (uint64_t)-1)
+		return -1;
+	if (mask & STATX__RESERVED)
+		return so_fail(EINVAL);
+	if (!path || !stx)
+		return so_fail(EFAULT);
+	struct so_last last;
+	const char *name;
+	_cleanup_fd_ int fd = op_target(dirfd, path, resolve, flags & SAFE_FOLLOW, &last, &name);
+	if (fd < 0)
+		return -1;
+	return statx(fd, name, at_flags(name), mask, stx);
+}
+
+/* ------------------------------------------------------------------ opendir */
+
+DIR *safe_opendir_beneath(int dirfd, const char *path, uint64_t flags)
+{
+	uint64_t resolve = so_op_resolve(flags, 0);
+	if (resolve == (uint64_t)-1)
+		return NULL;
+	if (!path) {
+		errno = EFAULT;
+		return NULL;
+	}
+	struct safe_open_how how = {
+		.flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC,
+		.mode = 0,
+		.resolve = resolve,
+	};
+	_cleanup_fd_ int fd = so_open_validated(dirfd, path, &how);
+	if (fd < 0)
+		return NULL;
+	DIR *d = fdopendir(fd);
+	if (d)
+		fd = -1; /* owned by the stream now */
+	return d;
+}
+
+/* ------------------------------------------------------------------ mkdir */
+
+/* Does `prefix` (resolved with the resolver) name a directory? 1 yes, 0 it
+ * does not exist (ENOENT), -1 any other error. */
+static int dir_exists(int dirfd, const char *prefix, uint64_t resolve)
+{
+	int fd = so_op_open(dirfd, prefix, resolve, O_DIRECTORY);
+	if (fd >= 0) {
+		so_close(fd);
+		return 1;
+	}
+	return errno == ENOENT ? 0 : -1;
+}
+
+/*
+ * Make sure the directory `prefix` exists, creating its last component if
+ * needed. The last component is created with mkdirat() in the parent the
+ * resolver returned (mkdirat never follows it), and the result is checked by
+ * resolving `prefix` again, so a symlink in the way is only ever followed by
+ * the resolver, scoped. A concurrent creator's EEXIST is fine when the name
+ * then resolves to a directory.
+ */
+static int mkdir_component(int dirfd, const char *prefix, mode_t mode, uint64_t resolve,
+			   bool final)
+{
+	for (int tries = 0; tries < SO_RACE_RETRIES; tries++) {
+		int r = dir_exists(dirfd, prefix, resolve);
+		if (r > 0)
+			return 0;
+		if (r < 0) {
+			/* A non-directory where the final directory should be. */
+			if (errno == ENOTDIR && final)
+				errno = EEXIST;
+			return -1;
+		}
+		struct so_last last;
+		_cleanup_fd_ int pfd = so_resolve_parent(dirfd, prefix, resolve, &last);
+		if (pfd < 0)
+			return -1;
+		if (mkdirat(pfd, last.name, mode) == 0)
+			continue; /* verify it by resolving it */
+		if (errno != EEXIST)
+			return -1;
+		r = dir_exists(dirfd, prefix, resolve);
+		if (r != 0)
+			return r > 0 ? 0 : -1;
+		/* EEXIST, yet not reachable: a dangling symlink (not followed
+		 * by mkdirat, not creatable through), or removed meanwhile. */
+		struct stat st;
+		if (fstatat(pfd, last.name, &st, AT_SYMLINK_NOFOLLOW) == 0)
+			return so_fail(final ? EEXIST : ENOENT);
+	}
+	return so_fail(EAGAIN);
+}
+
+/*
+ * mkdir -p: every prefix of the path is resolved from the root with the
+ * resolver (never relative to an intermediate fd, so ".." and symlinks keep
+ * the root's scope), missing components are created one by one, and the final
+ * directory is opened by the resolver. Intermediate directories get mode 0777
+ * (umask applies) like mkdir -p; the final one gets `mode`.
+ */
+static int mkdir_parents(int dirfd, const char *path, mode_t mode, uint64_t resolve)
+{
+	size_t len = strnlen(path, PATH_MAX);
+	if (len == 0)
+		return so_fail(ENOENT);
+	if (len >= PATH_MAX)
+		return so_fail(ENAMETOOLONG);
+
+	struct safe_open_how how = {
+		.flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC,
+		.mode = 0,
+		.resolve = resolve,
+	};
+	int fd = so_open_validated(dirfd, path, &how);
+	if (fd >= 0 || errno != ENOENT) {
+		if (fd < 0 && errno == ENOTDIR && !so_path_last_special(path)) {
+			/* The last component exists as a non-directory, or an
+			 * intermediate one is not a directory: tell them apart. */
+			struct so_last last;
+			int pfd = so_resolve_parent(dirfd, path, resolve, &last);
+			if (pfd < 0)
+				return -1;
+			so_close(pfd);
+			errno = EEXIST;
+		}
+		return fd;
+	}
+
+	char prefix[PATH_MAX];
+	size_t pos = 0;
+	while (pos < len) {
+		size_t s = pos;
+		while (s < len && path[s] == '/')
+			s++;
+		if (s == len)
+			break;
+		size_t e = s;
+		while (e < len && path[e] != '/')
+			e++;
+		pos = e;
+		size_t rest = e;
+		while (rest < len && path[rest] == '/')
+			rest++;
+		bool final = rest == len;
+		if (e - s > NAME_MAX)
+			return so_fail(ENAMETOOLONG);
+		/* "." and ".." create nothing: the next prefix resolves them. */
+		if (path[s] == '.' && (e - s == 1 || (e - s == 2 && path[s + 1] == '.')))
+			continue;
+		memcpy(prefix, path, e);
+		prefix[e] = '\0';
+		if (mkdir_component(dirfd, prefix, final ? mode : 0777, resolve, final) < 0)
+			return -1;
+	}
+	fd = so_open_validated(dirfd, path, &how);
+	if (fd < 0 && errno == ENOTDIR)
+		errno = EEXIST;
+	return fd;
+}
+
+int safe_mkdirat_beneath(int dirfd, const char *path, mode_t mode, uint64_t flags)
+{
+	uint64_t resolve = so_op_resolve(flags, SAFE_MKDIR_PARENTS);
+	if (resolve == (uint64_t)-1)
+		return -1;
+	if (!path)
+		return so_fail(EFAULT);
+	if (flags & SAFE_MKDIR_PARENTS)
+		return mkdir_parents(dirfd, path, mode, resolve);
+	struct so_last last;
+	_cleanup_fd_ int pfd = so_resolve_parent(dirfd, path, resolve, &last);
+	if (pfd < 0)
+		return -1;
+	/* mkdirat never follows its last component; "." and ".." are EEXIST. */
+	return mkdirat(pfd, last.name, mode);
+}
+
+/* ------------------------------------------------------------------ unlink */
+
+/* The last name as the *at() call should see it: with one trailing '/' kept
+ * where the syscall gives it a meaning without following (unlinkat,
+ * renameat2, the new name of linkat/symlinkat). */
+static const char *name_with_slash(const struct so_last *last, char buf[NAME_MAX + 2])
+{
+	if (!last->trailing_slash || last->is_root)
+		return last->name;
+	size_t n = strlen(last->name);
+	memcpy(buf, last->name, n);
+	buf[n] = '/';
+	buf[n + 1] = '\0';
+	return buf;
+}
+
+int safe_unlinkat_beneath(int dirfd, const char *path, uint64_t flags)
+{
+	uint64_t resolve = so_op_resolve(flags, SAFE_REMOVEDIR);
+	if (resolve == (uint64_t)-1)
+		return -1;
+	struct so_last last;
+	_cleanup_fd_ int pfd = so_resolve_parent(dirfd, path, resolve, &last);
+	if (pfd < 0)
+		return -1;
+	/* unlinkat() looks its last component up without following it; "."
+	 * and ".." are rejected before any lookup (EISDIR, or EINVAL and
+	 * ENOTEMPTY with AT_REMOVEDIR), a trailing slash only adds ENOTDIR. */
+	char nb[NAME_MAX + 2];
+	return unlinkat(pfd, name_with_slash(&last, nb),
+			(flags & SAFE_REMOVEDIR) ? AT_REMOVEDIR : 0);
+}
+
+/* ------------------------------------------------------------------ rename */
+
+/* renameat2() without it (kernels before 3.15): plain renameat(); NOREPLACE
+ * of a non-directory as link + unlink (never replaces; the old name goes
+ * away after the new one exists); EXCHANGE and NOREPLACE of a directory
+ * cannot be emulated: EINVAL. */
+static int rename_fallback(int ofd, const char *oname, int nfd, const char *nname,
+			   unsigned int rflags)
+{
+	if (!rflags)
+		return renameat(ofd, oname, nfd, nname);
+	if (rflags & SO_RENAME_EXCHANGE)
+		return so_fail(EINVAL);
+	struct stat st;
+	if (fstatat(ofd, oname, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return -1;
+	if (S_ISDIR(st.st_mode))
+		return so_fail(EINVAL);
+	if (linkat(ofd, oname, nfd, nname, 0) < 0)
+		return -1;
+	if (unlinkat(ofd, oname, 0) < 0) {
+		int err = errno;
+		(void)unlinkat(nfd, nname, 0);
+		return so_fail(err);
+	}
+	return 0;
+}
+
+int safe_renameat_beneath(int dirfd, const char *oldpath, const char *newpath, uint64_t flags)
+{
+	uint64_t resolve = so_op_resolve(flags, SAFE_RENAME_NOREPLACE | SAFE_RENAME_EXCHANGE);
+	if (resolve == (uint64_t)-1)
+		return -1;
+	if ((flags & SAFE_RENAME_NOREPLACE) && (flags & SAFE_RENAME_EXCHANGE))
+		return so_fail(EINVAL);
+	if (!oldpath || !newpath)
+		return so_fail(EFAULT);
+	unsigned int rflags = ((flags & SAFE_RENAME_NOREPLACE) ? SO_RENAME_NOREPLACE : 0) |
+			      ((flags & SAFE_RENAME_EXCHANGE) ? SO_RENAME_EXCHANGE : 0);
+	struct so_last olast, nlast;
+	_cleanup_fd_ int ofd = so_resolve_parent(dirfd, oldpath, resolve, &olast);
+	if (ofd < 0)
+		return -1;
+	_cleanup_fd_ int nfd = so_resolve_parent(dirfd, newpath, resolve, &nlast);
+	if (nfd < 0)
+		return -1;
+	/* renameat2() follows neither last component; "." and ".." are EBUSY
+	 * before any lookup; trailing slashes only require directories. */
+	char ob[NAME_MAX + 2], nb[NAME_MAX + 2];
+	const char *oname = name_with_slash(&olast, ob), *nname = name_with_slash(&nlast, nb);
+	if (!atomic_load_explicit(&no_renameat2, memory_order_relaxed)) {
+		long r = syscall(SYS_renameat2, ofd, oname, nfd, nname, rflags);
+		if (r == 0 || errno != ENOSYS)
+			return (int)r;
+		atomic_store_explicit(&no_renameat2, true, memory_order_relaxed);
+	}
+	return rename_fallback(ofd, oname, nfd, nname, rflags);
+}
+
+/* ------------------------------------------------------------------ link, symlink, readlink */
+
+int safe_linkat_beneath(int dirfd, const char *oldpath, const char *newpath, uint64_t flags)
+{
+	uint64_t resolve = so_op_resolve(flags, SAFE_FOLLOW);
+	if (resolve == (uint64_t)-1)
+		return -1;
+	if (!oldpath || !newpath)
+		return so_fail(EFAULT);
+	struct so_last olast, nlast;
+	const char *oname;
+	_cleanup_fd_ int ofd = op_target(dirfd, oldpath, resolve, flags & SAFE_FOLLOW, &olast,
+					  &oname);
+	if (ofd < 0)
+		return -1;
+	_cleanup_fd_ int nfd = so_resolve_parent(dirfd, newpath, resolve, &nlast);
+	if (nfd < 0)
+		return -1;
+	char nb[NAME_MAX + 2];
+	const char *nname = name_with_slash(&nlast, nb);
+	if (*oname) /* linkat() without AT_SYMLINK_FOLLOW links a symlink itself */
+		return linkat(ofd, oname, nfd, nname, 0);
+
+	/* The resolved object: AT_EMPTY_PATH needs CAP_DAC_READ_SEARCH (ENOENT
+	 * without it); else follow the fd's own magic link in a verified procfs. */
+	if (linkat(ofd, "", nfd, nname, AT_EMPTY_PATH) == 0)
+		return 0;
+	if (errno != ENOENT && errno != EPERM && errno != EINVAL)
+		return -1;
+	int err = errno;
+	char ent[16];
+	_cleanup_fd_ int fddir = procfs_entry(ofd, ent);
+	if (fddir < 0)
+		return so_fail(err);
+	return linkat(fddir, ent, nfd, nname, AT_SYMLINK_FOLLOW);
+}
+
+int safe_symlinkat_beneath(const char *target, int dirfd, const char *linkpath, uint64_t flags)
+{
+	uint64_t resolve = so_op_resolve(flags, 0);
+	if (resolve == (uint64_t)-1)
+		return -1;
+	if (!target || !linkpath)
+		return so_fail(EFAULT);
+	struct so_last last;
+	_cleanup_fd_ int pfd = so_resolve_parent(dirfd, linkpath, resolve, &last);
+	if (pfd < 0)
+		return -1;
+	char nb[NAME_MAX + 2];
+	/* symlinkat() never follows its last component; "." / ".." are EEXIST;
+	 * an empty target is ENOENT. The target is stored, not resolved. */
+	return symlinkat(target, pfd, name_with_slash(&last, nb));
+}
+
+ssize_t safe_readlinkat_beneath(int dirfd, const char *path, char *buf, size_t size,
+				uint64_t flags)
+{
+	uint64_t resolve = so_op_resolve(flags, 0);
+	if (resolve == (uint64_t)-1)
+		return -1;
+	if (!path || !buf)
+		return so_fail(EFAULT);
+	if (size == 0)
+		return so_fail(EINVAL);
+	struct so_last last;
+	const char *name;
+	_cleanup_fd_ int fd = op_target(dirfd, path, resolve, false, &last, &name);
+	if (fd < 0)
+		return -1;
+	if (!*name) /* ".", ".." or "x/": a directory (the resolver followed) */
+		return so_fail(EINVAL);
+	return readlinkat(fd, name, buf, size);
+}
+
+/* ------------------------------------------------------------------ chmod, chown, utimes */
+
+int safe_fchmodat_beneath(int dirfd, const char *path, mode_t mode, uint64_t flags)
+{
+	uint64_t resolve = so_op_resolve(flags, SAFE_FOLLOW);
+	if (resolve == (uint64_t)-1)
+		return -1;
+	struct so_last last;
+	const char *name;
+	_cleanup_fd_ int fd = op_target(dirfd, path, resolve, flags & SAFE_FOLLOW, &last, &name);
+	if (fd < 0)
+		return -1;
+	if (!atomic_load_explicit(&no_fchmodat2, memory_order_relaxed)) {
+		/* Linux 6.6: AT_SYMLINK_NOFOLLOW (EOPNOTSUPP on a symlink) and
+		 * AT_EMPTY_PATH on an O_PATH fd. */
+		long r = syscall(SYS_fchmodat2, fd, name, mode, at_flags(name));
+		if (r == 0 || errno != ENOSYS)
+			return (int)r;
+		atomic_store_explicit(&no_fchmodat2, true, memory_order_relaxed);
+	}
+	/* Older kernels: pin the object with O_PATH|O_NOFOLLOW, refuse a symlink
+	 * (Linux has no symlink modes), chmod it through its own magic link. */
+	_cleanup_fd_ int obj = op_object_fd(fd, name);
+	if (obj < 0)
+		return -1;
+	struct stat st;
+	if (fstat(obj, &st) < 0)
+		return -1;
+	if (S_ISLNK(st.st_mode))
+		return so_fail(EOPNOTSUPP);
+	char ent[16];
+	_cleanup_fd_ int fddir = procfs_entry(obj, ent);
+	if (fddir < 0)
+		return -1;
+	return fchmodat(fddir, ent, mode, 0);
+}
+
+int safe_fchownat_beneath(int dirfd, const char *path, uid_t owner, gid_t group, uint64_t flags)
+{
+	uint64_t resolve = so_op_resolve(flags, SAFE_FOLLOW);
+	if (resolve == (uint64_t)-1)
+		return -1;
+	struct so_last last;
+	const char *name;
+	_cleanup_fd_ int fd = op_target(dirfd, path, resolve, flags & SAFE_FOLLOW, &last, &name);
+	if (fd < 0)
+		return -1;
+	return fchownat(fd, name, owner, group, at_flags(name));
+}
+
+int safe_utimensat_beneath(int dirfd, const char *path, const struct timespec times[2],
+			   uint64_t flags)
+{
+	uint64_t resolve = so_op_resolve(flags, SAFE_FOLLOW);
+	if (resolve == (uint64_t)-1)
+		return -1;
+	struct so_last last;
+	const char *name;
+	_cleanup_fd_ int fd = op_target(dirfd, path, resolve, flags & SAFE_FOLLOW, &last, &name);
+	if (fd < 0)
+		return -1;
+	if (utimensat(fd, name, times, at_flags(name)) == 0)
+		return 0;
+	if (*name || errno != EINVAL)
+		return -1;
+	/* Kernels before 5.8 refuse AT_EMPTY_PATH here (EINVAL; invalid times
+	 * give EINVAL again below): go through the fd's magic link. */
+	char ent[16];
+	_cleanup_fd_ int fddir = procfs_entry(fd, ent);
+	if (fddir < 0)
+		return so_fail(EINVAL);
+	return utimensat(fddir, ent, times, 0);
+}
+
+/* ------------------------------------------------------------------ xattrs */
+
+enum xop { XGET, XSET, XLIST, XREMOVE };
+
+struct xreq {
+	enum xop op;
+	const char *name;
+	void *value;
+	size_t size;
+	int xflags;
+};
+
+/* One *xattrat() call (Linux 6.13) on (fd, name) with at-flags. */
+static long xattrat(int fd, const char *name, int atf, const struct xreq *q)
+{
+	struct so_xattr_args args = {
+		.value = (uint64_t)(uintptr_t)q->value,
+		.size = (uint32_t)(q->size > UINT32_MAX ? UINT32_MAX : q->size),
+		.flags = (uint32_t)q->xflags,
+	};
+	switch (q->op) {
+	case XGET:
+		return syscall(SYS_getxattrat, fd, name, atf, q->name, &args, sizeof(args));
+	case XSET:
+		return syscall(SYS_setxattrat, fd, name, atf, q->name, &args, sizeof(args));
+	case XLIST:
+		return syscall(SYS_listxattrat, fd, name, atf, q->value, q->size);
+	case XREMOVE:
+		return syscall(SYS_removexattrat, fd, name, atf, q->name);
+	}
+	return so_fail(EINVAL);
+}
+
+/* The path-based calls, on a procfs path that follows a magic link. */
+static long xattr_path(const char *p, const struct xreq *q)
+{
+	switch (q->op) {
+	case XGET:
+		return getxattr(p, q->name, q->value, q->size);
+	case XSET:
+		return setxattr(p, q->name, q->value, q->size, q->xflags);
+	case XLIST:
+		return listxattr(p, q->value, q->size);
+	case XREMOVE:
+		return removexattr(p, q->name);
+	}
+	return so_fail(EINVAL);
+}
+
+/*
+ * Act on the object of O_PATH fd `obj` through its own magic link in a
+ * verified procfs: following /proc/thread-self/fd/N lands on exactly that
+ * inode (a symlink itself for an O_NOFOLLOW fd; the jump is not followed
+ * further). With *xattrat() this is fd-relative to the verified directory;
+ * without it the path-based calls need a string, which is checked to lead to
+ * the same inode first (a remount of /proc in between is outside the threat
+ * model: mount changes in the caller's namespace).
+ */
+static long xattr_procfs(int obj, const struct xreq *q, bool have_at)
+{
+	char ent[16];
+	_cleanup_fd_ int fddir = procfs_entry(obj, ent);
+	if (fddir < 0)
+		return -1;
+	if (have_at) {
+		long r = xattrat(fddir, ent, 0, q);
+		if (r >= 0 || errno != ENOSYS)
+			return r;
+		atomic_store_explicit(&no_xattrat, true, memory_order_relaxed);
+	}
+	struct so_ident want, got;
+	if (so_ident_at(obj, NULL, &want) < 0)
+		return -1;
+	char p[64];
+	snprintf(p, sizeof(p), "/proc/thread-self/fd/%s", ent);
+	struct stat st;
+	if (stat(p, &st) < 0) {
+		snprintf(p, sizeof(p), "/proc/self/fd/%s", ent);
+		if (stat(p, &st) < 0)
+			return so_fail(ENXIO);
+	}
+	got.dev = st.st_dev;
+	got.ino = st.st_ino;
+	if (!so_same_inode(&want, &got))
+		return so_fail(ENXIO);
+	return xattr_path(p, q);
+}
+
+static long xattr_op(int dirfd, const char *path, uint64_t flags, const struct xreq *q)
+{
+	uint64_t resolve = so_op_resolve(flags, SAFE_FOLLOW);
+	if (resolve == (uint64_t)-1)
+		return -1;
+	if (!path || (q->op != XLIST && !q->name) || (!q->value && q->size))
+		return so_fail(EFAULT);
+	struct so_last last;
+	const char *name;
+	_cleanup_fd_ int fd = op_target(dirfd, path, resolve, flags & SAFE_FOLLOW, &last, &name);
+	if (fd < 0)
+		return -1;
+	bool have_at = !atomic_load_explicit(&no_xattrat, memory_order_relaxed);
+	if (*name && have_at) {
+		/* The *xattrat() calls refuse AT_EMPTY_PATH on O_PATH fds, but
+		 * take a name in an O_PATH directory. */
+		long r = xattrat(fd, name, AT_SYMLINK_NOFOLLOW, q);
+		if (r >= 0 || errno != ENOSYS)
+			return r;
+		atomic_store_explicit(&no_xattrat, true, memory_order_relaxed);
+		have_at = false;
+	}
+	_cleanup_fd_ int obj = op_object_fd(fd, name);
+	if (obj < 0)
+		return -1;
+	return xattr_procfs(obj, q, have_at);
+}
+
+ssize_t safe_getxattr_beneath(int dirfd, const char *path, const char *name, void *value,
+			      size_t size, uint64_t flags)
+{
+	struct xreq q = { .op = XGET, .name = name, .value = value, .size = size };
+	return xattr_op(dirfd, path, flags, &q);
+}
+
+int safe_setxattr_beneath(int dirfd, const char *path, const char *name, const void *value,
+			  size_t size, int xattr_flags, uint64_t flags)
+{
+	struct xreq q = {
+		.op = XSET,
+		.name = name,
+		.value = (void *)(uintptr_t)value,
+		.size = size,
+		.xflags = xattr_flags,
+	};
+	return (int)xattr_op(dirfd, path, flags, &q);
+}
+
+ssize_t safe_listxattr_beneath(int dirfd, const char *path, char *list, size_t size,
+			       uint64_t flags)
+{
+	struct xreq q = { .op = XLIST, .value = list, .size = size };
+	return xattr_op(dirfd, path, flags, &q);
+}
+
+int safe_removexattr_beneath(int dirfd, const char *path, const char *name, uint64_t flags)
+{
+	struct xreq q = { .op = XREMOVE, .name = name };
+	return (int)xattr_op(dirfd, path, flags, &q);
+}
+
+/* ------------------------------------------------------------------ reopen */
+
+/* open(2) flags safe_reopen() accepts; O_CREAT, O_EXCL, O_TMPFILE make no
+ * sense for an existing object. */
+#define SO_REOPEN_FLAGS                                                                    \
+	(O_ACCMODE | O_APPEND | O_NONBLOCK | O_SYNC | O_DSYNC | O_DIRECT | O_NOATIME |    \
+	 O_LARGEFILE | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC | O_PATH | O_TRUNC | O_NOCTTY | \
+	 O_ASYNC)
+
+int safe_reopen(int fd, int flags)
+{
+	if (fd < 0 || fcntl(fd, F_GETFD) < 0)
+		return so_fail(EBADF);
+	if ((flags & ~SO_REOPEN_FLAGS) || (flags & O_ACCMODE) == O_ACCMODE)
+		return so_fail(EINVAL);
+	if ((flags & O_PATH) && (flags & ~(O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)))
+		return so_fail(EINVAL);
+	/* The object is already resolved: O_NOFOLLOW would only make the
+	 * magic link itself fail (ELOOP) or be opened (O_PATH). */
+	return so_procfs_reopen(fd, flags & ~O_NOFOLLOW);
+}

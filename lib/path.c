@@ -42,6 +42,18 @@ int so_resolve_parent(int dirfd, const char *path, uint64_t resolve, struct so_l
 	if (len >= PATH_MAX)
 		return so_fail(ENAMETOOLONG);
 
+	/* The path names the root itself when it has no component other than
+	 * "." (e.g. ".", "./", "/", "./."): the last component is then "." and
+	 * its parent is the root (or "/" under IN_ROOT). */
+	last->is_root = true;
+	for (size_t i = 0; i < len; i++) {
+		if (path[i] == '/' || (path[i] == '.' && (i == 0 || path[i - 1] == '/') &&
+				       (i + 1 == len || path[i + 1] == '/')))
+			continue;
+		last->is_root = false;
+		break;
+	}
+
 	/* Strip trailing slashes; remember that there were some. */
 	size_t end = len;
 	while (end > 0 && path[end - 1] == '/')
