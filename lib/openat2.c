@@ -3,7 +3,9 @@
  * The openat2(2) fast path, its one-time availability probe, and the public
  * entry points safe_openat2() / safe_openat_beneath().
  *
- * DRAFT: the resolver issue owns this file and completes flag validation.
+ * Both paths share one validation (so_copy_how, so_validate_how), so they
+ * agree on every EINVAL/E2BIG/EFAULT; the walker (resolve.c) then reproduces
+ * the kernel's resolution errors.
  */
 #include "internal.h"
 
@@ -36,12 +38,44 @@ bool so_have_openat2(void)
 	return st == PROBE_HAVE;
 }
 
+/*
+ * The open(2) flags openat2() accepts (the kernel's VALID_OPEN_FLAGS). glibc
+ * defines O_LARGEFILE as 0 on 64-bit targets; the kernel bit differs per
+ * architecture.
+ */
+#if defined(__x86_64__) || defined(__i386__) || defined(__s390__) || defined(__riscv) || \
+	defined(__loongarch__)
+#define SO_KERNEL_O_LARGEFILE 0100000
+#elif defined(__aarch64__) || defined(__arm__) || defined(__mips__)
+#define SO_KERNEL_O_LARGEFILE ((O_DIRECTORY == 040000) ? 0400000 : 020000)
+#elif defined(__powerpc__)
+#define SO_KERNEL_O_LARGEFILE 0200000
+#else
+#define SO_KERNEL_O_LARGEFILE (O_LARGEFILE ? O_LARGEFILE : 0100000)
+#endif
+#define SO_VALID_OPEN_FLAGS                                                                  \
+	((uint64_t)(O_ACCMODE | O_CREAT | O_EXCL | O_NOCTTY | O_TRUNC | O_APPEND | O_NONBLOCK | \
+		    O_SYNC | O_DSYNC | O_ASYNC | O_DIRECT | SO_KERNEL_O_LARGEFILE | O_DIRECTORY |  \
+		    O_NOFOLLOW | O_NOATIME | O_CLOEXEC | O_PATH | O_TMPFILE))
+/* The only flags O_PATH may be combined with. */
+#define SO_O_PATH_FLAGS ((uint64_t)(O_DIRECTORY | O_NOFOLLOW | O_PATH | O_CLOEXEC))
+/* The bit that makes O_TMPFILE (glibc's O_TMPFILE includes O_DIRECTORY). */
+#define SO_O_TMPFILE_BIT ((uint64_t)(O_TMPFILE & ~O_DIRECTORY))
+
+/*
+ * The kernel's copy_struct_from_user() rules for sys_openat2(), in its order:
+ * a size below VER0 is EINVAL, a size above a page is E2BIG, then the struct is
+ * read (EFAULT) and any nonzero byte past the known fields is E2BIG.
+ */
 int so_copy_how(const struct safe_open_how *how, size_t size, struct safe_open_how *out)
 {
-	if (!how)
-		return so_fail(EFAULT);
 	if (size < SAFE_OPEN_HOW_SIZE_VER0)
 		return so_fail(EINVAL);
+	long page = sysconf(_SC_PAGESIZE);
+	if (size > (size_t)(page > 0 ? page : 4096))
+		return so_fail(E2BIG);
+	if (!how)
+		return so_fail(EFAULT);
 	if (size > sizeof(*out)) {
 		const unsigned char *tail = (const unsigned char *)how + sizeof(*out);
 		for (size_t i = 0; i < size - sizeof(*out); i++)
@@ -52,13 +86,49 @@ int so_copy_how(const struct safe_open_how *how, size_t size, struct safe_open_h
 	return 0;
 }
 
+/*
+ * build_open_flags() of the kernel (every failure there is EINVAL, so their
+ * order does not matter), plus this library's rule that exactly one of
+ * BENEATH and IN_ROOT is set. RESOLVE_CACHED is not accepted (unknown bit).
+ */
 int so_validate_how(const struct safe_open_how *how)
 {
+	uint64_t flags = how->flags & ~(uint64_t)O_CLOEXEC;
+	if (flags & ~SO_VALID_OPEN_FLAGS)
+		return so_fail(EINVAL);
 	if (how->resolve & ~SO_RESOLVE_ALL_MASK)
 		return so_fail(EINVAL);
 	if (!(how->resolve & SAFE_RESOLVE_BENEATH) == !(how->resolve & SAFE_RESOLVE_IN_ROOT))
 		return so_fail(EINVAL);
+	if (flags & ((uint64_t)O_CREAT | SO_O_TMPFILE_BIT)) {
+		if (how->mode & ~(uint64_t)07777)
+			return so_fail(EINVAL);
+	} else if (how->mode) {
+		return so_fail(EINVAL);
+	}
+	if ((flags & (uint64_t)(O_DIRECTORY | O_CREAT)) == (uint64_t)(O_DIRECTORY | O_CREAT))
+		return so_fail(EINVAL);
+	if (flags & SO_O_TMPFILE_BIT) {
+		if (!(flags & O_DIRECTORY))
+			return so_fail(EINVAL);
+		if ((flags & O_ACCMODE) == O_RDONLY)
+			return so_fail(EINVAL);
+	}
+	if ((flags & O_PATH) && (flags & ~SO_O_PATH_FLAGS))
+		return so_fail(EINVAL);
 	return 0;
+}
+
+/* Whether openat2 itself is refused in this process (seccomp EPERM/ENOSYS):
+ * the probe is repeated when a real call fails with EPERM, which openat2 can
+ * also return for ordinary reasons (O_NOATIME, immutable files). */
+static bool openat2_blocked(void)
+{
+	int saved = errno;
+	long r = sys_openat2(AT_FDCWD, NULL, NULL, 0);
+	bool blocked = r < 0 && (errno == ENOSYS || errno == EPERM);
+	errno = saved;
+	return blocked;
 }
 
 int so_openat2_fast(int dirfd, const char *path, const struct safe_open_how *how)
@@ -72,9 +142,9 @@ int so_openat2_fast(int dirfd, const char *path, const struct safe_open_how *how
 		long fd = sys_openat2(dirfd, path, &kh, sizeof(kh));
 		if (fd >= 0)
 			return (int)fd;
-		if (errno == ENOSYS) {
+		if (errno == ENOSYS || (errno == EPERM && openat2_blocked())) {
 			atomic_store_explicit(&openat2_state, PROBE_MISSING, memory_order_relaxed);
-			return -1;
+			return so_fail(ENOSYS);
 		}
 		if (errno != EAGAIN)
 			return -1;

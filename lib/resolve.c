@@ -1,13 +1,568 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The userspace walker. DRAFT: the resolver issue replaces this file.
+ * The userspace walker: openat2(2) RESOLVE_BENEATH / RESOLVE_IN_ROOT semantics
+ * rebuilt from openat(O_PATH|O_NOFOLLOW), fstat/statx, readlinkat and one
+ * final openat of a single name.
+ *
+ * Safety argument (see also doc/design.md, "The resolver").
+ *
+ * Invariant: the walk's current directory `cur` is always either the root
+ * (dirfd) or a directory the walk reached from the root by steps of the two
+ * kinds below, and the walk records the identity (st_dev, st_ino) of every
+ * directory on its current chain root -> cur (ids[0] = root ... ids[depth]).
+ *
+ *  1. Descending: a single name (never containing '/') is opened relative to
+ *     cur with O_PATH|O_NOFOLLOW. Whatever the name is at that instant, the
+ *     object is a child of cur (or the root of a mount on that child), so it
+ *     is beneath whenever cur is. Symlinks are never followed by the kernel:
+ *     the walker reads the body from the link fd itself (readlinkat(fd, ""))
+ *     and splices it in front of the rest of the path, so a body is resolved
+ *     with exactly the same rules as the path (an absolute body is EXDEV under
+ *     BENEATH and restarts at the root under IN_ROOT; its ".." are checked).
+ *  2. Climbing: ".." at depth 0 is EXDEV (BENEATH) or a no-op (IN_ROOT) and
+ *     touches nothing above the root. At depth d > 0 the walker opens ".."
+ *     of cur and accepts it only if its identity equals ids[d-1], the
+ *     directory the walk descended from. A concurrent rename that moved cur
+ *     elsewhere makes ".." a different directory: that is reported as a
+ *     race, the whole resolution restarts (bounded: SO_RACE_RETRIES), then
+ *     EAGAIN. Hence ".." only ever lands on a directory the walk itself
+ *     reached by descending from the root, and a walk with ".." can reach
+ *     nothing that a walk without ".." could not; the root's own parent is
+ *     never opened at all.
+ *
+ * Magic links (procfs links whose target is not a path: /proc/PID/fd/N, exe,
+ * cwd, root, map_files/, ns/) are never followed: a symlink on a procfs whose
+ * inode number is below the range of procfs' own static entries (0xF0000000,
+ * where /proc/self, /proc/thread-self, /proc/mounts, /proc/net live) is a
+ * magic link: ELOOP with NO_MAGICLINKS, else EXDEV, as the kernel.
+ *
+ * NO_XDEV: every object the walk visits must carry the root's mount id
+ * (statx STATX_MNT_ID, else name_to_handle_at), which catches bind mounts on
+ * the same filesystem and mounts crossed by "..".
+ *
+ * The final component is opened with the caller's real flags by one openat()
+ * of a single name relative to the verified parent, always with O_NOFOLLOW:
+ * the object it touches (truncates, creates, opens as a FIFO/device) is a
+ * child of a directory known to be beneath. If that open reports a symlink
+ * (ELOOP, or ENOTDIR with O_DIRECTORY) and the link is to be followed, the
+ * link is re-opened O_PATH|O_NOFOLLOW, checked to be a symlink and followed by
+ * the walker. With NO_XDEV the name is checked O_PATH first, so the real open
+ * never crosses a mount that was there before it.
+ *
+ * The walker holds at most three fds of its own at any time (cur, the step
+ * being examined, one probe) and closes them on every path. It allocates no
+ * memory for a path within PATH_MAX, with short link bodies and depth <= 256;
+ * beyond that it grows heap buffers rather than fail.
  */
 #include "internal.h"
 
+#include <fcntl.h>
+#include <linux/magic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/sysmacros.h>
+
+#ifndef ST_NOSYMFOLLOW
+#define ST_NOSYMFOLLOW 0x2000
+#endif
+#ifndef STATX_MNT_ID
+#define STATX_MNT_ID 0x1000U
+#endif
+
+/* procfs allocates the inode numbers of its static entries (proc_dir_entry:
+ * /proc/self, /proc/thread-self, proc_symlink() links such as /proc/mounts)
+ * from PROC_DYNAMIC_FIRST up; per-process entries (where every magic link
+ * lives) get ordinary inode numbers below it. */
+#define SO_PROC_DYNAMIC_FIRST 0xF0000000ULL
+
+#define WALK_IDS 256
+#define WALK_BUF (2 * PATH_MAX)
+#define WALK_RACE (-2)
+
+struct walk_id {
+	uint64_t dev;
+	uint64_t ino;
+};
+
+struct walk {
+	int rootfd;        /* borrowed dirfd, or AT_FDCWD */
+	int oflags;        /* validated open flags */
+	mode_t mode;
+	uint64_t resolve;
+	bool xdev;         /* SAFE_RESOLVE_NO_XDEV */
+	uint64_t root_mnt; /* mount id of the root, with xdev */
+	bool root_known;   /* ids[0] filled in (lazily) */
+
+	int cur;           /* current directory: rootfd or own */
+	int own;           /* our fd for cur, or -1 */
+	size_t depth;      /* ids[0..depth] is the chain root..cur */
+	int links;         /* symlinks followed so far */
+
+	struct walk_id *ids;
+	size_t ids_cap;
+	char *buf; /* the remaining path lives in buf[pos..cap-1], NUL at cap-1 */
+	size_t cap;
+	size_t pos;
+
+	struct walk_id ids_local[WALK_IDS];
+	char buf_local[WALK_BUF];
+};
+
+/* What get_info() reports about an fd. */
+struct info {
+	struct walk_id id;
+	mode_t type;
+	uint64_t mnt;
+};
+
+static uint64_t mount_id_fallback(int fd, uint64_t dev)
+{
+	struct {
+		struct file_handle fh;
+		unsigned char pad[128];
+	} h;
+	int mnt = -1;
+	h.fh.handle_bytes = 0;
+	int saved = errno;
+	/* With handle_bytes 0 the call fails with EOVERFLOW but reports the
+	 * mount id; filesystems without file handles fail with EOPNOTSUPP. */
+	if (name_to_handle_at(fd, "", &h.fh, &mnt, AT_EMPTY_PATH) == 0 || errno == EOVERFLOW) {
+		errno = saved;
+		return (uint64_t)(unsigned int)mnt;
+	}
+	errno = saved;
+	/* Last resort (pre-5.8 kernel and a filesystem without handles): the
+	 * device number, which misses bind mounts of the same filesystem. */
+	return dev | (1ULL << 63);
+}
+
+static int get_info(const struct walk *w, int fd, struct info *in)
+{
+	if (w->xdev) {
+		struct statx stx;
+		if (statx(fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW,
+			  STATX_TYPE | STATX_INO | STATX_MNT_ID, &stx) < 0)
+			return -1;
+		in->id.dev = makedev(stx.stx_dev_major, stx.stx_dev_minor);
+		in->id.ino = stx.stx_ino;
+		in->type = stx.stx_mode & S_IFMT;
+		if (stx.stx_mask & STATX_MNT_ID)
+			in->mnt = stx.stx_mnt_id;
+		else
+			in->mnt = mount_id_fallback(fd, in->id.dev);
+		return 0;
+	}
+	struct stat st;
+	if (fstat(fd, &st) < 0)
+		return -1;
+	in->id.dev = st.st_dev;
+	in->id.ino = st.st_ino;
+	in->type = st.st_mode & S_IFMT;
+	in->mnt = 0;
+	return 0;
+}
+
+static bool same_id(const struct walk_id *a, const struct walk_id *b)
+{
+	return a->dev == b->dev && a->ino == b->ino;
+}
+
+static void set_cur(struct walk *w, int fd)
+{
+	so_close(w->own);
+	w->own = fd;
+	w->cur = fd;
+}
+
+static void jump_root(struct walk *w)
+{
+	so_close(w->own);
+	w->own = -1;
+	w->cur = w->rootfd;
+	w->depth = 0;
+}
+
+static int push_id(struct walk *w, const struct walk_id *id)
+{
+	if (w->depth + 1 >= w->ids_cap) {
+		size_t ncap = w->ids_cap * 2;
+		struct walk_id *n = malloc(ncap * sizeof(*n));
+		if (!n)
+			return so_fail(ENOMEM);
+		memcpy(n, w->ids, (w->depth + 1) * sizeof(*n));
+		if (w->ids != w->ids_local)
+			free(w->ids);
+		w->ids = n;
+		w->ids_cap = ncap;
+	}
+	w->ids[++w->depth] = *id;
+	return 0;
+}
+
+/* Make room for at least `need` bytes in front of the remaining path (which
+ * keeps its position relative to the end). Returns how far offsets moved. */
+static ssize_t grow_buf(struct walk *w, size_t need)
+{
+	size_t used = w->cap - w->pos;
+	size_t ncap = w->cap * 2;
+	while (ncap < used + need + 1)
+		ncap *= 2;
+	if (ncap > (size_t)64 * PATH_MAX * (SO_MAXSYMLINKS + 1)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	char *n = malloc(ncap);
+	if (!n) {
+		errno = ENOMEM;
+		return -1;
+	}
+	memcpy(n + ncap - used, w->buf + w->pos, used);
+	if (w->buf != w->buf_local)
+		free(w->buf);
+	size_t shift = ncap - w->cap;
+	w->buf = n;
+	w->cap = ncap;
+	w->pos += shift;
+	return (ssize_t)shift;
+}
+
+/* The identity of the root, fetched when first needed (the root is pinned by
+ * the caller's dirfd, so it cannot change under us). */
+static int root_id(struct walk *w, struct walk_id *id)
+{
+	if (!w->root_known) {
+		struct stat st;
+		if (fstatat(w->rootfd, "", &st, AT_EMPTY_PATH) < 0)
+			return -1;
+		w->ids[0].dev = st.st_dev;
+		w->ids[0].ino = st.st_ino;
+		w->root_known = true;
+	}
+	*id = w->ids[0];
+	return 0;
+}
+
+/*
+ * Follow the symlink open as `lfd` (identity in *in) whose name ends at
+ * buf[rest] (the rest of the path, possibly "" or "/...", follows it): the
+ * checks of the kernel's pick_link()/nd_jump_link() in the same order, then
+ * the body is spliced in front of the rest. Closes nothing.
+ */
+static int follow_link(struct walk *w, int lfd, const struct info *in, size_t rest)
+{
+	if (w->links >= SO_MAXSYMLINKS)
+		return so_fail(ELOOP);
+	w->links++;
+	if (w->resolve & SAFE_RESOLVE_NO_SYMLINKS)
+		return so_fail(ELOOP);
+	struct statfs sfs;
+	if (fstatfs(lfd, &sfs) < 0)
+		return -1;
+	if (sfs.f_flags & ST_NOSYMFOLLOW)
+		return so_fail(ELOOP);
+
+	ssize_t r;
+	for (;;) {
+		/* Read the body into the free space in front of the path. */
+		r = readlinkat(lfd, "", w->buf, rest);
+		if (r < 0)
+			return -1;
+		if ((size_t)r < rest)
+			break;
+		ssize_t shift = grow_buf(w, (size_t)r + PATH_MAX);
+		if (shift < 0)
+			return -1;
+		rest += (size_t)shift;
+	}
+	if (sfs.f_type == PROC_SUPER_MAGIC && in->id.ino < SO_PROC_DYNAMIC_FIRST)
+		return so_fail((w->resolve & SAFE_RESOLVE_NO_MAGICLINKS) ? ELOOP : EXDEV);
+	if (r == 0)
+		return so_fail(ENOENT);
+	memmove(w->buf + rest - (size_t)r, w->buf, (size_t)r);
+	w->pos = rest - (size_t)r;
+	if (w->buf[w->pos] == '/') {
+		if (w->resolve & SAFE_RESOLVE_BENEATH)
+			return so_fail(EXDEV);
+		jump_root(w);
+	}
+	return 0;
+}
+
+/* A ".." step: see the safety argument at the top. */
+static int step_dotdot(struct walk *w)
+{
+	if (w->resolve & SAFE_RESOLVE_NO_DOTDOT)
+		return so_fail(EXDEV);
+	if (w->depth == 0) {
+		/* The kernel checks search permission on the directory before
+		 * looking at any component, ".." at the root included. */
+		int p = openat(w->cur, ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (p < 0)
+			return -1;
+		so_close(p);
+		if (w->resolve & SAFE_RESOLVE_BENEATH)
+			return so_fail(EXDEV);
+		return 0; /* IN_ROOT: ".." at the root stays there */
+	}
+	_cleanup_fd_ int fd = openat(w->cur, "..", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	struct info in;
+	struct walk_id want;
+	if (get_info(w, fd, &in) < 0)
+		return -1;
+	if (w->depth == 1) {
+		if (root_id(w, &want) < 0)
+			return -1;
+	} else {
+		want = w->ids[w->depth - 1];
+	}
+	if (!same_id(&in.id, &want))
+		return WALK_RACE;
+	if (w->xdev && in.mnt != w->root_mnt)
+		return so_fail(EXDEV);
+	w->depth--;
+	set_cur(w, take_fd(&fd));
+	return 0;
+}
+
+/* The final object is the current directory itself ("/", ".", "..", a link
+ * to one of those): open it with the real flags. */
+static int open_cur(struct walk *w)
+{
+	return openat(w->cur, ".", w->oflags | O_CLOEXEC, w->mode);
+}
+
+/* Result codes of final_name() besides an fd / -1. */
+#define WALK_CONTINUE (-3)
+
+/*
+ * The last component `name` (NUL-terminated in place at buf[end], where the
+ * character `saved` - NUL or the first trailing slash - belongs). Returns
+ * the fd, -1, WALK_RACE, or WALK_CONTINUE after splicing a trailing symlink.
+ */
+static int final_name(struct walk *w, const char *name, size_t end, bool slash, char saved)
+{
+	int of = w->oflags;
+	bool creat = of & O_CREAT;
+	bool follow = slash || (!(of & O_NOFOLLOW) && !(creat && (of & O_EXCL)));
+	struct info in;
+
+	if (creat && slash) {
+		/* EISDIR, but after the search-permission check on the parent. */
+		int p = openat(w->cur, ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (p < 0)
+			return -1;
+		so_close(p);
+		return so_fail(EISDIR);
+	}
+
+	_cleanup_fd_ int pre = -1;
+	bool have_pre = false;
+	struct info pin;
+	if (w->xdev) {
+		pre = openat(w->cur, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		if (pre < 0) {
+			if (errno != ENOENT || !(of & O_CREAT))
+				return -1;
+		} else {
+			if (get_info(w, pre, &pin) < 0)
+				return -1;
+			if (pin.mnt != w->root_mnt)
+				return so_fail(EXDEV);
+			have_pre = true;
+			if (pin.type == S_IFLNK && follow) {
+				w->buf[end] = saved;
+				if (follow_link(w, pre, &pin, end) < 0)
+					return -1;
+				return WALK_CONTINUE;
+			}
+		}
+	}
+
+	int f = of | O_NOFOLLOW | O_CLOEXEC;
+	if (slash)
+		f |= O_DIRECTORY;
+	_cleanup_fd_ int fd = openat(w->cur, name, f, w->mode);
+	if (fd >= 0) {
+		if ((of & O_PATH) && follow && !(f & O_DIRECTORY)) {
+			if (get_info(w, fd, &in) < 0)
+				return -1;
+			if (in.type == S_IFLNK) {
+				w->buf[end] = saved;
+				if (follow_link(w, fd, &in, end) < 0)
+					return -1;
+				return WALK_CONTINUE;
+			}
+		}
+		if (w->xdev) {
+			if (get_info(w, fd, &in) < 0)
+				return -1;
+			if (have_pre && !same_id(&in.id, &pin.id))
+				return WALK_RACE;
+			if (in.mnt != w->root_mnt)
+				return so_fail(EXDEV);
+		}
+		return take_fd(&fd);
+	}
+	int err = errno;
+	if (!follow || (err != ELOOP && err != ENOTDIR))
+		return -1;
+	/* A symlink (or, for ENOTDIR, perhaps a non-directory): look at it. */
+	_cleanup_fd_ int lfd = openat(w->cur, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (lfd < 0)
+		return WALK_RACE;
+	if (get_info(w, lfd, &in) < 0)
+		return -1;
+	if (in.type == S_IFLNK) {
+		if (w->xdev && in.mnt != w->root_mnt)
+			return so_fail(EXDEV);
+		w->buf[end] = saved;
+		if (follow_link(w, lfd, &in, end) < 0)
+			return -1;
+		return WALK_CONTINUE;
+	}
+	if (err == ENOTDIR)
+		return so_fail(ENOTDIR);
+	return WALK_RACE;
+}
+
+/* One resolution attempt. Returns an fd, -1 with errno, or WALK_RACE. */
+static int walk_once(struct walk *w, const char *path, size_t len)
+{
+	w->cur = w->rootfd;
+	w->own = -1;
+	w->depth = 0;
+	w->links = 0;
+	w->pos = w->cap - len - 1;
+	memcpy(w->buf + w->pos, path, len + 1);
+
+	for (;;) {
+		char *s = w->buf + w->pos;
+		while (*s == '/')
+			s++;
+		if (!*s)
+			return open_cur(w);
+		char *e = s;
+		while (*e && *e != '/')
+			e++;
+		char *n = e;
+		while (*n == '/')
+			n++;
+		bool last = !*n;
+		bool slash = last && n != e;
+		size_t clen = (size_t)(e - s);
+		size_t end = (size_t)(e - w->buf);
+
+		if (clen == 1 && s[0] == '.') {
+			if (last)
+				return open_cur(w);
+			w->pos = (size_t)(n - w->buf);
+			continue;
+		}
+		if (clen == 2 && s[0] == '.' && s[1] == '.') {
+			int r = step_dotdot(w);
+			if (r < 0)
+				return r;
+			if (last)
+				return open_cur(w);
+			w->pos = (size_t)(n - w->buf);
+			continue;
+		}
+
+		char saved = *e;
+		*e = '\0';
+		if (last) {
+			/* final_name() puts `saved` back before splicing. */
+			int r = final_name(w, s, end, slash, saved);
+			if (r != WALK_CONTINUE)
+				return r;
+			continue;
+		}
+
+		_cleanup_fd_ int fd = openat(w->cur, s, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		*e = saved;
+		if (fd < 0)
+			return -1;
+		struct info in;
+		if (get_info(w, fd, &in) < 0)
+			return -1;
+		if (w->xdev && in.mnt != w->root_mnt)
+			return so_fail(EXDEV);
+		if (in.type == S_IFLNK) {
+			if (follow_link(w, fd, &in, end) < 0)
+				return -1;
+			continue;
+		}
+		if (in.type != S_IFDIR)
+			return so_fail(ENOTDIR);
+		if (push_id(w, &in.id) < 0)
+			return -1;
+		set_cur(w, take_fd(&fd));
+		w->pos = (size_t)(n - w->buf);
+	}
+}
+
 int so_walk_open(int dirfd, const char *path, const struct safe_open_how *how)
 {
-	(void)dirfd;
-	(void)path;
-	(void)how;
-	return so_fail(ENOSYS);
+	if (!path)
+		return so_fail(EFAULT);
+	size_t len = strnlen(path, PATH_MAX);
+	if (len == 0)
+		return so_fail(ENOENT);
+	if (len >= PATH_MAX)
+		return so_fail(ENAMETOOLONG);
+	if (path[0] == '/' && (how->resolve & SAFE_RESOLVE_BENEATH))
+		return so_fail(EXDEV);
+
+	struct walk *w = NULL;
+	struct walk wl;
+	w = &wl;
+	w->rootfd = dirfd;
+	w->oflags = (int)how->flags;
+	w->mode = (mode_t)how->mode;
+	w->resolve = how->resolve;
+	w->xdev = how->resolve & SAFE_RESOLVE_NO_XDEV;
+	w->root_known = false;
+	w->ids = w->ids_local;
+	w->ids_cap = WALK_IDS;
+	w->buf = w->buf_local;
+	w->cap = WALK_BUF;
+	w->own = -1;
+
+	int ret = -1;
+	if (w->xdev) {
+		struct statx stx;
+		if (statx(dirfd, "", AT_EMPTY_PATH, STATX_TYPE | STATX_INO | STATX_MNT_ID, &stx) < 0)
+			goto out;
+		if (!S_ISDIR(stx.stx_mode)) {
+			errno = ENOTDIR;
+			goto out;
+		}
+		w->ids[0].dev = makedev(stx.stx_dev_major, stx.stx_dev_minor);
+		w->ids[0].ino = stx.stx_ino;
+		w->root_known = true;
+		if (stx.stx_mask & STATX_MNT_ID)
+			w->root_mnt = stx.stx_mnt_id;
+		else
+			w->root_mnt = mount_id_fallback(dirfd, w->ids[0].dev);
+	}
+
+	for (int i = 0; i < SO_RACE_RETRIES; i++) {
+		ret = walk_once(w, path, len);
+		so_closep(&w->own);
+		if (ret != WALK_RACE)
+			goto out;
+		/* Buffers may have grown; keep them for the retry. */
+	}
+	errno = EAGAIN;
+	ret = -1;
+out:
+	if (w->ids != w->ids_local)
+		free(w->ids);
+	if (w->buf != w->buf_local)
+		free(w->buf);
+	return ret;
 }
