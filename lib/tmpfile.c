@@ -1,3 +1,536 @@
 /* SPDX-License-Identifier: MIT */
-/* safe_tmpfile_*(): owned by the tmpfile issue. */
+/*
+ * Files that appear under their name only once they carry their extended
+ * attributes: safe_tmpfile_xattr() and the two-phase safe_tmpfile_open() /
+ * safe_tmpfile_link() / safe_tmpfile_discard().
+ *
+ * Safety argument. The parent directory is opened by the resolver (fast path
+ * or walker) with the caller's scope bits, so it lies beneath the root; every
+ * later call acts relative to that O_PATH descriptor on a single name without
+ * '/', so nothing can leave it. The file is filled in (xattrs, final mode,
+ * optionally fsync) while it has no name, or only a hidden random name
+ * created with O_CREAT|O_EXCL|O_NOFOLLOW, and reaches its final name in one
+ * atomic step: linkat() of the unnamed inode (EEXIST if the name exists),
+ * renameat2(RENAME_NOREPLACE), or rename() over the old file for REPLACE. No
+ * process can therefore observe the final name without every xattr, and with
+ * REPLACE the name never disappears (rename(2) is atomic with respect to
+ * lookups of the new name). Each failure path removes the names this call
+ * created itself (checked by inode before removal) and closes what it opened.
+ */
 #include "internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/xattr.h>
+
+#ifndef O_TMPFILE
+#define O_TMPFILE (020000000 | O_DIRECTORY)
+#endif
+#ifndef RENAME_NOREPLACE
+#define RENAME_NOREPLACE (1 << 0)
+#endif
+
+#define XATTR_NAME_MAX_LEN 255
+#define XATTR_VALUE_MAX 65536
+
+/* Hidden names: ".safeopen-" + 16 random characters. */
+#define TMP_PREFIX ".safeopen-"
+#define TMP_RANDOM 16
+#define TMP_NAME_LEN (sizeof(TMP_PREFIX) - 1 + TMP_RANDOM)
+/* Attempts at a fresh random name before giving up with EEXIST. */
+#define TMP_NAME_TRIES 32
+
+/* The permission bits the file has while it is being filled in: the owner
+ * must be able to write it (user.* xattrs follow the permission bits). */
+#define WORK_MODE (S_IRUSR | S_IWUSR)
+
+/* The operation bits safe_tmpfile_xattr() accepts besides the resolve bits. */
+#define TMPFILE_OP_FLAGS (SAFE_TMPFILE_REPLACE | SAFE_TMPFILE_SYNC | SAFE_TMPFILE_NO_OTMPFILE)
+
+enum tmp_strategy {
+	TMP_EMPTY_PATH = 1, /* unnamed inode, linkat(AT_EMPTY_PATH) */
+	TMP_PROCFS,         /* unnamed inode, linkat through the verified procfs */
+	TMP_NAMED,          /* hidden named temporary, renamed into place */
+	TMP_SPENT,          /* published, then the directory sync failed */
+};
+
+/* The two-phase handle. Opaque to callers, so it can grow freely. */
+struct safe_tmpfile {
+	int fd;                         /* the file, O_RDWR|O_CLOEXEC */
+	int parentfd;                   /* O_PATH directory the file lives in */
+	enum tmp_strategy strategy;
+	mode_t mode;                    /* requested mode */
+	mode_t created;                 /* mode bits as the kernel created the inode */
+	bool has_tmpname;               /* TMP_NAMED: tmpname exists in parentfd */
+	char name[NAME_MAX + 1];        /* final name in parentfd */
+	char tmpname[TMP_NAME_LEN + 1]; /* TMP_NAMED: the hidden name */
+};
+
+static void tmp_init(struct safe_tmpfile *t)
+{
+	memset(t, 0, sizeof(*t));
+	t->fd = -1;
+	t->parentfd = -1;
+}
+
+static void make_hidden_name(char buf[TMP_NAME_LEN + 1])
+{
+	memcpy(buf, TMP_PREFIX, sizeof(TMP_PREFIX) - 1);
+	so_random_name(buf + sizeof(TMP_PREFIX) - 1, TMP_RANDOM);
+	buf[TMP_NAME_LEN] = '\0';
+}
+
+/* True if `name` in dirfd (not followed) is the inode open as fd. */
+static bool name_is_fd(int dirfd, const char *name, int fd)
+{
+	struct stat a, b;
+	if (fstat(fd, &a) < 0 || fstatat(dirfd, name, &b, AT_SYMLINK_NOFOLLOW) < 0)
+		return false;
+	return a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
+/* Remove a name this library created, but only while it still refers to our
+ * inode: never delete what someone else put there. */
+static int unlink_if_ours(int dirfd, const char *name, int fd)
+{
+	if (!name_is_fd(dirfd, name, fd))
+		return 0;
+	return unlinkat(dirfd, name, 0);
+}
+
+/* ------------------------------------------------------------------ validation */
+
+static bool has_namespace_prefix(const char *name, size_t len)
+{
+	static const char *const prefixes[] = { "user.", "trusted.", "security.", "system." };
+	for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++) {
+		size_t plen = strlen(prefixes[i]);
+		if (len > plen && !strncmp(name, prefixes[i], plen))
+			return true;
+	}
+	return false;
+}
+
+/* Check the whole xattr array before anything is created. The first bad
+ * entry decides the errno. */
+static int check_xattrs(const struct safe_xattr *xattrs, size_t n)
+{
+	if (n && !xattrs)
+		return so_fail(EFAULT);
+	for (size_t i = 0; i < n; i++) {
+		const struct safe_xattr *x = &xattrs[i];
+		if (!x->name || (x->size && !x->value))
+			return so_fail(EFAULT);
+		size_t len = strnlen(x->name, XATTR_NAME_MAX_LEN + 1);
+		if (len == 0 || len > XATTR_NAME_MAX_LEN || !has_namespace_prefix(x->name, len))
+			return so_fail(EINVAL);
+		if (x->size > XATTR_VALUE_MAX)
+			return so_fail(E2BIG);
+		for (size_t j = 0; j < i; j++)
+			if (!strcmp(xattrs[j].name, x->name))
+				return so_fail(EINVAL);
+	}
+	return 0;
+}
+
+/* The last component must be an ordinary name: "" is ENOENT (as every
+ * path-taking call), ".", ".." or a trailing slash (including a path of only
+ * slashes) are EINVAL: there is no file to create under such a name. */
+static int check_final_name(const char *path)
+{
+	if (!path)
+		return so_fail(EFAULT);
+	size_t len = strnlen(path, PATH_MAX);
+	if (len == 0)
+		return so_fail(ENOENT);
+	if (len >= PATH_MAX)
+		return so_fail(ENAMETOOLONG);
+	if (path[len - 1] == '/')
+		return so_fail(EINVAL);
+	const char *last = strrchr(path, '/');
+	last = last ? last + 1 : path;
+	if (!strcmp(last, ".") || !strcmp(last, ".."))
+		return so_fail(EINVAL);
+	return 0;
+}
+
+/* ------------------------------------------------------------------ creation */
+
+/* O_TMPFILE is not available here: old kernel (EISDIR: the flag was taken for
+ * O_DIRECTORY), filesystem without ->tmpfile (EOPNOTSUPP), or a sandbox that
+ * refuses it (ENOSYS, EPERM, EINVAL). */
+static bool tmpfile_unsupported(int err)
+{
+	return err == EOPNOTSUPP || err == EISDIR || err == EINVAL || err == ENOSYS ||
+	       err == EPERM;
+}
+
+static int open_unnamed(int parentfd, mode_t mode)
+{
+	/* Raw syscall: the mode is always passed, whatever the libc wrapper
+	 * does with O_TMPFILE. */
+	return (int)syscall(SYS_openat, parentfd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC,
+			    (unsigned int)mode);
+}
+
+/*
+ * Which way can the unnamed inode `fd` be linked into parentfd? Probed with
+ * the new name ".", which the kernel refuses with EEXIST only after it has
+ * accepted the old path, so the probe creates nothing. Returns the strategy,
+ * 0 if neither way works, or -1 with errno on a hard error.
+ */
+static int probe_link(int fd, int parentfd)
+{
+	/* linkat() cannot succeed with "." as the new name. */
+	(void)linkat(fd, "", parentfd, ".", AT_EMPTY_PATH);
+	if (errno == EEXIST)
+		return TMP_EMPTY_PATH;
+	if (errno == ENOMEM)
+		return -1;
+
+	_cleanup_fd_ int fddir = so_procfs_fd_dir();
+	if (fddir < 0)
+		return errno == ENXIO ? 0 : -1;
+	char num[16];
+	snprintf(num, sizeof(num), "%d", fd);
+	(void)linkat(fddir, num, parentfd, ".", AT_SYMLINK_FOLLOW);
+	if (errno == EEXIST)
+		return TMP_PROCFS;
+	if (errno == ENOMEM)
+		return -1;
+	return 0;
+}
+
+static int create_named(struct safe_tmpfile *t, mode_t mode)
+{
+	for (int i = 0; i < TMP_NAME_TRIES; i++) {
+		make_hidden_name(t->tmpname);
+		int fd = openat(t->parentfd, t->tmpname,
+				O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+		if (fd >= 0) {
+			t->fd = fd;
+			t->has_tmpname = true;
+			t->strategy = TMP_NAMED;
+			return 0;
+		}
+		if (errno != EEXIST)
+			return -1;
+	}
+	return so_fail(EEXIST);
+}
+
+/*
+ * Phase one, shared by both entry points: resolve the parent, pick the
+ * strategy, create the file. The inode is created with the requested mode
+ * plus owner read/write, so the kernel applies the umask or the parent's
+ * default ACL to exactly the requested bits; the result is recorded and the
+ * file is then kept at owner-only read/write until publication. On failure
+ * nothing exists and t holds no fd.
+ */
+static int tmp_create(int dirfd, const char *path, mode_t mode, uint64_t flags,
+		      struct safe_tmpfile *t)
+{
+	struct so_last last;
+	int parentfd = so_resolve_parent(dirfd, path, flags & SO_RESOLVE_ALL_MASK, &last);
+	if (parentfd < 0)
+		return -1;
+	t->parentfd = parentfd;
+	t->mode = mode;
+	memcpy(t->name, last.name, sizeof(t->name));
+
+	mode_t cmode = mode | WORK_MODE;
+	if (!(flags & SAFE_TMPFILE_NO_OTMPFILE)) {
+		_cleanup_fd_ int fd = open_unnamed(parentfd, cmode);
+		if (fd >= 0) {
+			int s = probe_link(fd, parentfd);
+			if (s < 0)
+				goto fail;
+			if (s > 0) {
+				t->strategy = (enum tmp_strategy)s;
+				t->fd = take_fd(&fd);
+			}
+			/* s == 0: no way to link it; the unnamed inode goes
+			 * away with its fd and the named fallback is used. */
+		} else if (!tmpfile_unsupported(errno)) {
+			goto fail;
+		}
+	}
+	if (t->fd < 0 && create_named(t, cmode) < 0)
+		goto fail;
+
+	struct stat st;
+	if (fstat(t->fd, &st) < 0)
+		goto fail_file;
+	t->created = st.st_mode & 07777;
+	/* Owner read/write to work on it; a visible hidden name also loses
+	 * group/other access until publication. */
+	bool lacks_owner = (t->created & WORK_MODE) != WORK_MODE;
+	bool exposed = t->strategy == TMP_NAMED && (t->created & (S_IRWXG | S_IRWXO));
+	if ((lacks_owner || exposed) && fchmod(t->fd, WORK_MODE) < 0)
+		goto fail_file;
+	return 0;
+
+fail_file:
+	if (t->has_tmpname)
+		(void)unlink_if_ours(t->parentfd, t->tmpname, t->fd);
+	t->has_tmpname = false;
+	so_closep(&t->fd);
+fail:
+	so_closep(&t->parentfd);
+	return -1;
+}
+
+/* ------------------------------------------------------------------ publication */
+
+static bool is_acl_xattr(const char *name)
+{
+	return !strcmp(name, "system.posix_acl_access") ||
+	       !strcmp(name, "system.posix_acl_default");
+}
+
+static int set_xattrs(int fd, const struct safe_xattr *xattrs, size_t n, bool acls)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (is_acl_xattr(xattrs[i].name) != acls)
+			continue;
+		if (fsetxattr(fd, xattrs[i].name, xattrs[i].size ? xattrs[i].value : "",
+			      xattrs[i].size, 0) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* Link the unnamed inode under `name`. If AT_EMPTY_PATH stopped working since
+ * the probe (changed credentials), the verified procfs is tried too. */
+static int link_unnamed(struct safe_tmpfile *t, const char *name)
+{
+	if (t->strategy == TMP_EMPTY_PATH) {
+		if (linkat(t->fd, "", t->parentfd, name, AT_EMPTY_PATH) == 0)
+			return 0;
+		if (errno != ENOENT)
+			return -1;
+	}
+	_cleanup_fd_ int fddir = so_procfs_fd_dir();
+	if (fddir < 0)
+		return -1;
+	char num[16];
+	snprintf(num, sizeof(num), "%d", t->fd);
+	/* The entry must lead to our inode (it is our own fd table in a
+	 * verified procfs; this also catches a descriptor swapped under us). */
+	struct stat a, b;
+	if (fstat(t->fd, &a) < 0 || fstatat(fddir, num, &b, 0) < 0)
+		return -1;
+	if (a.st_dev != b.st_dev || a.st_ino != b.st_ino)
+		return so_fail(EXDEV);
+	return linkat(fddir, num, t->parentfd, name, AT_SYMLINK_FOLLOW);
+}
+
+static int publish_unnamed(struct safe_tmpfile *t, bool replace)
+{
+	if (!replace)
+		return link_unnamed(t, t->name);
+
+	/* Link under a hidden name, then rename over the target. */
+	char hidden[TMP_NAME_LEN + 1];
+	int i;
+	for (i = 0; i < TMP_NAME_TRIES; i++) {
+		make_hidden_name(hidden);
+		if (link_unnamed(t, hidden) == 0)
+			break;
+		if (errno != EEXIST)
+			return -1;
+	}
+	if (i == TMP_NAME_TRIES)
+		return so_fail(EEXIST);
+	if (renameat(t->parentfd, hidden, t->parentfd, t->name) < 0) {
+		int saved = errno;
+		(void)unlink_if_ours(t->parentfd, hidden, t->fd);
+		return so_fail(saved);
+	}
+	return 0;
+}
+
+static int publish_named(struct safe_tmpfile *t, bool replace)
+{
+	/* Never move something that is not ours onto the final name. */
+	if (!name_is_fd(t->parentfd, t->tmpname, t->fd))
+		return so_fail(ENOENT);
+	if (replace) {
+		if (renameat(t->parentfd, t->tmpname, t->parentfd, t->name) < 0)
+			return -1;
+	} else if (syscall(SYS_renameat2, t->parentfd, t->tmpname, t->parentfd, t->name,
+			   RENAME_NOREPLACE) < 0) {
+		if (errno != ENOSYS && errno != EINVAL)
+			return -1;
+		/* No renameat2 (kernel or filesystem): link is just as atomic
+		 * and fails with EEXIST; then drop the hidden name. */
+		if (linkat(t->parentfd, t->tmpname, t->parentfd, t->name, 0) < 0)
+			return -1;
+		(void)unlinkat(t->parentfd, t->tmpname, 0);
+	}
+	t->has_tmpname = false;
+	return 0;
+}
+
+/* fsync(2) of the directory needs a real (not O_PATH) descriptor. A directory
+ * we cannot read (a drop box: write and search only) is covered by syncfs of
+ * the file's filesystem, which is the same filesystem. */
+static int sync_dir(struct safe_tmpfile *t)
+{
+	_cleanup_fd_ int dfd = openat(t->parentfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return errno == EACCES ? syncfs(t->fd) : -1;
+	return fsync(dfd);
+}
+
+/*
+ * Phase two: xattrs, final mode, optional fsync, atomic publication. Returns
+ * the fd (now the caller's; t no longer holds it nor the parent) or -1 with t
+ * unchanged apart from the file's xattrs and mode, so it can be retried or
+ * discarded. The order follows what the kernel strips: write() and fchown()
+ * (done by the caller in phase one) drop security.capability and the set-id
+ * bits, so xattrs come after them and the mode last; set-id bits are restored
+ * from the mode the inode was created with. POSIX ACL xattrs are set after
+ * the mode, because they define the permission bits themselves.
+ */
+static int tmp_publish(struct safe_tmpfile *t, const struct safe_xattr *xattrs, size_t n,
+		       uint64_t flags)
+{
+	if (t->strategy == TMP_SPENT)
+		return so_fail(EINVAL);
+
+	struct stat st;
+	if (fstat(t->fd, &st) < 0)
+		return -1;
+	mode_t cur = st.st_mode & 07777;
+	if ((cur & WORK_MODE) != WORK_MODE) {
+		/* A retry after a failed link, or the caller changed it. */
+		if (fchmod(t->fd, WORK_MODE) < 0)
+			return -1;
+		cur = WORK_MODE;
+	}
+	if (set_xattrs(t->fd, xattrs, n, false) < 0)
+		return -1;
+	/* What open(O_CREAT, mode) gives: the kernel's result for mode|0600
+	 * (umask or default ACL applied, set-gid rules), minus the owner bits
+	 * that were added only to work on the file. Both the umask and an ACL
+	 * act bit by bit, so removing those bits afterwards is exact. */
+	mode_t final = t->created & ~(WORK_MODE & ~t->mode);
+	if (cur != final && fchmod(t->fd, final) < 0)
+		return -1;
+	if (set_xattrs(t->fd, xattrs, n, true) < 0)
+		return -1;
+	if ((flags & SAFE_TMPFILE_SYNC) && fsync(t->fd) < 0)
+		return -1;
+
+	bool replace = flags & SAFE_TMPFILE_REPLACE;
+	int r = t->strategy == TMP_NAMED ? publish_named(t, replace) : publish_unnamed(t, replace);
+	if (r < 0)
+		return -1;
+
+	if ((flags & SAFE_TMPFILE_SYNC) && sync_dir(t) < 0) {
+		/* Published but not durable. Without REPLACE take the name
+		 * back, so that failure still means "nothing there"; with
+		 * REPLACE the old file is gone and the new one stays. */
+		int saved = errno;
+		if (!replace)
+			(void)unlink_if_ours(t->parentfd, t->name, t->fd);
+		t->strategy = TMP_SPENT;
+		return so_fail(saved);
+	}
+	so_closep(&t->parentfd);
+	return take_fd(&t->fd);
+}
+
+/* Close everything and remove the hidden name, if any. */
+static int tmp_release(struct safe_tmpfile *t)
+{
+	int r = 0;
+	if (t->has_tmpname && unlink_if_ours(t->parentfd, t->tmpname, t->fd) < 0)
+		r = -1;
+	t->has_tmpname = false;
+	so_closep(&t->fd);
+	so_closep(&t->parentfd);
+	return r;
+}
+
+/* ------------------------------------------------------------------ public API */
+
+static int check_mode(mode_t mode)
+{
+	return (mode & ~(mode_t)07777) ? so_fail(EINVAL) : 0;
+}
+
+int safe_tmpfile_xattr(int dirfd, const char *path, mode_t mode, const struct safe_xattr *xattrs,
+		       size_t nxattrs, uint64_t flags)
+{
+	uint64_t resolve = so_op_resolve(flags, TMPFILE_OP_FLAGS);
+	if (resolve == (uint64_t)-1)
+		return -1;
+	flags = (flags & TMPFILE_OP_FLAGS) | resolve;
+	if (check_mode(mode) < 0 || check_final_name(path) < 0 || check_xattrs(xattrs, nxattrs) < 0)
+		return -1;
+
+	struct safe_tmpfile t;
+	tmp_init(&t);
+	if (tmp_create(dirfd, path, mode, flags, &t) < 0)
+		return -1;
+	int fd = tmp_publish(&t, xattrs, nxattrs, flags);
+	if (fd < 0)
+		(void)tmp_release(&t);
+	return fd;
+}
+
+int safe_tmpfile_open(int dirfd, const char *path, mode_t mode, uint64_t flags,
+		      struct safe_tmpfile **tmpp)
+{
+	uint64_t resolve = so_op_resolve(flags, SAFE_TMPFILE_NO_OTMPFILE);
+	if (resolve == (uint64_t)-1)
+		return -1;
+	flags = (flags & SAFE_TMPFILE_NO_OTMPFILE) | resolve;
+	if (!tmpp)
+		return so_fail(EFAULT);
+	if (check_mode(mode) < 0 || check_final_name(path) < 0)
+		return -1;
+
+	struct safe_tmpfile *t = malloc(sizeof(*t));
+	if (!t)
+		return so_fail(ENOMEM);
+	tmp_init(t);
+	if (tmp_create(dirfd, path, mode, flags, t) < 0) {
+		int saved = errno;
+		free(t);
+		return so_fail(saved);
+	}
+	*tmpp = t;
+	return t->fd;
+}
+
+int safe_tmpfile_link(struct safe_tmpfile *tmp, const struct safe_xattr *xattrs, size_t nxattrs,
+		      uint64_t flags)
+{
+	if (flags & ~(SAFE_TMPFILE_REPLACE | SAFE_TMPFILE_SYNC))
+		return so_fail(EINVAL);
+	if (!tmp)
+		return so_fail(EFAULT);
+	if (check_xattrs(xattrs, nxattrs) < 0)
+		return -1;
+	int fd = tmp_publish(tmp, xattrs, nxattrs, flags);
+	if (fd >= 0)
+		free(tmp);
+	return fd;
+}
+
+int safe_tmpfile_discard(struct safe_tmpfile *tmp)
+{
+	if (!tmp)
+		return 0;
+	int r = tmp_release(tmp);
+	int saved = errno;
+	free(tmp);
+	errno = saved;
+	return r;
+}

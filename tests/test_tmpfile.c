@@ -1,0 +1,1328 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Suite "tmpfile": safe_tmpfile_xattr() and the two-phase form.
+ *
+ * The kernel is the oracle for modes, owners and ACLs: every result is
+ * compared with a file created by plain openat(O_CREAT, mode) in the same
+ * directory. Strategies are told apart from the outside: after
+ * safe_tmpfile_open() an unnamed O_TMPFILE inode has st_nlink 0 and leaves
+ * the directory listing unchanged; the named fallback has st_nlink 1 and one
+ * hidden entry.
+ *
+ * Helpers return 0 or 1 (with a message on stderr) instead of calling
+ * ck_assert, so the same code runs in forked sandbox children.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/magic.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#include "fixture.h"
+#include "safeopen.h"
+#include "sandbox.h"
+
+#ifndef RENAME_NOREPLACE
+#define RENAME_NOREPLACE (1 << 0)
+#endif
+#define O_TMPFILE_BIT 020000000 /* __O_TMPFILE: O_TMPFILE without O_DIRECTORY */
+
+#define CK(cond)                                                                          \
+	do {                                                                              \
+		if (!(cond)) {                                                            \
+			fprintf(stderr, "%s:%d: check failed: %s (errno %d: %s)\n", __FILE__, \
+				__LINE__, #cond, errno, strerror(errno));                 \
+			return 1;                                                         \
+		}                                                                         \
+	} while (0)
+
+#define CKMSG(cond, ...)                                                 \
+	do {                                                             \
+		if (!(cond)) {                                           \
+			fprintf(stderr, "%s:%d: ", __FILE__, __LINE__); \
+			fprintf(stderr, __VA_ARGS__);                    \
+			fputc('\n', stderr);                             \
+			return 1;                                        \
+		}                                                        \
+	} while (0)
+
+#define RUN(expr) ck_assert_msg((expr) == 0, "%s failed (see stderr)", #expr)
+
+/* The strategy variants every functional test runs with (loop index). */
+static const uint64_t strategies[] = {
+	0,
+	SAFE_TMPFILE_NO_OTMPFILE,
+	SAFE_RESOLVE_USERSPACE,
+	SAFE_RESOLVE_USERSPACE | SAFE_TMPFILE_NO_OTMPFILE,
+};
+#define N_STRATEGIES 4
+#define N_KERNEL_STRATEGIES 2 /* without the walker */
+
+static const struct safe_xattr xa3[] = {
+	{ "user.mime_type", "application/pdf", 15 },
+	{ "user.checksum", "sha256:0123456789abcdef", 23 },
+	{ "user.empty", NULL, 0 },
+};
+
+/* ---------------------------------------------------------------- helpers */
+
+struct tdir {
+	char *path;
+	int fd;
+};
+
+static void tdir_make(struct tdir *d, const char *tag)
+{
+	d->path = fx_mkdtemp(tag);
+	d->fd = open(d->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	ck_assert_int_ge(d->fd, 0);
+}
+
+static void tdir_free(struct tdir *d)
+{
+	close(d->fd);
+	ck_assert_int_eq(fx_rmtree(d->path), 0);
+	free(d->path);
+}
+
+/* The fd carries exactly these values for these names. */
+static int check_xattrs(int fd, const struct safe_xattr *x, size_t n)
+{
+	char buf[65536 + 1];
+	for (size_t i = 0; i < n; i++) {
+		ssize_t r = fgetxattr(fd, x[i].name, buf, sizeof(buf));
+		CKMSG(r >= 0, "fgetxattr %s: %s", x[i].name, strerror(errno));
+		CKMSG((size_t)r == x[i].size && (!r || !memcmp(buf, x[i].value, x[i].size)),
+		      "xattr %s has the wrong value", x[i].name);
+	}
+	return 0;
+}
+
+/* An O_RDWR, O_CLOEXEC descriptor of the object at dirfd/name. */
+static int check_fd(int fd, int dirfd, const char *name)
+{
+	CK(fd >= 0);
+	int fl = fcntl(fd, F_GETFL);
+	CK(fl >= 0 && (fl & O_ACCMODE) == O_RDWR);
+	CK(fcntl(fd, F_GETFD) & FD_CLOEXEC);
+	CKMSG(fx_same_object(fd, dirfd, name), "fd is not the file at %s", name);
+	struct stat st;
+	CK(fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_nlink == 1);
+	return 0;
+}
+
+struct oracle {
+	struct stat st;
+	char acl[512];
+	ssize_t acllen; /* -1: no access ACL */
+};
+
+/* What plain openat(O_CREAT, mode) gives in this directory right now. */
+static int oracle_create(int dirfd, mode_t mode, struct oracle *o)
+{
+	int fd = openat(dirfd, ".oracle", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
+	CK(fd >= 0);
+	int r = fstat(fd, &o->st);
+	o->acllen = fgetxattr(fd, "system.posix_acl_access", o->acl, sizeof(o->acl));
+	int err = errno;
+	close(fd);
+	CK(unlinkat(dirfd, ".oracle", 0) == 0);
+	CK(r == 0);
+	CKMSG(o->acllen >= 0 || err == ENODATA || err == EOPNOTSUPP, "acl: %s", strerror(err));
+	return 0;
+}
+
+/* The file open as fd has the mode, owner, group and access ACL that
+ * open(O_CREAT, mode) gives in dirfd. */
+static int check_like_oracle(int fd, int dirfd, mode_t mode)
+{
+	struct oracle o;
+	if (oracle_create(dirfd, mode, &o))
+		return 1;
+	struct stat st;
+	CK(fstat(fd, &st) == 0);
+	CKMSG((st.st_mode & 07777) == (o.st.st_mode & 07777), "mode %04o, open(O_CREAT) gives %04o",
+	      st.st_mode & 07777, o.st.st_mode & 07777);
+	CKMSG(st.st_uid == o.st.st_uid && st.st_gid == o.st.st_gid, "owner %d:%d, expected %d:%d",
+	      (int)st.st_uid, (int)st.st_gid, (int)o.st.st_uid, (int)o.st.st_gid);
+	char acl[512];
+	ssize_t n = fgetxattr(fd, "system.posix_acl_access", acl, sizeof(acl));
+	CKMSG(n == o.acllen, "access ACL length %zd, expected %zd", n, o.acllen);
+	CKMSG(n < 0 || !memcmp(acl, o.acl, (size_t)n), "access ACL differs");
+	return 0;
+}
+
+/* Names in the directory that look like this library's hidden temporaries. */
+static int count_hidden(int dirfd)
+{
+	char *ls = fx_dir_listing(dirfd, ".");
+	int n = 0;
+	for (char *p = ls; (p = strstr(p, ".safeopen-")); p++)
+		n++;
+	free(ls);
+	return n;
+}
+
+/* Run `call`, expect -1 with `err`, the listing of dirfd and the number of
+ * open descriptors unchanged. */
+#define EXPECT_FAIL(dirfd, err, call)                                                       \
+	do {                                                                                \
+		char *before_ = fx_dir_listing((dirfd), ".");                               \
+		int nfd_ = fx_fd_count();                                                   \
+		errno = 0;                                                                  \
+		long r_ = (long)(call);                                                     \
+		int e_ = errno;                                                             \
+		char *after_ = fx_dir_listing((dirfd), ".");                                \
+		int same_ = !strcmp(before_, after_);                                       \
+		free(before_);                                                              \
+		free(after_);                                                               \
+		CKMSG(r_ == -1 && e_ == (err), "%s: returned %ld errno %d (%s), want %s",   \
+		      #call, r_, e_, strerror(e_), strerror(err));                          \
+		CKMSG(same_, "%s: directory listing changed", #call);                       \
+		CKMSG(nfd_ == fx_fd_count(), "%s: descriptor count changed", #call);        \
+	} while (0)
+
+/* Create, check everything, remove. */
+static int create_and_check(int dirfd, const char *name, mode_t mode, const struct safe_xattr *x,
+			    size_t n, uint64_t flags)
+{
+	int fd = safe_tmpfile_xattr(dirfd, name, mode, x, n, flags);
+	CKMSG(fd >= 0, "safe_tmpfile_xattr(%s, %04o, %#llx): %s", name, mode,
+	      (unsigned long long)flags, strerror(errno));
+	int r = check_fd(fd, dirfd, name) || check_like_oracle(fd, dirfd, mode);
+	/* user.* xattrs follow the permission bits: an unprivileged owner
+	 * cannot read them back from a mode-0 file without a chmod first */
+	if (!r && geteuid() != 0 && fchmod(fd, 0600) < 0)
+		r = 1;
+	r = r || check_xattrs(fd, x, n);
+	if (!r && write(fd, "data", 4) != 4) {
+		fprintf(stderr, "write to the returned fd (mode %04o): %s\n", mode, strerror(errno));
+		r = 1;
+	}
+	close(fd);
+	CK(count_hidden(dirfd) == 0);
+	CK(unlinkat(dirfd, name, 0) == 0);
+	return r;
+}
+
+/* ---------------------------------------------------------------- functional */
+
+START_TEST(creates_with_xattrs)
+{
+	uint64_t fl = strategies[_i];
+	struct tdir d;
+	tdir_make(&d, "tmpfile");
+	RUN(create_and_check(d.fd, "upload.pdf", 0644, xa3, 3, fl));
+	RUN(create_and_check(d.fd, "none", 0600, NULL, 0, fl));
+	RUN(create_and_check(d.fd, "sync", 0640, xa3, 3, fl | SAFE_TMPFILE_SYNC));
+	/* a subdirectory, and IN_ROOT with an absolute path */
+	ck_assert_int_eq(mkdirat(d.fd, "sub", 0755), 0);
+	int fd = safe_tmpfile_xattr(d.fd, "sub/f", 0644, xa3, 3, fl);
+	ck_assert_int_ge(fd, 0);
+	ck_assert(fx_same_object(fd, d.fd, "sub/f"));
+	close(fd);
+	fd = safe_tmpfile_xattr(d.fd, "/sub/g", 0644, xa3, 3, fl | SAFE_RESOLVE_IN_ROOT);
+	ck_assert_int_ge(fd, 0);
+	ck_assert(fx_same_object(fd, d.fd, "sub/g"));
+	close(fd);
+	char *ls = fx_dir_listing(d.fd, "sub");
+	ck_assert_str_eq(ls, "f\ng\n");
+	free(ls);
+	/* a value of the maximum size, a name of the maximum length */
+	char *big = calloc(1, 65536);
+	char name[256] = "user.";
+	memset(name + 5, 'n', 250);
+	struct safe_xattr xb[] = { { name, big, 65536 } };
+	fd = safe_tmpfile_xattr(d.fd, "big", 0644, xb, 1, fl);
+	/* ext4 without ea_inode stores at most a block: the kernel's verdict
+	 * for a plain file is the oracle. */
+	int pf = openat(d.fd, "plain", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	ck_assert_int_ge(pf, 0);
+	int kr = fsetxattr(pf, name, big, 65536, 0);
+	int kerr = errno;
+	close(pf);
+	ck_assert_int_eq(unlinkat(d.fd, "plain", 0), 0);
+	if (kr == 0) {
+		ck_assert_int_ge(fd, 0);
+		close(fd);
+		ck_assert_int_eq(unlinkat(d.fd, "big", 0), 0);
+	} else {
+		ck_assert_int_eq(fd, -1);
+		ck_assert_int_eq(errno, kerr);
+	}
+	free(big);
+	ls = fx_dir_listing(d.fd, ".");
+	ck_assert_str_eq(ls, "sub\n");
+	free(ls);
+	tdir_free(&d);
+}
+END_TEST
+
+static int modes_case(int dirfd, uint64_t fl)
+{
+	static const mode_t modes[] = { 0, 0444, 0200, 0600, 0644, 0666, 0755, 0777, 04755, 01644 };
+	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++)
+		if (create_and_check(dirfd, "m", modes[i], xa3, 3, fl))
+			return 1;
+	return 0;
+}
+
+START_TEST(modes_and_umask)
+{
+	uint64_t fl = strategies[_i];
+	struct tdir d;
+	tdir_make(&d, "tmpfile");
+	static const mode_t masks[] = { 022, 077, 0, 0277, 0777 };
+	mode_t old = umask(0);
+	for (size_t i = 0; i < sizeof(masks) / sizeof(masks[0]); i++) {
+		umask(masks[i]);
+		int r = modes_case(d.fd, fl);
+		if (r == 0) {
+			/* and the obvious arithmetic, as a cross-check of the oracle */
+			int fd = safe_tmpfile_xattr(d.fd, "u", 0666, xa3, 3, fl);
+			struct stat st;
+			r = fd < 0 || fstat(fd, &st) < 0 ||
+			    (st.st_mode & 07777) != (0666 & ~masks[i]);
+			if (fd >= 0)
+				close(fd);
+			(void)unlinkat(d.fd, "u", 0);
+		}
+		if (r) {
+			umask(old);
+			ck_abort_msg("umask %04o failed (see stderr)", masks[i]);
+		}
+	}
+	umask(old);
+	tdir_free(&d);
+}
+END_TEST
+
+START_TEST(setgid_directory)
+{
+	uint64_t fl = strategies[_i];
+	struct tdir d;
+	tdir_make(&d, "tmpfile");
+	ck_assert_int_eq(mkdirat(d.fd, "sg", 0775), 0);
+	ck_assert_int_eq(fchownat(d.fd, "sg", (uid_t)-1, 4242, 0), 0);
+	ck_assert_int_eq(fchmodat(d.fd, "sg", 02775, 0), 0);
+	int sg = openat(d.fd, "sg", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	ck_assert_int_ge(sg, 0);
+	RUN(create_and_check(sg, "f", 02755, xa3, 3, fl));
+	RUN(create_and_check(sg, "f", 0644, xa3, 3, fl));
+	int fd = safe_tmpfile_xattr(sg, "f", 02750, xa3, 3, fl);
+	ck_assert_int_ge(fd, 0);
+	struct stat st;
+	ck_assert_int_eq(fstat(fd, &st), 0);
+	ck_assert_int_eq(st.st_gid, 4242);
+	mode_t um = umask(022);
+	umask(um);
+	ck_assert_int_eq(st.st_mode & 07777, 02750 & ~um); /* root keeps S_ISGID */
+	close(fd);
+	close(sg);
+	tdir_free(&d);
+}
+END_TEST
+
+/* Build a POSIX ACL xattr value. Entries: {tag, perm, id}. */
+struct acl_ent {
+	unsigned short tag, perm;
+	unsigned int id;
+};
+static size_t acl_value(char *buf, const struct acl_ent *e, size_t n)
+{
+	unsigned int v = 2; /* POSIX_ACL_XATTR_VERSION, little endian on the supported arches */
+	memcpy(buf, &v, 4);
+	for (size_t i = 0; i < n; i++)
+		memcpy(buf + 4 + i * 8, &e[i], 8);
+	return 4 + n * 8;
+}
+#define ACL_USER_OBJ 0x01
+#define ACL_USER 0x02
+#define ACL_GROUP_OBJ 0x04
+#define ACL_MASK 0x10
+#define ACL_OTHER 0x20
+#define ACL_NOID 0xffffffffu
+
+START_TEST(default_acl)
+{
+	uint64_t fl = strategies[_i];
+	struct tdir d;
+	tdir_make(&d, "tmpfile");
+	mode_t old = umask(077);
+	char buf[128];
+	/* minimal default ACL u::rwx g::r-x o::--- replaces the umask */
+	ck_assert_int_eq(mkdirat(d.fd, "min", 0755), 0);
+	static const struct acl_ent amin[] = {
+		{ ACL_USER_OBJ, 7, ACL_NOID }, { ACL_GROUP_OBJ, 5, ACL_NOID }, { ACL_OTHER, 0, ACL_NOID }
+	};
+	size_t len = acl_value(buf, amin, 3);
+	int mfd = openat(d.fd, "min", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	ck_assert_int_ge(mfd, 0);
+	if (fsetxattr(mfd, "system.posix_acl_default", buf, len, 0) < 0) {
+		int err = errno;
+		close(mfd);
+		umask(old);
+		tdir_free(&d);
+		ck_assert_msg(err == EOPNOTSUPP, "setting a default ACL: %s", strerror(err));
+		fprintf(stderr, "default_acl: no ACL support on this filesystem, not tested\n");
+		return;
+	}
+	int fd = safe_tmpfile_xattr(mfd, "f", 0666, xa3, 3, fl);
+	ck_assert_int_ge(fd, 0);
+	struct stat st;
+	ck_assert_int_eq(fstat(fd, &st), 0);
+	ck_assert_int_eq(st.st_mode & 07777, 0640); /* the umask (077) would give 0600 */
+	close(fd);
+	ck_assert_int_eq(unlinkat(mfd, "f", 0), 0);
+	static const mode_t modes[] = { 0, 0444, 0640, 0666, 0777 };
+	for (size_t i = 0; i < 5; i++)
+		RUN(create_and_check(mfd, "f", modes[i], xa3, 3, fl));
+	close(mfd);
+
+	/* extended default ACL: the new file gets an access ACL as well */
+	ck_assert_int_eq(mkdirat(d.fd, "ext", 0755), 0);
+	static const struct acl_ent aext[] = {
+		{ ACL_USER_OBJ, 7, ACL_NOID }, { ACL_USER, 7, 1234 }, { ACL_GROUP_OBJ, 5, ACL_NOID },
+		{ ACL_MASK, 7, ACL_NOID },     { ACL_OTHER, 5, ACL_NOID },
+	};
+	len = acl_value(buf, aext, 5);
+	int efd = openat(d.fd, "ext", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	ck_assert_int_ge(efd, 0);
+	ck_assert_int_eq(fsetxattr(efd, "system.posix_acl_default", buf, len, 0), 0);
+	for (size_t i = 0; i < 5; i++)
+		RUN(create_and_check(efd, "f", modes[i], xa3, 3, fl));
+	fd = safe_tmpfile_xattr(efd, "f", 0640, xa3, 3, fl);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_gt(fgetxattr(fd, "system.posix_acl_access", buf, sizeof(buf)), 0);
+	close(fd);
+	close(efd);
+	umask(old);
+	tdir_free(&d);
+}
+END_TEST
+
+START_TEST(acl_xattr_from_caller)
+{
+	/* A caller-supplied access ACL defines the permission bits itself: it
+	 * is applied after the mode, so the result is the ACL. */
+	uint64_t fl = strategies[_i];
+	struct tdir d;
+	tdir_make(&d, "tmpfile");
+	char buf[128];
+	static const struct acl_ent a[] = {
+		{ ACL_USER_OBJ, 6, ACL_NOID }, { ACL_USER, 4, 1234 }, { ACL_GROUP_OBJ, 4, ACL_NOID },
+		{ ACL_MASK, 4, ACL_NOID },     { ACL_OTHER, 0, ACL_NOID },
+	};
+	size_t len = acl_value(buf, a, 5);
+	struct safe_xattr x[] = { { "system.posix_acl_access", buf, len }, { "user.a", "1", 1 } };
+	int fd = safe_tmpfile_xattr(d.fd, "f", 0, x, 2, fl);
+	if (fd < 0 && errno == EOPNOTSUPP) {
+		tdir_free(&d);
+		return;
+	}
+	ck_assert_int_ge(fd, 0);
+	struct stat st;
+	ck_assert_int_eq(fstat(fd, &st), 0);
+	ck_assert_int_eq(st.st_mode & 0777, 0640);
+	char got[128];
+	ck_assert_int_eq(fgetxattr(fd, "system.posix_acl_access", got, sizeof(got)), (ssize_t)len);
+	ck_assert_int_eq(memcmp(got, buf, len), 0);
+	close(fd);
+	tdir_free(&d);
+}
+END_TEST
+
+static int replace_errors(int dfd, uint64_t fl)
+{
+	EXPECT_FAIL(dfd, EEXIST, safe_tmpfile_xattr(dfd, "target", 0644, xa3, 3, fl));
+	EXPECT_FAIL(dfd, EEXIST, safe_tmpfile_xattr(dfd, "adir", 0644, xa3, 3, fl));
+	EXPECT_FAIL(dfd, EEXIST, safe_tmpfile_xattr(dfd, "alink", 0644, xa3, 3, fl));
+	/* a directory cannot be replaced by a file */
+	EXPECT_FAIL(dfd, EISDIR,
+		    safe_tmpfile_xattr(dfd, "adir", 0644, xa3, 3, fl | SAFE_TMPFILE_REPLACE));
+	return 0;
+}
+
+/* A snapshot of everything below path, without the line of path itself
+ * (whose mtime a failed call that created and removed a name may change). */
+static char *snapshot_below(const char *path)
+{
+	char *s = fx_tree_snapshot(path);
+	char *nl = strchr(s, '\n');
+	ck_assert(nl && s[0] == '.' && s[1] == ' ');
+	memmove(s, nl + 1, strlen(nl + 1) + 1);
+	return s;
+}
+
+START_TEST(replaces)
+{
+	uint64_t fl = strategies[_i];
+	struct tdir d;
+	tdir_make(&d, "tmpfile");
+	static const char *const spec[] = { "f target old content", "d adir", "l alink target", NULL };
+	fx_build(d.fd, spec);
+	int old = openat(d.fd, "target", O_RDONLY | O_CLOEXEC);
+	ck_assert_int_ge(old, 0);
+	char *snap = snapshot_below(d.path);
+
+	RUN(replace_errors(d.fd, fl));
+	char *snap2 = snapshot_below(d.path);
+	ck_assert_str_eq(snap, snap2);
+	free(snap2);
+
+	int fd = safe_tmpfile_xattr(d.fd, "target", 0600, xa3, 3,
+				    fl | SAFE_TMPFILE_REPLACE | SAFE_TMPFILE_SYNC);
+	ck_assert_int_ge(fd, 0);
+	RUN(check_fd(fd, d.fd, "target") || check_xattrs(fd, xa3, 3));
+	close(fd);
+	/* the old file is intact, just unnamed */
+	char buf[32];
+	ck_assert_int_eq(read(old, buf, sizeof(buf)), 11);
+	ck_assert_int_eq(memcmp(buf, "old content", 11), 0);
+	close(old);
+	/* a symlink is replaced itself, not followed */
+	fd = safe_tmpfile_xattr(d.fd, "alink", 0600, xa3, 3, fl | SAFE_TMPFILE_REPLACE);
+	ck_assert_int_ge(fd, 0);
+	RUN(check_fd(fd, d.fd, "alink"));
+	ck_assert(!fx_same_object(fd, d.fd, "target"));
+	close(fd);
+	char *ls = fx_dir_listing(d.fd, ".");
+	ck_assert_str_eq(ls, "adir\nalink\ntarget\n");
+	free(ls);
+	free(snap);
+	tdir_free(&d);
+}
+END_TEST
+
+static int errors_case(struct tdir *d, uint64_t fl)
+{
+	int dfd = d->fd;
+	static const char *const spec[] = { "d sub", "f file x", "l up ..", "l abs /tmp", NULL };
+	fx_build(dfd, spec);
+	int sub = openat(dfd, "sub", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	CK(sub >= 0);
+	struct safe_xattr x1[] = { { "user.a", "v", 1 } };
+	char longname[300];
+	memset(longname, 'a', 256);
+	longname[256] = '\0';
+	char longx[300] = "user.";
+	memset(longx + 5, 'x', 251);
+	longx[256] = '\0';
+	static char huge[65537];
+
+	/* flags */
+	EXPECT_FAIL(dfd, EINVAL, safe_tmpfile_xattr(dfd, "n", 0644, x1, 1, fl | (1ULL << 60)));
+	EXPECT_FAIL(dfd, EINVAL, safe_tmpfile_xattr(dfd, "n", 0644, x1, 1, fl | SAFE_FOLLOW));
+	EXPECT_FAIL(dfd, EINVAL,
+		    safe_tmpfile_xattr(dfd, "n", 0644, x1, 1,
+				       fl | SAFE_RESOLVE_BENEATH | SAFE_RESOLVE_IN_ROOT));
+	EXPECT_FAIL(dfd, EINVAL, safe_tmpfile_xattr(dfd, "n", S_IFREG | 0644, x1, 1, fl));
+	/* path */
+	EXPECT_FAIL(dfd, EFAULT, safe_tmpfile_xattr(dfd, NULL, 0644, x1, 1, fl));
+	EXPECT_FAIL(dfd, ENOENT, safe_tmpfile_xattr(dfd, "", 0644, x1, 1, fl));
+	static const char *const inval[] = { ".", "..", "sub/.", "sub/..", "n/", "sub/n//", "/" };
+	for (size_t i = 0; i < sizeof(inval) / sizeof(inval[0]); i++)
+		EXPECT_FAIL(dfd, EINVAL, safe_tmpfile_xattr(dfd, inval[i], 0644, x1, 1, fl));
+	EXPECT_FAIL(dfd, ENAMETOOLONG, safe_tmpfile_xattr(dfd, longname, 0644, x1, 1, fl));
+	EXPECT_FAIL(dfd, ENOENT, safe_tmpfile_xattr(dfd, "nodir/n", 0644, x1, 1, fl));
+	EXPECT_FAIL(dfd, ENOTDIR, safe_tmpfile_xattr(dfd, "file/n", 0644, x1, 1, fl));
+	EXPECT_FAIL(sub, EXDEV, safe_tmpfile_xattr(sub, "../n", 0644, x1, 1, fl));
+	EXPECT_FAIL(sub, EXDEV, safe_tmpfile_xattr(sub, "/n", 0644, x1, 1, fl));
+	EXPECT_FAIL(dfd, EXDEV, safe_tmpfile_xattr(dfd, "abs/n", 0644, x1, 1, fl));
+	EXPECT_FAIL(dfd, EXDEV, safe_tmpfile_xattr(dfd, "up/n", 0644, x1, 1, fl));
+	EXPECT_FAIL(dfd, EXDEV,
+		    safe_tmpfile_xattr(dfd, "up/n", 0644, x1, 1, fl | SAFE_TMPFILE_REPLACE));
+	EXPECT_FAIL(dfd, ELOOP,
+		    safe_tmpfile_xattr(dfd, "up/n", 0644, x1, 1, fl | SAFE_RESOLVE_NO_SYMLINKS));
+	/* xattr arrays */
+	EXPECT_FAIL(dfd, EFAULT, safe_tmpfile_xattr(dfd, "n", 0644, NULL, 1, fl));
+	struct safe_xattr bad[2];
+	bad[0] = (struct safe_xattr){ NULL, "v", 1 };
+	EXPECT_FAIL(dfd, EFAULT, safe_tmpfile_xattr(dfd, "n", 0644, bad, 1, fl));
+	bad[0] = (struct safe_xattr){ "user.a", NULL, 1 };
+	EXPECT_FAIL(dfd, EFAULT, safe_tmpfile_xattr(dfd, "n", 0644, bad, 1, fl));
+	static const char *const badnames[] = { "", "noprefix", "user.", "user", "trusted.",
+						"foo.bar", "USER.a", ".user.a" };
+	for (size_t i = 0; i < sizeof(badnames) / sizeof(badnames[0]); i++) {
+		bad[0] = (struct safe_xattr){ badnames[i], "v", 1 };
+		EXPECT_FAIL(dfd, EINVAL, safe_tmpfile_xattr(dfd, "n", 0644, bad, 1, fl));
+	}
+	bad[0] = (struct safe_xattr){ longx, "v", 1 };
+	EXPECT_FAIL(dfd, EINVAL, safe_tmpfile_xattr(dfd, "n", 0644, bad, 1, fl));
+	bad[0] = (struct safe_xattr){ "user.a", huge, sizeof(huge) };
+	EXPECT_FAIL(dfd, E2BIG, safe_tmpfile_xattr(dfd, "n", 0644, bad, 1, fl));
+	bad[0] = (struct safe_xattr){ "user.a", "v", 1 };
+	bad[1] = (struct safe_xattr){ "user.a", "w", 1 };
+	EXPECT_FAIL(dfd, EINVAL, safe_tmpfile_xattr(dfd, "n", 0644, bad, 2, fl));
+	/* xattrs the kernel refuses, at each stage: a malformed capability
+	 * (before the mode), a malformed ACL (after the mode) */
+	bad[0] = (struct safe_xattr){ "user.a", "v", 1 };
+	bad[1] = (struct safe_xattr){ "security.capability", "x", 1 };
+	EXPECT_FAIL(dfd, EINVAL, safe_tmpfile_xattr(dfd, "n", 0644, bad, 2, fl));
+	bad[1] = (struct safe_xattr){ "system.posix_acl_access", "xx", 2 };
+	EXPECT_FAIL(dfd, EINVAL, safe_tmpfile_xattr(dfd, "n", 0644, bad, 2, fl));
+	EXPECT_FAIL(dfd, EINVAL,
+		    safe_tmpfile_xattr(dfd, "file", 0644, bad, 2, fl | SAFE_TMPFILE_REPLACE));
+	/* a (well-formed) default ACL on a regular file */
+	char acl[64];
+	static const struct acl_ent amin[] = {
+		{ ACL_USER_OBJ, 7, ACL_NOID }, { ACL_GROUP_OBJ, 5, ACL_NOID }, { ACL_OTHER, 0, ACL_NOID }
+	};
+	bad[1] = (struct safe_xattr){ "system.posix_acl_default", acl, acl_value(acl, amin, 3) };
+	EXPECT_FAIL(dfd, EACCES, safe_tmpfile_xattr(dfd, "n", 0644, bad, 2, fl));
+	/* an unknown namespace-less name never reaches the kernel; an unknown
+	 * attribute in a known namespace is the filesystem's call */
+	bad[1] = (struct safe_xattr){ "system.nonexistent", "x", 1 };
+	EXPECT_FAIL(dfd, EOPNOTSUPP, safe_tmpfile_xattr(dfd, "n", 0644, bad, 2, fl));
+	close(sub);
+	return 0;
+}
+
+START_TEST(errors_leave_nothing)
+{
+	struct tdir d;
+	tdir_make(&d, "tmpfile");
+	int r = errors_case(&d, strategies[_i]);
+	tdir_free(&d);
+	ck_assert_msg(r == 0, "see stderr");
+}
+END_TEST
+
+static int is_ext4(int fd)
+{
+	struct statfs sfs;
+	return fstatfs(fd, &sfs) == 0 && sfs.f_type == EXT4_SUPER_MAGIC;
+}
+
+static int ext4_enospc(int dfd, uint64_t fl, const char *v, size_t vlen)
+{
+	struct safe_xattr big[] = { { "user.a", v, 100 }, { "user.big", v, vlen } };
+	struct safe_xattr four[] = {
+		{ "user.a", v, 1000 }, { "user.b", v, 1000 }, { "user.c", v, 1000 }, { "user.d", v, 1000 }
+	};
+	EXPECT_FAIL(dfd, ENOSPC, safe_tmpfile_xattr(dfd, "f", 0644, big, 2, fl));
+	EXPECT_FAIL(dfd, ENOSPC, safe_tmpfile_xattr(dfd, "f", 0644, four, 4, fl));
+	int fd = safe_tmpfile_xattr(dfd, "f", 0644, NULL, 0, fl);
+	CK(fd >= 0);
+	close(fd);
+	EXPECT_FAIL(dfd, ENOSPC,
+		    safe_tmpfile_xattr(dfd, "f", 0644, big, 2, fl | SAFE_TMPFILE_REPLACE));
+	CK(unlinkat(dfd, "f", 0) == 0);
+	return 0;
+}
+
+START_TEST(ext4_xattr_space)
+{
+	uint64_t fl = strategies[_i];
+	struct tdir d;
+	tdir_make(&d, "tmpfile");
+	if (!is_ext4(d.fd)) {
+		fprintf(stderr, "ext4_xattr_space: %s is not ext4, not tested\n", d.path);
+		tdir_free(&d);
+		return;
+	}
+	static char v[16384];
+	memset(v, 'v', sizeof(v));
+	struct safe_xattr fit[] = { { "user.a", v, 1000 }, { "user.b", v, 1000 }, { "user.c", v, 1000 } };
+	RUN(create_and_check(d.fd, "f", 0644, fit, 3, fl));
+	/* the kernel's verdict on a plain file is the oracle (ENOSPC here,
+	 * unless the filesystem has ea_inode) */
+	int pf = openat(d.fd, "plain", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	ck_assert_int_ge(pf, 0);
+	int kr = fsetxattr(pf, "user.big", v, sizeof(v), 0);
+	int kerr = errno;
+	close(pf);
+	ck_assert_int_eq(unlinkat(d.fd, "plain", 0), 0);
+	if (kr == 0) {
+		fprintf(stderr, "ext4_xattr_space: this ext4 stores 16 KiB values (ea_inode)\n");
+	} else {
+		ck_assert_int_eq(kerr, ENOSPC);
+		RUN(ext4_enospc(d.fd, fl, v, sizeof(v)));
+	}
+	tdir_free(&d);
+}
+END_TEST
+
+/* ---------------------------------------------------------------- two-phase */
+
+START_TEST(two_phase)
+{
+	uint64_t fl = strategies[_i];
+	bool named = fl & SAFE_TMPFILE_NO_OTMPFILE;
+	struct tdir d;
+	tdir_make(&d, "tmpfile");
+	struct safe_tmpfile *t = NULL;
+	int fd = safe_tmpfile_open(d.fd, "doc", 0444, fl, &t);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_ptr_nonnull(t);
+	struct stat st;
+	ck_assert_int_eq(fstat(fd, &st), 0);
+	ck_assert_int_eq(st.st_nlink, named ? 1 : 0);
+	ck_assert_int_eq(count_hidden(d.fd), named ? 1 : 0);
+	ck_assert_int_eq(faccessat(d.fd, "doc", F_OK, AT_SYMLINK_NOFOLLOW), -1);
+	ck_assert_int_eq(write(fd, "payload", 7), 7);
+	ck_assert_int_eq(fsetxattr(fd, "user.own", "mine", 4, 0), 0);
+	int fd2 = safe_tmpfile_link(t, xa3, 3, SAFE_TMPFILE_SYNC);
+	ck_assert_int_eq(fd2, fd);
+	RUN(check_fd(fd, d.fd, "doc") || check_xattrs(fd, xa3, 3) ||
+	    check_like_oracle(fd, d.fd, 0444));
+	char buf[16];
+	ck_assert_int_eq(fgetxattr(fd, "user.own", buf, sizeof(buf)), 4);
+	ck_assert_int_eq(pread(fd, buf, sizeof(buf), 0), 7);
+	ck_assert_int_eq(memcmp(buf, "payload", 7), 0);
+	ck_assert_int_eq(write(fd, "!", 1), 1);
+	close(fd);
+	char *ls = fx_dir_listing(d.fd, ".");
+	ck_assert_str_eq(ls, "doc\n");
+	free(ls);
+
+	/* discard leaves nothing */
+	fd = safe_tmpfile_open(d.fd, "gone", 0644, fl, &t);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, "x", 1), 1);
+	ck_assert_int_eq(safe_tmpfile_discard(t), 0);
+	ls = fx_dir_listing(d.fd, ".");
+	ck_assert_str_eq(ls, "doc\n");
+	free(ls);
+	ck_assert_int_eq(safe_tmpfile_discard(NULL), 0);
+
+	/* a failed link (EEXIST) leaves the handle usable */
+	fd = safe_tmpfile_open(d.fd, "doc", 0640, fl, &t);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, "new", 3), 3);
+	int nfd = fx_fd_count();
+	ck_assert_int_eq(safe_tmpfile_link(t, xa3, 3, 0), -1);
+	ck_assert_int_eq(errno, EEXIST);
+	ck_assert_int_eq(safe_tmpfile_link(t, xa3, 3, 1ULL << 60), -1);
+	ck_assert_int_eq(errno, EINVAL);
+	ck_assert_int_eq(safe_tmpfile_link(t, xa3, 3, SAFE_TMPFILE_NO_OTMPFILE), -1);
+	ck_assert_int_eq(errno, EINVAL);
+	struct safe_xattr dup[] = { { "user.a", "", 0 }, { "user.a", "", 0 } };
+	ck_assert_int_eq(safe_tmpfile_link(t, dup, 2, 0), -1);
+	ck_assert_int_eq(errno, EINVAL);
+	ck_assert_int_eq(nfd, fx_fd_count());
+	ck_assert_int_eq(count_hidden(d.fd), named ? 1 : 0);
+	ck_assert_int_eq(unlinkat(d.fd, "doc", 0), 0);
+	fd2 = safe_tmpfile_link(t, xa3, 3, 0);
+	ck_assert_int_eq(fd2, fd);
+	RUN(check_fd(fd, d.fd, "doc") || check_xattrs(fd, xa3, 3) ||
+	    check_like_oracle(fd, d.fd, 0640));
+	close(fd);
+
+	/* ... and REPLACE after a failed plain link */
+	fd = safe_tmpfile_open(d.fd, "doc", 0, fl, &t);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(safe_tmpfile_link(t, xa3, 3, 0), -1);
+	ck_assert_int_eq(errno, EEXIST);
+	fd2 = safe_tmpfile_link(t, xa3, 3, SAFE_TMPFILE_REPLACE);
+	ck_assert_int_eq(fd2, fd);
+	RUN(check_fd(fd, d.fd, "doc") || check_like_oracle(fd, d.fd, 0));
+	close(fd);
+	ls = fx_dir_listing(d.fd, ".");
+	ck_assert_str_eq(ls, "doc\n");
+	free(ls);
+	tdir_free(&d);
+}
+END_TEST
+
+static int two_phase_errors_case(int dfd, uint64_t fl)
+{
+	struct safe_tmpfile *t = (struct safe_tmpfile *)&t;
+	struct safe_tmpfile *const sentinel = t;
+	EXPECT_FAIL(dfd, EFAULT, safe_tmpfile_open(dfd, "n", 0644, fl, NULL));
+	EXPECT_FAIL(dfd, EFAULT, safe_tmpfile_open(dfd, NULL, 0644, fl, &t));
+	EXPECT_FAIL(dfd, EINVAL, safe_tmpfile_open(dfd, "n", 0644, fl | SAFE_TMPFILE_REPLACE, &t));
+	EXPECT_FAIL(dfd, EINVAL, safe_tmpfile_open(dfd, "n", 0644, fl | SAFE_TMPFILE_SYNC, &t));
+	EXPECT_FAIL(dfd, EINVAL, safe_tmpfile_open(dfd, "n", 0644, fl | (1ULL << 62), &t));
+	EXPECT_FAIL(dfd, EINVAL, safe_tmpfile_open(dfd, "..", 0644, fl, &t));
+	EXPECT_FAIL(dfd, EINVAL, safe_tmpfile_open(dfd, "n/", 0644, fl, &t));
+	EXPECT_FAIL(dfd, ENOENT, safe_tmpfile_open(dfd, "", 0644, fl, &t));
+	EXPECT_FAIL(dfd, EXDEV, safe_tmpfile_open(dfd, "../n", 0644, fl, &t));
+	EXPECT_FAIL(dfd, EXDEV, safe_tmpfile_open(dfd, "/n", 0644, fl, &t));
+	EXPECT_FAIL(dfd, EFAULT, safe_tmpfile_link(NULL, NULL, 0, 0));
+	CKMSG(t == sentinel, "the handle pointer was written on failure");
+	return 0;
+}
+
+START_TEST(two_phase_errors)
+{
+	struct tdir d;
+	tdir_make(&d, "tmpfile");
+	int r = two_phase_errors_case(d.fd, strategies[_i]);
+	tdir_free(&d);
+	ck_assert_msg(r == 0, "see stderr");
+}
+END_TEST
+
+/* ---------------------------------------------------------------- sandboxed children */
+
+struct child_args {
+	int dirfd;            /* opened by the parent, writable by 65534 */
+	uint64_t flags;       /* strategy bits */
+	bool unpriv;          /* drop to 65534 */
+	bool no_proc;         /* private mount namespace without /proc */
+	bool no_empty_path;   /* linkat(AT_EMPTY_PATH) fails with ENOENT (kernels < 6.10) */
+	int tmpfile_errno;    /* O_TMPFILE opens fail with this errno (0: allowed) */
+	bool no_renameat2;    /* renameat2 with flags fails with ENOSYS */
+	int expect_nlink;     /* -1: don't care; else st_nlink after safe_tmpfile_open */
+};
+
+static int child_setup(const struct child_args *a)
+{
+	if (a->no_proc) {
+		CK(unshare(CLONE_NEWNS) == 0);
+		CK(mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) == 0);
+		CK(umount2("/proc", MNT_DETACH) == 0);
+		CK(access("/proc/self/fd", F_OK) == -1);
+	}
+	if (a->unpriv)
+		CK(sb_drop_privileges() == 0);
+	struct sb_rule rules[4];
+	size_t n = 0;
+	if (a->no_empty_path)
+		rules[n++] = (struct sb_rule)SB_WHEN(SYS_linkat, ENOENT, 4, AT_EMPTY_PATH,
+						     AT_EMPTY_PATH);
+	if (a->tmpfile_errno) {
+		rules[n++] = (struct sb_rule)SB_WHEN(SYS_openat, a->tmpfile_errno, 2, O_TMPFILE_BIT,
+						     O_TMPFILE_BIT);
+#ifdef SYS_open
+		rules[n++] = (struct sb_rule)SB_WHEN(SYS_open, a->tmpfile_errno, 1, O_TMPFILE_BIT,
+						     O_TMPFILE_BIT);
+#endif
+	}
+	if (a->no_renameat2)
+		rules[n++] = (struct sb_rule)SB_WHEN(SYS_renameat2, ENOSYS, 4, RENAME_NOREPLACE,
+						     RENAME_NOREPLACE);
+	if (n)
+		CK(sb_seccomp(rules, n) == 0);
+	return 0;
+}
+
+/* Everything a caller does, in whatever sandbox the child set up. */
+static int child_scenario(void *arg)
+{
+	const struct child_args *a = arg;
+	if (child_setup(a))
+		return 1;
+	int dfd = a->dirfd;
+	uint64_t fl = a->flags;
+	if (create_and_check(dfd, "f", 0644, xa3, 3, fl) || create_and_check(dfd, "f", 0, xa3, 3, fl) ||
+	    create_and_check(dfd, "f", 0444, xa3, 3, fl | SAFE_TMPFILE_SYNC))
+		return 1;
+	/* strategy seen from outside */
+	struct safe_tmpfile *t;
+	int fd = safe_tmpfile_open(dfd, "two", 0640, fl, &t);
+	CK(fd >= 0);
+	struct stat st;
+	CK(fstat(fd, &st) == 0);
+	CKMSG(a->expect_nlink < 0 || (int)st.st_nlink == a->expect_nlink,
+	      "st_nlink %d after safe_tmpfile_open, expected %d", (int)st.st_nlink,
+	      a->expect_nlink);
+	CK(count_hidden(dfd) == (int)st.st_nlink);
+	CK(write(fd, "abc", 3) == 3);
+	CK(safe_tmpfile_link(t, xa3, 3, 0) == fd);
+	if (check_fd(fd, dfd, "two") || check_xattrs(fd, xa3, 3) || check_like_oracle(fd, dfd, 0640))
+		return 1;
+	close(fd);
+	/* replace, plain and synced */
+	fd = safe_tmpfile_xattr(dfd, "two", 0600, xa3, 3, fl | SAFE_TMPFILE_REPLACE);
+	CK(fd >= 0 && check_fd(fd, dfd, "two") == 0);
+	close(fd);
+	fd = safe_tmpfile_xattr(dfd, "two", 0, xa3, 3,
+				fl | SAFE_TMPFILE_REPLACE | SAFE_TMPFILE_SYNC);
+	CK(fd >= 0 && check_fd(fd, dfd, "two") == 0);
+	close(fd);
+	EXPECT_FAIL(dfd, EEXIST, safe_tmpfile_xattr(dfd, "two", 0644, xa3, 3, fl));
+	CK(unlinkat(dfd, "two", 0) == 0);
+	/* discard */
+	fd = safe_tmpfile_open(dfd, "three", 0640, fl, &t);
+	CK(fd >= 0);
+	CK(safe_tmpfile_discard(t) == 0);
+	char *ls = fx_dir_listing(dfd, ".");
+	int empty = !strcmp(ls, "");
+	free(ls);
+	CKMSG(empty, "directory not empty at the end");
+	if (a->unpriv) {
+		struct safe_xattr tr[] = { { "user.a", "1", 1 }, { "trusted.label", "x", 1 } };
+		EXPECT_FAIL(dfd, EPERM, safe_tmpfile_xattr(dfd, "t", 0644, tr, 2, fl));
+		EXPECT_FAIL(dfd, EPERM,
+			    safe_tmpfile_xattr(dfd, "t", 0644, tr, 2,
+					       fl | SAFE_TMPFILE_REPLACE | SAFE_TMPFILE_SYNC));
+	}
+	return 0;
+}
+
+static void run_child(struct child_args *a)
+{
+	struct tdir d;
+	tdir_make(&d, "tmpfile");
+	ck_assert_int_eq(fchown(d.fd, 65534, 65534), 0);
+	a->dirfd = d.fd;
+	int r = sb_run(child_scenario, a);
+	char *ls = fx_dir_listing(d.fd, ".");
+	ck_assert_str_eq(ls, "");
+	free(ls);
+	tdir_free(&d);
+	ck_assert_msg(r == 0, "child failed with %d (see stderr)", r);
+}
+
+START_TEST(unprivileged)
+{
+	/* Any route that works for uid 65534 (AT_EMPTY_PATH since Linux 6.10,
+	 * else procfs); the unnamed file in both cases. */
+	struct child_args a = { .flags = strategies[_i], .unpriv = true, .expect_nlink = -1 };
+	a.expect_nlink = (a.flags & SAFE_TMPFILE_NO_OTMPFILE) ? 1 : 0;
+	run_child(&a);
+}
+END_TEST
+
+START_TEST(unprivileged_procfs_route)
+{
+	/* AT_EMPTY_PATH refused as before Linux 6.10: the procfs link. */
+	struct child_args a = { .flags = strategies[_i], .unpriv = true, .no_empty_path = true };
+	a.expect_nlink = (a.flags & SAFE_TMPFILE_NO_OTMPFILE) ? 1 : 0;
+	run_child(&a);
+}
+END_TEST
+
+START_TEST(unprivileged_no_proc)
+{
+	/* No procfs and no AT_EMPTY_PATH: an unnamed file could not be linked,
+	 * so the named fallback must be chosen up front. */
+	struct child_args a = { .flags = strategies[_i],
+				.unpriv = true,
+				.no_proc = true,
+				.no_empty_path = true,
+				.expect_nlink = 1 };
+	run_child(&a);
+	/* without the AT_EMPTY_PATH restriction: whatever this kernel allows */
+	struct child_args b = { .flags = strategies[_i],
+				.unpriv = true,
+				.no_proc = true,
+				.expect_nlink = -1 };
+	run_child(&b);
+}
+END_TEST
+
+START_TEST(seccomp_no_otmpfile)
+{
+	/* O_TMPFILE refused by a sandbox (EOPNOTSUPP), or unknown to an old
+	 * kernel (EISDIR: the flag reads as O_DIRECTORY): the fallback. */
+	static const int errs[] = { EOPNOTSUPP, EISDIR, EINVAL };
+	struct child_args a = { .flags = strategies[_i],
+				.tmpfile_errno = errs[0],
+				.expect_nlink = 1 };
+	for (size_t i = 0; i < 3; i++) {
+		a.tmpfile_errno = errs[i];
+		run_child(&a);
+	}
+	a.unpriv = true;
+	a.tmpfile_errno = EOPNOTSUPP;
+	run_child(&a);
+}
+END_TEST
+
+START_TEST(no_renameat2)
+{
+	/* renameat2(RENAME_NOREPLACE) missing: linkat + unlinkat. */
+	struct child_args a = { .flags = strategies[_i] | SAFE_TMPFILE_NO_OTMPFILE,
+				.no_renameat2 = true,
+				.expect_nlink = 1 };
+	run_child(&a);
+	a.unpriv = true;
+	run_child(&a);
+}
+END_TEST
+
+static int dropbox_child(void *arg)
+{
+	/* A directory the caller may write and search but not read: the
+	 * directory fsync of SYNC cannot open it and syncs the filesystem. */
+	const struct child_args *a = arg;
+	CK(sb_drop_privileges() == 0);
+	int fd = safe_tmpfile_xattr(a->dirfd, "f", 0644, xa3, 3, a->flags | SAFE_TMPFILE_SYNC);
+	CK(fd >= 0);
+	CK(check_xattrs(fd, xa3, 3) == 0);
+	close(fd);
+	fd = safe_tmpfile_xattr(a->dirfd, "f", 0644, xa3, 3,
+				a->flags | SAFE_TMPFILE_SYNC | SAFE_TMPFILE_REPLACE);
+	CK(fd >= 0);
+	close(fd);
+	struct safe_xattr tr[] = { { "trusted.label", "x", 1 } };
+	CK(safe_tmpfile_xattr(a->dirfd, "g", 0644, tr, 1, a->flags | SAFE_TMPFILE_SYNC) == -1);
+	CK(errno == EPERM);
+	/* and a directory the caller may not write at all */
+	CK(faccessat(a->dirfd, "ro", W_OK, 0) == -1);
+	int ro = openat(a->dirfd, "ro", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	CK(ro >= 0);
+	errno = 0;
+	CK(safe_tmpfile_xattr(ro, "f", 0644, xa3, 3, a->flags) == -1 && errno == EACCES);
+	close(ro);
+	return 0;
+}
+
+START_TEST(unprivileged_dropbox)
+{
+	struct tdir d;
+	tdir_make(&d, "tmpfile");
+	ck_assert_int_eq(mkdirat(d.fd, "ro", 0755), 0);
+	ck_assert_int_eq(fchmod(d.fd, 0733), 0);
+	struct child_args a = { .dirfd = d.fd, .flags = strategies[_i] };
+	int r = sb_run(dropbox_child, &a);
+	char *ls = fx_dir_listing(d.fd, ".");
+	ck_assert_str_eq(ls, "f\nro\n");
+	free(ls);
+	tdir_free(&d);
+	ck_assert_msg(r == 0, "child failed with %d (see stderr)", r);
+}
+END_TEST
+
+static int unpriv_setgid_child(void *arg)
+{
+	const struct child_args *a = arg;
+	CK(sb_drop_privileges() == 0);
+	/* not a member of the directory's group: S_ISGID is dropped, the group
+	 * is still inherited */
+	if (create_and_check(a->dirfd, "f", 02755, xa3, 3, a->flags) ||
+	    create_and_check(a->dirfd, "f", 04755, xa3, 3, a->flags))
+		return 1;
+	int fd = safe_tmpfile_xattr(a->dirfd, "f", 02775, xa3, 3, a->flags);
+	CK(fd >= 0);
+	struct stat st;
+	CK(fstat(fd, &st) == 0);
+	CKMSG(st.st_gid == 4242 && !(st.st_mode & S_ISGID), "gid %d mode %o", (int)st.st_gid,
+	      st.st_mode);
+	close(fd);
+	/* two-phase: content written before publication keeps S_ISUID */
+	struct safe_tmpfile *t;
+	fd = safe_tmpfile_open(a->dirfd, "s", 04755, a->flags, &t);
+	CK(fd >= 0);
+	CK(write(fd, "#!/bin/true\n", 12) == 12);
+	CK(safe_tmpfile_link(t, xa3, 3, 0) == fd);
+	CK(fstat(fd, &st) == 0);
+	mode_t um = umask(022);
+	umask(um);
+	CKMSG((st.st_mode & 07777) == (04755 & ~um), "mode %o", st.st_mode);
+	close(fd);
+	return 0;
+}
+
+START_TEST(unprivileged_setgid_directory)
+{
+	struct tdir d;
+	tdir_make(&d, "tmpfile");
+	ck_assert_int_eq(fchown(d.fd, 65534, 4242), 0);
+	ck_assert_int_eq(fchmod(d.fd, 02777), 0);
+	struct child_args a = { .dirfd = d.fd, .flags = strategies[_i] };
+	int r = sb_run(unpriv_setgid_child, &a);
+	tdir_free(&d);
+	ck_assert_msg(r == 0, "child failed with %d (see stderr)", r);
+}
+END_TEST
+
+struct mount_args {
+	const char *path;
+	uint64_t flags;
+	bool replace;
+};
+
+static int ramfs_case(int dfd, uint64_t fl)
+{
+	struct statfs sfs;
+	CK(fstatfs(dfd, &sfs) == 0 && sfs.f_type == RAMFS_MAGIC);
+	struct safe_xattr x1[] = { { "user.a", "v", 1 } };
+	EXPECT_FAIL(dfd, EOPNOTSUPP, safe_tmpfile_xattr(dfd, "f", 0644, x1, 1, fl));
+	EXPECT_FAIL(dfd, EOPNOTSUPP,
+		    safe_tmpfile_xattr(dfd, "f", 0644, xa3, 3,
+				       fl | SAFE_TMPFILE_REPLACE | SAFE_TMPFILE_SYNC));
+	struct safe_tmpfile *t;
+	int fd = safe_tmpfile_open(dfd, "g", 0644, fl, &t);
+	CK(fd >= 0);
+	CK(safe_tmpfile_link(t, x1, 1, 0) == -1 && errno == EOPNOTSUPP);
+	CK(safe_tmpfile_discard(t) == 0);
+	/* without xattrs it works */
+	fd = safe_tmpfile_xattr(dfd, "plain", 0644, NULL, 0, fl);
+	CK(fd >= 0 && check_fd(fd, dfd, "plain") == 0);
+	close(fd);
+	EXPECT_FAIL(dfd, EOPNOTSUPP,
+		    safe_tmpfile_xattr(dfd, "plain", 0644, x1, 1, fl | SAFE_TMPFILE_REPLACE));
+	CK(unlinkat(dfd, "plain", 0) == 0);
+	char *ls = fx_dir_listing(dfd, ".");
+	int empty = !strcmp(ls, "");
+	free(ls);
+	CKMSG(empty, "ramfs not empty");
+	return 0;
+}
+
+static int ramfs_child(void *arg)
+{
+	const struct mount_args *a = arg;
+	CK(unshare(CLONE_NEWNS) == 0);
+	CK(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0);
+	CK(mount("none", a->path, "ramfs", 0, "mode=0755") == 0);
+	int dfd = open(a->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	CK(dfd >= 0);
+	int r = ramfs_case(dfd, a->flags);
+	close(dfd);
+	return r;
+}
+
+START_TEST(ramfs_no_user_xattrs)
+{
+	if (!sb_can_mount()) {
+		fprintf(stderr, "ramfs_no_user_xattrs: cannot mount here, not tested\n");
+		return;
+	}
+	char *dir = fx_mkdtemp("tmpfile-ramfs");
+	struct mount_args a = { .path = dir, .flags = strategies[_i] };
+	int r = sb_run(ramfs_child, &a);
+	char *ls = fx_dir_listing(AT_FDCWD, dir);
+	ck_assert_str_eq(ls, "");
+	free(ls);
+	ck_assert_int_eq(fx_rmtree(dir), 0);
+	free(dir);
+	ck_assert_msg(r == 0, "child failed with %d (see stderr)", r);
+}
+END_TEST
+
+/* ---------------------------------------------------------------- the watcher */
+
+struct watch {
+	atomic_int stop;
+	atomic_long loops;
+	atomic_long seen;
+	atomic_long missing;
+	atomic_long incomplete;
+	atomic_long other;
+	int other_errno;
+};
+
+static const struct safe_xattr race_x[] = {
+	{ "user.mime_type", "text/plain", 10 },
+	{ "user.sha256", "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855", 64 },
+	{ "user.owner", "uploader-42", 11 },
+};
+
+static void watcher(struct watch *w, const char *path)
+{
+	char buf[128];
+	while (!atomic_load(&w->stop)) {
+		size_t present = 0;
+		for (size_t i = 0; i < 3; i++) {
+			ssize_t r = lgetxattr(path, race_x[i].name, buf, sizeof(buf));
+			if (r >= 0) {
+				if ((size_t)r == race_x[i].size &&
+				    !memcmp(buf, race_x[i].value, race_x[i].size))
+					present++;
+				else
+					atomic_fetch_add(&w->incomplete, 1);
+			} else if (errno == ENOENT) {
+				atomic_fetch_add(&w->missing, 1);
+			} else if (errno == ENODATA) {
+				atomic_fetch_add(&w->incomplete, 1);
+			} else {
+				w->other_errno = errno;
+				atomic_fetch_add(&w->other, 1);
+			}
+		}
+		if (present == 3)
+			atomic_fetch_add(&w->seen, 1);
+		atomic_fetch_add(&w->loops, 1);
+	}
+}
+
+/*
+ * Create (or with REPLACE, replace) dir/target n times while a watcher
+ * process polls its xattrs. After each publication the creator waits until
+ * the watcher has completed a full poll, so every file is observed; without
+ * REPLACE it then removes the name again.
+ */
+static int race_case(const char *dirpath, uint64_t fl, bool replace, long n)
+{
+	int dfd = open(dirpath, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	CK(dfd >= 0);
+	char target[4096];
+	snprintf(target, sizeof(target), "%s/target", dirpath);
+	if (replace) {
+		int fd = safe_tmpfile_xattr(dfd, "target", 0644, race_x, 3, fl);
+		CK(fd >= 0);
+		close(fd);
+	}
+	struct watch *w = mmap(NULL, sizeof(*w), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
+			       -1, 0);
+	CK(w != MAP_FAILED);
+	memset(w, 0, sizeof(*w));
+	pid_t pid = fork();
+	CK(pid >= 0);
+	if (pid == 0) {
+		watcher(w, target);
+		_exit(0);
+	}
+	int r = 0;
+	for (long i = 0; i < n && !r; i++) {
+		int fd = safe_tmpfile_xattr(dfd, "target", 0644, race_x, 3,
+					    fl | (replace ? SAFE_TMPFILE_REPLACE : 0));
+		if (fd < 0) {
+			fprintf(stderr, "race: creation %ld: %s\n", i, strerror(errno));
+			r = 1;
+			break;
+		}
+		close(fd);
+		long l0 = atomic_load(&w->loops);
+		while (atomic_load(&w->loops) < l0 + 2) {
+			if (waitpid(pid, NULL, WNOHANG) != 0) {
+				fprintf(stderr, "race: the watcher died\n");
+				r = 1;
+				break;
+			}
+			sched_yield();
+		}
+		if (!replace && unlinkat(dfd, "target", 0) < 0) {
+			fprintf(stderr, "race: unlink: %s\n", strerror(errno));
+			r = 1;
+		}
+	}
+	atomic_store(&w->stop, 1);
+	while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+		;
+	if (!r) {
+		if (w->incomplete || (replace && w->missing) || w->other || w->seen < n) {
+			fprintf(stderr,
+				"race (%s, %s, flags %#llx): %ld polls, %ld complete, %ld "
+				"incomplete, %ld missing, %ld other errors (last %s)\n",
+				dirpath, replace ? "replace" : "create", (unsigned long long)fl,
+				w->loops, w->seen, w->incomplete, w->missing, w->other,
+				strerror(w->other_errno));
+			r = 1;
+		}
+	}
+	munmap(w, sizeof(*w));
+	char *ls = fx_dir_listing(dfd, ".");
+	if (strcmp(ls, replace ? "target\n" : "")) {
+		fprintf(stderr, "race: left behind: %s\n", ls);
+		r = 1;
+	}
+	free(ls);
+	if (replace)
+		(void)unlinkat(dfd, "target", 0);
+	close(dfd);
+	return r;
+}
+
+#define RACE_N 1000
+static long race_n(void)
+{
+	return fx_scale(RACE_N, 20);
+}
+
+START_TEST(race_ext4)
+{
+	uint64_t fl = strategies[_i / 2];
+	bool replace = _i % 2;
+	char *dir = fx_mkdtemp("tmpfile-race");
+	int r = race_case(dir, fl, replace, race_n());
+	ck_assert_int_eq(fx_rmtree(dir), 0);
+	free(dir);
+	ck_assert_msg(r == 0, "see stderr");
+}
+END_TEST
+
+static int tmpfs_race_child(void *arg)
+{
+	const struct mount_args *a = arg;
+	CK(unshare(CLONE_NEWNS) == 0);
+	CK(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0);
+	CK(mount("none", a->path, "tmpfs", 0, "mode=0755,size=16m") == 0);
+	return race_case(a->path, a->flags, a->replace, race_n());
+}
+
+START_TEST(race_tmpfs)
+{
+	uint64_t fl = strategies[_i / 2];
+	bool replace = _i % 2;
+	struct statfs sfs;
+	int r;
+	if (statfs("/dev/shm", &sfs) == 0 && sfs.f_type == TMPFS_MAGIC &&
+	    access("/dev/shm", W_OK) == 0) {
+		char dir[] = "/dev/shm/safeopen-tmpfile-XXXXXX";
+		ck_assert_ptr_nonnull(mkdtemp(dir));
+		r = race_case(dir, fl, replace, race_n());
+		ck_assert_int_eq(fx_rmtree(dir), 0);
+	} else if (sb_can_mount()) {
+		char *dir = fx_mkdtemp("tmpfile-race");
+		struct mount_args a = { .path = dir, .flags = fl, .replace = replace };
+		r = sb_run(tmpfs_race_child, &a);
+		ck_assert_int_eq(fx_rmtree(dir), 0);
+		free(dir);
+	} else {
+		fprintf(stderr, "race_tmpfs: no tmpfs available, not tested\n");
+		return;
+	}
+	ck_assert_msg(r == 0, "see stderr");
+}
+END_TEST
+
+/* ---------------------------------------------------------------- suite */
+
+static Suite *tmpfile_suite(void)
+{
+	Suite *s = suite_create("tmpfile");
+	TCase *tc = tcase_create("core");
+	tcase_add_checked_fixture(tc, fx_fd_setup, fx_fd_teardown);
+	tcase_set_timeout(tc, 60);
+	tcase_add_loop_test(tc, creates_with_xattrs, 0, N_STRATEGIES);
+	tcase_add_loop_test(tc, modes_and_umask, 0, N_STRATEGIES);
+	tcase_add_loop_test(tc, setgid_directory, 0, N_KERNEL_STRATEGIES);
+	tcase_add_loop_test(tc, default_acl, 0, N_KERNEL_STRATEGIES);
+	tcase_add_loop_test(tc, acl_xattr_from_caller, 0, N_KERNEL_STRATEGIES);
+	tcase_add_loop_test(tc, replaces, 0, N_STRATEGIES);
+	tcase_add_loop_test(tc, errors_leave_nothing, 0, N_STRATEGIES);
+	tcase_add_loop_test(tc, ext4_xattr_space, 0, N_KERNEL_STRATEGIES);
+	tcase_add_loop_test(tc, two_phase, 0, N_STRATEGIES);
+	tcase_add_loop_test(tc, two_phase_errors, 0, N_STRATEGIES);
+	suite_add_tcase(s, tc);
+
+	TCase *sb = tcase_create("sandbox");
+	tcase_add_checked_fixture(sb, fx_fd_setup, fx_fd_teardown);
+	tcase_set_timeout(sb, 60);
+	tcase_add_loop_test(sb, unprivileged, 0, N_STRATEGIES);
+	tcase_add_loop_test(sb, unprivileged_procfs_route, 0, N_KERNEL_STRATEGIES);
+	tcase_add_loop_test(sb, unprivileged_no_proc, 0, N_KERNEL_STRATEGIES);
+	tcase_add_loop_test(sb, seccomp_no_otmpfile, 0, N_KERNEL_STRATEGIES);
+	tcase_add_loop_test(sb, no_renameat2, 0, 1);
+	tcase_add_loop_test(sb, unprivileged_dropbox, 0, N_KERNEL_STRATEGIES);
+	tcase_add_loop_test(sb, unprivileged_setgid_directory, 0, N_KERNEL_STRATEGIES);
+	tcase_add_loop_test(sb, ramfs_no_user_xattrs, 0, N_KERNEL_STRATEGIES);
+	suite_add_tcase(s, sb);
+
+	TCase *rc = tcase_create("race");
+	tcase_add_checked_fixture(rc, fx_fd_setup, fx_fd_teardown);
+	tcase_set_timeout(rc, 300);
+	tcase_add_loop_test(rc, race_ext4, 0, 2 * N_KERNEL_STRATEGIES);
+	tcase_add_loop_test(rc, race_tmpfs, 0, 2 * N_KERNEL_STRATEGIES);
+	suite_add_tcase(s, rc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(tmpfile_suite());
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
