@@ -192,21 +192,72 @@ SAFE_PUBLIC SAFE_NODISCARD int safe_openat_beneath(int dirfd, const char *path, 
  * @brief Create a file that no other process ever sees under its name
  *        without its xattrs.
  *
- * Strategy 1 (preferred): an unnamed @c O_TMPFILE inode is created in the
- * parent directory, filled in (content, owner, xattrs, final mode) and only
- * then linked under its name, with linkat(@c AT_EMPTY_PATH) where the caller
- * is allowed, else through a verified procfs (/proc/self/fd/N with
- * @c AT_SYMLINK_FOLLOW).
+ * @par Guarantees
+ * - Whoever looks up the final name sees either nothing (or, with
+ *   #SAFE_TMPFILE_REPLACE, the complete old file) or the complete new file
+ *   with every requested xattr and its final mode: never a file without its
+ *   xattrs, and with REPLACE never a missing name.
+ * - On failure, and after a crash at any point, nothing exists under the
+ *   final name that was not there before. A failed call removes every name it
+ *   created; a crash can leave at most a hidden temporary name (strategy 2, or
+ *   between the two steps of REPLACE), never a half-made file under the final
+ *   name.
+ * - The result is the same whichever strategy is used: the mode is what
+ *   open(@c O_CREAT, mode) would give in that directory (umask, or the
+ *   directory's default ACL instead of the umask, set-group-ID directories,
+ *   and the kernel's rules for dropping @c S_ISGID), the owner and group are
+ *   those of a file the caller creates there, and the xattrs are exactly the
+ *   requested ones (plus whatever the kernel or an LSM adds to every new file,
+ *   such as an inherited access ACL or an SELinux label).
  *
- * Strategy 2 (fallback, for filesystems without @c O_TMPFILE or callers who
- * can link neither way): a hidden, randomly named temporary file is created
- * with @c O_EXCL|O_NOFOLLOW in the same directory, filled in, and renamed onto
- * the final name (renameat2(@c RENAME_NOREPLACE), or rename for
- * #SAFE_TMPFILE_REPLACE). The hidden name is visible in directory listings
- * while it exists, never under the final name without its xattrs.
+ * @par Strategy 1: an unnamed file (preferred)
+ * An @c O_TMPFILE|O_RDWR inode is created in the parent directory (the mode
+ * is always passed to the kernel), then, in this order: the caller's content
+ * and owner changes (two-phase form), the xattrs, the final mode, the fsync of
+ * #SAFE_TMPFILE_SYNC, and only then a link under the final name:
+ * linkat(@c AT_EMPTY_PATH) where the kernel permits it (@c CAP_DAC_READ_SEARCH,
+ * or since Linux 6.10 a descriptor opened with the caller's own credentials),
+ * else linkat(@c AT_SYMLINK_FOLLOW) of the descriptor's entry in
+ * /proc/thread-self/fd, after checking that /proc is a real procfs. Which link
+ * is possible is probed right after creation, before anything is written: an
+ * unnamed file cannot switch to the fallback later. With
+ * #SAFE_TMPFILE_REPLACE the file is linked under a hidden random name and
+ * renamed over the target.
  *
- * Limit of invisibility: before publication an unnamed file can still be
- * reached by the same user and by root through /proc/PID/fd.
+ * @par Strategy 2: a hidden named temporary (fallback)
+ * Used when the filesystem or kernel has no @c O_TMPFILE (@c EOPNOTSUPP,
+ * @c EISDIR on kernels before 3.11, or a sandbox refusing it), when an unnamed
+ * file could be linked neither way (no privilege for @c AT_EMPTY_PATH and no
+ * procfs), or when #SAFE_TMPFILE_NO_OTMPFILE is given. A file named
+ * ".safeopen-" followed by 16 random characters is created with
+ * @c O_CREAT|O_EXCL|O_NOFOLLOW in the same directory (with the requested
+ * bits plus owner read and write, so that the kernel computes the final mode)
+ * and immediately narrowed to mode 0600 until publication, filled in as above, and moved onto the final name with
+ * renameat2(@c RENAME_NOREPLACE) (rename(2) for REPLACE); where renameat2 is
+ * unsupported, linkat(2) followed by unlinkat(2) of the hidden name. The
+ * hidden name is visible in directory listings while it exists, and a crash
+ * can leave it behind (it never carries the final name).
+ *
+ * @par Limit of invisibility
+ * "Never visible" refers to the final name. Before publication an unnamed
+ * file can still be reached through /proc/PID/fd by processes running as the
+ * same user and by root. The fallback's hidden name can be seen by anyone who
+ * may list the directory, and opened by those the requested mode admits only
+ * in the instant between its creation and the chmod to 0600. Processes that
+ * may write the directory can always create, rename or remove names in it
+ * (the fallback checks that the hidden name is still its file before
+ * publishing it); with a sticky directory they cannot touch the caller's
+ * files.
+ *
+ * @par Order of the steps
+ * write(2) and fchown(2) clear @c security.capability and the set-ID bits,
+ * and an unprivileged owner cannot set @c user.* xattrs on a file without
+ * owner write permission, so the file is created owner-readable and writable
+ * (the kernel computes the umask or ACL result for the requested bits plus
+ * those), content and owner come first, then the xattrs, then the final mode
+ * (the kernel's result minus the owner bits added only for the work).
+ * @c system.posix_acl_access and @c system.posix_acl_default, which define
+ * the permission bits themselves, are set after the final mode.
  * @{
  */
 
@@ -219,12 +270,17 @@ struct safe_xattr {
 
 /** Atomically replace an existing file at the final name: the name always
  *  resolves to the complete old file or the complete new one. Without it, an
- *  existing name is @c EEXIST and nothing changes. */
+ *  existing name is @c EEXIST and nothing changes. A directory cannot be
+ *  replaced (@c EISDIR); a symlink is replaced itself, never followed. */
 #define SAFE_TMPFILE_REPLACE (1ULL << 48)
-/** Make the data and the directory entry durable (fsync of the file and the
- *  directory) before returning. */
+/** Make the data and the directory entry durable before returning: fsync(2)
+ *  of the file before it is published, then fsync(2) of the directory (of an
+ *  @c O_RDONLY descriptor; a directory the caller may not read is covered by
+ *  syncfs(2) of the filesystem). Without it the file appears atomically but
+ *  a crash may lose it or its data. */
 #define SAFE_TMPFILE_SYNC (1ULL << 49)
-/** Do not use @c O_TMPFILE; always use the named-temporary fallback. */
+/** Do not use @c O_TMPFILE; always use the named-temporary fallback (for
+ *  tests and benchmarks). */
 #define SAFE_TMPFILE_NO_OTMPFILE (1ULL << 50)
 
 /**
@@ -233,34 +289,53 @@ struct safe_xattr {
  *
  * The parent directory of @p path is resolved with the resolver; the
  * @c SAFE_RESOLVE_* bits in @p flags apply to it (#SAFE_RESOLVE_BENEATH when
- * neither BENEATH nor IN_ROOT is given). The final mode is what
- * open(@c O_CREAT, @p mode) would give (umask or default ACL applied); owner
- * and group follow the usual rules (setgid directories respected).
+ * neither BENEATH nor IN_ROOT is given). The last component must be an
+ * ordinary name. The final mode is what open(@c O_CREAT, @p mode) would give
+ * (umask or default ACL applied); owner and group follow the usual rules
+ * (setgid directories respected). Everything is validated before anything is
+ * created. See the group description for the strategies and the guarantees.
+ *
+ * If #SAFE_TMPFILE_SYNC is given and only the final directory sync fails,
+ * the name is removed again (without REPLACE) or the new file stays in place
+ * (with REPLACE: the old one cannot come back), and -1 is returned with the
+ * errno of fsync(2).
  *
  * @param dirfd   Root directory, or @c AT_FDCWD. Borrowed.
  * @param path    Final path of the file, beneath @p dirfd.
- * @param mode    Permission bits (0 and 0444 work; the returned descriptor is
- *                writable regardless).
+ * @param mode    Permission bits, 07777 at most (0 and 0444 work; the
+ *                returned descriptor is writable regardless).
  * @param xattrs  Attributes to set (may be NULL when @p nxattrs is 0).
  * @param nxattrs Number of entries in @p xattrs.
  * @param flags   @c SAFE_RESOLVE_* and @c SAFE_TMPFILE_* bits.
- * @return An @c O_RDWR|O_CLOEXEC descriptor of the published file, or -1 with
- *         @c errno set; on failure nothing exists under @p path (or the old
- *         file is untouched) and no temporary name is left.
- * @retval EINVAL Unknown flag bits; an invalid xattr name (no namespace
- *         prefix, empty, longer than 255 bytes) or a duplicate name; a
- *         final component of ".", ".." or a trailing slash.
- * @retval E2BIG  An xattr value larger than 65536 bytes.
+ * @return A new @c O_RDWR|O_CLOEXEC descriptor of the published file, owned
+ *         by the caller, or -1 with @c errno set; on failure nothing exists
+ *         under @p path (or the old file is untouched), no temporary name is
+ *         left and no descriptor is leaked.
+ * @retval EINVAL Unknown flag bits, or both BENEATH and IN_ROOT; @p mode
+ *         outside 07777; an invalid xattr name (no "user.", "trusted.",
+ *         "security." or "system." prefix followed by at least one character,
+ *         or longer than 255 bytes: the library checks this itself, where the
+ *         kernel would say @c ERANGE or @c EOPNOTSUPP) or a name given twice;
+ *         a last component of "." or "..", or a path ending in '/' (including
+ *         "/"); a value the kernel rejects (a malformed ACL or capability).
+ * @retval E2BIG  An xattr value larger than 65536 bytes (as setxattr(2)).
  * @retval EFAULT @p path is NULL, or @p xattrs is NULL with @p nxattrs > 0,
  *         or an entry has a NULL name or a NULL value with a nonzero size.
+ * @retval ENOENT @p path is empty, or a directory on the way does not exist.
  * @retval EEXIST The name exists and #SAFE_TMPFILE_REPLACE was not given.
+ * @retval EISDIR #SAFE_TMPFILE_REPLACE and the name is a directory.
  * @retval EXDEV  The parent directory escapes @p dirfd.
- * @retval EOPNOTSUPP The filesystem does not support the xattr namespace.
- * @retval ENOSPC No room for the file or its xattrs.
+ * @retval EACCES The caller may not create files in the parent directory;
+ *         @c system.posix_acl_default given for a regular file.
+ * @retval EOPNOTSUPP The filesystem does not support the xattr namespace or
+ *         attribute (e.g. any @c user.* xattr on ramfs).
+ * @retval ENOSPC No room for the file or its xattrs (ext4 keeps the xattrs
+ *         of an inode in about one block unless it has @c ea_inode).
  * @retval EPERM  The caller may not set an xattr (e.g. trusted.* unprivileged).
  * @par Errors
- *      Any error of the resolver for the parent, of fsetxattr(2), linkat(2),
- *      renameat2(2), fsync(2).
+ *      Any error of the resolver for the parent (@c ELOOP, @c ENOTDIR,
+ *      @c ENAMETOOLONG, ...), of openat(2), fsetxattr(2), fchmod(2),
+ *      linkat(2), renameat2(2), fsync(2).
  */
 SAFE_PUBLIC SAFE_NODISCARD int safe_tmpfile_xattr(int dirfd, const char *path, mode_t mode,
                                                   const struct safe_xattr *xattrs, size_t nxattrs,
@@ -270,7 +345,10 @@ SAFE_PUBLIC SAFE_NODISCARD int safe_tmpfile_xattr(int dirfd, const char *path, m
  * @brief An unpublished file of the two-phase form (opaque).
  *
  * Created by safe_tmpfile_open(), consumed by safe_tmpfile_link() on success
- * or by safe_tmpfile_discard(). It owns the file's descriptor until then.
+ * or by safe_tmpfile_discard(). It owns the file's descriptor, the parent
+ * directory's descriptor, the strategy and (fallback) the hidden name until
+ * then. Its layout is private, so it can grow without an ABI change. A handle
+ * is not thread-safe: use it from one thread at a time.
  */
 struct safe_tmpfile;
 
@@ -279,19 +357,24 @@ struct safe_tmpfile;
  *
  * Resolves the parent of @p path beneath @p dirfd and creates the file in it
  * with one of the two strategies (chosen now: an unnamed file cannot switch
- * strategy later). The caller writes content through the returned descriptor
- * and may set xattrs on it, then calls safe_tmpfile_link() or
- * safe_tmpfile_discard().
+ * strategy later). The caller writes content through the returned descriptor,
+ * may fchown(2) it and set xattrs of its own on it, then calls
+ * safe_tmpfile_link() or safe_tmpfile_discard(). Until then the file has no
+ * name (strategy 1: fstat(2) shows @c st_nlink 0) or only its hidden name
+ * (strategy 2), and mode 0600.
  *
  * @param dirfd Root directory, or @c AT_FDCWD. Borrowed.
  * @param path  Final path the file will be published under.
- * @param mode  Final permission bits, applied at publication.
+ * @param mode  Final permission bits (07777 at most), applied at publication
+ *              as open(@c O_CREAT) would have applied them at creation.
  * @param flags @c SAFE_RESOLVE_* bits and #SAFE_TMPFILE_NO_OTMPFILE.
  * @param[out] tmpp Receives the handle on success; untouched on failure.
  * @return The file's @c O_RDWR|O_CLOEXEC descriptor, owned by the handle (do
- *         not close it), or -1 with @c errno set.
- * @retval EINVAL Unknown flag bits; a final component of ".", ".." or with a
- *         trailing slash.
+ *         not close it; it becomes the caller's when safe_tmpfile_link()
+ *         succeeds), or -1 with @c errno set.
+ * @retval EINVAL Unknown flag bits (#SAFE_TMPFILE_REPLACE and
+ *         #SAFE_TMPFILE_SYNC belong to safe_tmpfile_link()); @p mode outside
+ *         07777; a last component of ".", ".." or a path ending in '/'.
  * @retval EFAULT @p path or @p tmpp is NULL.
  * @retval ENOMEM The handle could not be allocated.
  * @par Errors
@@ -303,9 +386,14 @@ SAFE_PUBLIC SAFE_NODISCARD int safe_tmpfile_open(int dirfd, const char *path, mo
 /**
  * @brief Phase two: set @p xattrs, apply the final mode, and publish.
  *
- * On success the handle is freed and the returned descriptor (the same file)
- * belongs to the caller. On failure the handle stays valid and unpublished:
- * the caller may retry or call safe_tmpfile_discard().
+ * On success the handle is freed and the returned descriptor (the same
+ * number safe_tmpfile_open() returned) belongs to the caller. On failure the
+ * handle stays valid and unpublished: the caller may retry (for example with
+ * #SAFE_TMPFILE_REPLACE after @c EEXIST) or call safe_tmpfile_discard(). The
+ * xattrs a failed call managed to set stay on the unpublished file. The one
+ * exception is a failure of the final directory sync of #SAFE_TMPFILE_SYNC
+ * (see safe_tmpfile_xattr()): the handle can then only be discarded, and
+ * another safe_tmpfile_link() fails with @c EINVAL.
  *
  * @param tmp     Handle from safe_tmpfile_open().
  * @param xattrs  Attributes to set before publication (may be NULL if 0).
@@ -316,6 +404,8 @@ SAFE_PUBLIC SAFE_NODISCARD int safe_tmpfile_open(int dirfd, const char *path, mo
  *         safe_tmpfile_xattr()).
  * @retval EFAULT @p tmp is NULL.
  * @retval EEXIST The name exists and #SAFE_TMPFILE_REPLACE was not given.
+ * @retval ENOENT Fallback strategy: the hidden name no longer refers to the
+ *         file (someone removed or replaced it); nothing is published.
  * @par Errors
  *      As safe_tmpfile_xattr().
  */
@@ -327,11 +417,13 @@ SAFE_PUBLIC SAFE_NODISCARD int safe_tmpfile_link(struct safe_tmpfile *tmp,
  * @brief Abandon an unpublished file: close it, remove any temporary name,
  *        free the handle. NULL is accepted and ignored.
  *
+ * An unnamed file disappears with its descriptor. A hidden name is removed
+ * only while it still refers to this file.
+ *
  * @param tmp Handle from safe_tmpfile_open(), or NULL.
- * @return 0, or -1 with @c errno set if a temporary name could not be
- *         removed (the handle is freed regardless).
- * @retval EIO A hidden temporary name could not be removed; the errno of
- *         unlinkat(2) is reported instead where it is more specific.
+ * @return 0, or -1 with the errno of unlinkat(2) if the hidden name could not
+ *         be removed (the descriptors are closed and the handle is freed
+ *         regardless).
  */
 SAFE_PUBLIC int safe_tmpfile_discard(struct safe_tmpfile *tmp);
 
