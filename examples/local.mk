@@ -1,9 +1,27 @@
-# Example programs. `make demo` shows the library at work.
-noinst_PROGRAMS += examples/hello
+# Example programs: the attack demo (`make demo`), the safeopen command-line
+# tool (installed, with its man page), the safe-httpd file server, and hello,
+# the smallest consumer (also the pkg-config check of .ci/run).
+bin_PROGRAMS += examples/safeopen
+examples_safeopen_SOURCES = examples/safeopen.c
+examples_safeopen_LDADD = lib/libsafeopen.la
+dist_man1_MANS += examples/safeopen.1
+
+noinst_PROGRAMS += examples/hello examples/demo examples/safe-httpd
 examples_hello_SOURCES = examples/hello.c
 examples_hello_LDADD = lib/libsafeopen.la
+examples_demo_SOURCES = examples/demo.c
+examples_demo_LDADD = lib/libsafeopen.la
+examples_safe_httpd_SOURCES = examples/safe-httpd.c
+examples_safe_httpd_LDADD = lib/libsafeopen.la
 
-demo: examples/hello
-	@echo "== examples/hello: hostile paths beneath the source tree"
-	./examples/hello $(top_srcdir)
+# The attacker of tests/test-httpd.sh: swaps a directory and a symlink with
+# renameat2(RENAME_EXCHANGE) as fast as it can, for a bounded time.
+check_PROGRAMS += examples/race-swap
+examples_race_swap_SOURCES = examples/race-swap.c
+
+TESTS += tests/test-cli.sh
+EXTRA_DIST += tests/test-cli.sh
+
+demo: examples/demo
+	@./examples/demo
 PHONY_TARGETS += demo

@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * race-swap: the attacker of tests/test-httpd.sh. Atomically exchanges two
+ * names in a directory (typically a real directory and a symlink pointing
+ * outside the served root) with renameat2(RENAME_EXCHANGE), as fast as it
+ * can, until SECONDS have passed or it receives SIGTERM. Prints the number of
+ * swaps. The names are back in their original places when it exits.
+ *
+ *     race-swap DIR NAME1 NAME2 SECONDS
+ */
+#define _GNU_SOURCE /* renameat2 */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static volatile sig_atomic_t stop;
+
+static void on_term(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc != 5) {
+		fprintf(stderr, "usage: race-swap DIR NAME1 NAME2 SECONDS\n");
+		return 2;
+	}
+	int dfd = open(argv[1], O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0) {
+		fprintf(stderr, "race-swap: %s: %s\n", argv[1], strerror(errno));
+		return 1;
+	}
+	struct sigaction sa = { .sa_handler = on_term };
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	time_t end = time(NULL) + atoi(argv[4]);
+	unsigned long swaps = 0;
+	while (!stop && time(NULL) < end) {
+		if (renameat2(dfd, argv[2], dfd, argv[3], RENAME_EXCHANGE) < 0) {
+			fprintf(stderr, "race-swap: %s <-> %s: %s\n", argv[2], argv[3],
+				strerror(errno));
+			return 1;
+		}
+		swaps++;
+	}
+	/* an odd number of swaps leaves them exchanged: put them back */
+	if (swaps % 2 && renameat2(dfd, argv[2], dfd, argv[3], RENAME_EXCHANGE) == 0)
+		swaps++;
+	printf("%lu\n", swaps);
+	close(dfd);
+	return 0;
+}
