@@ -110,6 +110,23 @@ void dc_describe_case(const struct dc_case *c, char *buf, size_t size);
 #define DC_IMPL_WALKER 2
 int dc_run_case(struct dc_tree *t, const struct dc_case *c, int impls, char *out, size_t size);
 
+/*
+ * Run the case through one implementation only (0 raw openat2, 1 default
+ * path, 2 walker), undo any creation, and describe the outcome canonically in
+ * buf (equal strings = equal results). Returns 0, or 1 if the result was not
+ * clean (something left behind, a descriptor without O_CLOEXEC).
+ */
+int dc_outcome(struct dc_tree *t, const struct dc_case *c, int impl, char *buf, size_t size);
+
+/* Cases where the kernel's ELOOP came from its RCU-walk restart counting links
+ * twice and the library's EXDEV was accepted (see diffcore.c). */
+extern unsigned long dc_kernel_quirks;
+
+/* Two dc_outcome() strings for the same case agree (equal, or the kernel
+ * double-counted-link ELOOP above). */
+bool dc_outcome_equivalent(const struct dc_tree *t, const struct dc_case *c, const char *want,
+			   const char *got);
+
 /* Print how often the oracle gave each outcome (this process, so far). */
 void dc_stats_print(void);
 

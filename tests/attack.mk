@@ -62,3 +62,10 @@ lint:
 	if test $$fail = 0; then echo "lint: clean"; else echo "lint: FINDINGS above"; fi; \
 	test $$fail = 0
 PHONY_TARGETS += lint
+
+check_PROGRAMS += tests/test_fault
+tests_test_fault_SOURCES = tests/test_fault.c $(ATTACK_CORE)
+tests_test_fault_CFLAGS = $(TEST_CFLAGS)
+tests_test_fault_LDADD = $(TEST_LDADD)
+TESTS += tests/test_fault
+VALGRIND_TESTS += tests/test_fault

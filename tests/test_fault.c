@@ -1,0 +1,520 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Suite "fault": fault injection in forked children. Each test makes one
+ * system call fail the way an old kernel, a strict seccomp profile or a full
+ * filesystem would, and checks that the library takes its documented fallback
+ * (same results) or fails cleanly: nothing left in the directory listing, no
+ * descriptor leaked.
+ *
+ * Faults that BPF can express are seccomp filters (sb_seccomp): openat2 ->
+ * ENOSYS / EPERM; openat(O_TMPFILE) -> EOPNOTSUPP; linkat(AT_EMPTY_PATH) ->
+ * ENOENT / EPERM; linkat -> EPERM; renameat2 -> EINVAL / ENOSYS. "fsetxattr
+ * fails with ENOSPC on the second call" needs a call counter, so this
+ * executable defines fsetxattr() itself: a symbol the executable exports
+ * pre-empts libc's for the shared library (the test checks that the
+ * interposer was really called).
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#include "../fuzz/diffcore.h"
+#include "fixture.h"
+#include "safeopen.h"
+#include "sandbox.h"
+
+/* ---------------------------------------------------------------- fsetxattr interposer */
+
+static int fsetxattr_fail_at; /* 0: never fail; n: the nth call fails with ENOSPC */
+static int fsetxattr_calls;
+
+int fsetxattr(int fd, const char *name, const void *value, size_t size, int flags)
+{
+	fsetxattr_calls++;
+	if (fsetxattr_fail_at && fsetxattr_calls == fsetxattr_fail_at) {
+		errno = ENOSPC;
+		return -1;
+	}
+	return (int)syscall(SYS_fsetxattr, fd, name, value, size, flags);
+}
+
+/* ---------------------------------------------------------------- child-side checks */
+
+/* Children must not call Check (under CK_FORK=no a failing assertion would
+ * unwind into the parent's test runner): they print and return nonzero. */
+#define CHILD_CHECK(cond, ...)                                                                 \
+	do {                                                                                   \
+		if (!(cond)) {                                                                 \
+			fprintf(stderr, "%s:%d: child check failed: %s: ", __FILE__, __LINE__, \
+				#cond);                                                        \
+			fprintf(stderr, __VA_ARGS__);                                          \
+			fputc('\n', stderr);                                                   \
+			return 1;                                                              \
+		}                                                                              \
+	} while (0)
+
+static char *root_path;
+static int rootfd = -1;
+
+static void setup_root(void)
+{
+	root_path = fx_mkdtemp("fault");
+	rootfd = open(root_path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	ck_assert_int_ge(rootfd, 0);
+	static const char *const spec[] = {
+		"d sub", "f sub/old old content", "d other", "f other/file x", NULL,
+	};
+	fx_build(rootfd, spec);
+}
+
+static void teardown_root(void)
+{
+	close(rootfd);
+	rootfd = -1;
+	ck_assert_int_eq(fx_rmtree(root_path), 0);
+	free(root_path);
+	root_path = NULL;
+}
+
+static const struct safe_xattr xattrs3[] = {
+	{ "user.one", "1", 1 },
+	{ "user.two", "22", 2 },
+	{ "user.three", "333", 3 },
+};
+
+/* The file at sub/name has exactly the three xattrs, mode 0640 & ~umask, and
+ * the given content. Returns 0 or prints and returns 1. */
+static int check_published(const char *name, int fd, const char *content)
+{
+	char path[256], buf[64];
+	snprintf(path, sizeof(path), "sub/%s", name);
+	CHILD_CHECK(fx_same_object(fd, rootfd, path), "%s is not the returned fd's file", path);
+	struct stat st;
+	CHILD_CHECK(fstat(fd, &st) == 0, "fstat: %s", strerror(errno));
+	mode_t um = umask(0);
+	umask(um);
+	CHILD_CHECK((st.st_mode & 07777) == (0640 & ~um), "mode 0%o", (unsigned)st.st_mode);
+	for (size_t i = 0; i < 3; i++) {
+		ssize_t n = fgetxattr(fd, xattrs3[i].name, buf, sizeof(buf));
+		CHILD_CHECK(n == (ssize_t)xattrs3[i].size && !memcmp(buf, xattrs3[i].value, (size_t)n),
+			    "xattr %s: %zd (%s)", xattrs3[i].name, n, n < 0 ? strerror(errno) : "");
+	}
+	ssize_t n = pread(fd, buf, sizeof(buf), 0);
+	CHILD_CHECK(n == (ssize_t)strlen(content) && !memcmp(buf, content, (size_t)n),
+		    "content of %s", path);
+	return 0;
+}
+
+/* Listing of sub/ must be `want` (names joined by '\n', sorted). */
+static int check_listing(const char *want)
+{
+	char *ls = fx_dir_listing(rootfd, "sub");
+	int ok = !strcmp(ls, want);
+	if (!ok)
+		fprintf(stderr, "listing of sub/:\n%s--- expected:\n%s---\n", ls, want);
+	free(ls);
+	return ok ? 0 : 1;
+}
+
+/* ---------------------------------------------------------------- openat2 unavailable */
+
+struct o2_params {
+	int err;   /* ENOSYS or EPERM */
+	bool warm; /* the library has used openat2 before the filter is installed */
+};
+
+#define O2_TREES 3
+#define O2_CASES 300
+
+static int child_openat2_blocked(void *arg)
+{
+	const struct o2_params *p = arg;
+	struct dc_tree *trees = calloc(O2_TREES, sizeof(*trees));
+	char(*oracle)[1024] = calloc(O2_TREES * O2_CASES, sizeof(*oracle));
+	struct dc_case *cases = calloc(O2_TREES * O2_CASES, sizeof(*cases));
+	char got[1024];
+	CHILD_CHECK(trees && oracle && cases, "out of memory");
+	long ncases = fx_scale(O2_CASES, 10);
+
+	/* All trees and the oracle (raw openat2) first, while it still works;
+	 * the last tree is the fixed adversarial one. */
+	for (int k = 0; k < O2_TREES; k++) {
+		struct dc_tree *t = &trees[k];
+		snprintf(t->base, sizeof(t->base), "%s/o2-%d", root_path, k);
+		CHILD_CHECK(mkdir(t->base, 0755) == 0, "mkdir: %s", strerror(errno));
+		struct dc_rng r = { dc_mix(0x5afe0f2, (uint64_t)k) };
+		if (k == O2_TREES - 1)
+			dc_tree_set_spec(t, dc_fixed_spec);
+		else
+			dc_tree_generate(t, &r, false);
+		CHILD_CHECK(dc_tree_build(t) == 0, "tree: %s", t->errbuf);
+		for (long i = 0; i < ncases; i++) {
+			struct dc_case *c = &cases[k * O2_CASES + i];
+			struct dc_rng cr = { dc_mix(r.s, (uint64_t)i) };
+			dc_case_generate(t, &cr, c);
+			c->resolve &= ~SAFE_RESOLVE_NO_DOTDOT;
+			(void)dc_outcome(t, c, 0, oracle[k * O2_CASES + i], sizeof(oracle[0]));
+		}
+	}
+	if (p->warm) {
+		struct safe_open_how how = { .flags = O_PATH, .resolve = SAFE_RESOLVE_BENEATH };
+		int fd = safe_openat2(trees[0].rootfd, ".", &how, sizeof(how));
+		CHILD_CHECK(fd >= 0, "warm-up: %s", strerror(errno));
+		close(fd);
+	}
+	struct sb_rule rule = SB_ALWAYS(SYS_openat2, p->err);
+	CHILD_CHECK(sb_seccomp(&rule, 1) == 0, "seccomp: %s", strerror(errno));
+	errno = 0;
+	CHILD_CHECK(syscall(SYS_openat2, AT_FDCWD, ".", NULL, 0) < 0 && errno == p->err,
+		    "the filter does not work");
+
+	int fds_before = fx_fd_count();
+	for (int k = 0; k < O2_TREES; k++) {
+		struct dc_tree *t = &trees[k];
+		for (long i = 0; i < ncases; i++) {
+			struct dc_case *c = &cases[k * O2_CASES + i];
+			const char *want = oracle[k * O2_CASES + i];
+			if (c->expect_einval)
+				continue;
+			for (int impl = 1; impl <= 2; impl++) {
+				int dirty = dc_outcome(t, c, impl, got, sizeof(got));
+				if (dirty || !dc_outcome_equivalent(t, c, want, got)) {
+					char desc[2048];
+					dc_describe_case(c, desc, sizeof(desc));
+					fprintf(stderr,
+						"openat2 -> %s: %s\n    openat2 before the filter: "
+						"%s\n    safe_openat2 (%s): %s\n",
+						strerrorname_np(p->err), desc, want,
+						impl == 1 ? "default" : "walker", got);
+					dc_tree_print(t);
+					return 1;
+				}
+			}
+		}
+	}
+	CHILD_CHECK(fx_fd_count() == fds_before, "descriptors leaked: %d -> %d", fds_before,
+		    fx_fd_count());
+	for (int k = 0; k < O2_TREES; k++)
+		dc_tree_destroy(&trees[k]);
+	free(trees);
+	free(oracle);
+	free(cases);
+	return 0;
+}
+
+static void run_openat2_blocked(int err, bool warm)
+{
+	struct o2_params p = { .err = err, .warm = warm };
+	ck_assert_int_eq(sb_run(child_openat2_blocked, &p), 0);
+}
+
+START_TEST(openat2_enosys)
+{
+	run_openat2_blocked(ENOSYS, false);
+}
+END_TEST
+
+START_TEST(openat2_enosys_after_first_use)
+{
+	run_openat2_blocked(ENOSYS, true);
+}
+END_TEST
+
+START_TEST(openat2_eperm)
+{
+	run_openat2_blocked(EPERM, false);
+}
+END_TEST
+
+START_TEST(openat2_eperm_after_first_use)
+{
+	run_openat2_blocked(EPERM, true);
+}
+END_TEST
+
+/* ---------------------------------------------------------------- safe_tmpfile_* under faults */
+
+/*
+ * A scenario: install `rules`, then create sub/new with three xattrs through
+ * safe_tmpfile_xattr (flags `flags`) and through the two-phase API. `expect`
+ * is 0 for "must succeed" or an errno for "must fail with it"; either way the
+ * listing of sub/ and the fd count must be as they should.
+ */
+struct tmp_params {
+	struct sb_rule rules[4];
+	size_t nrules;
+	uint64_t flags;
+	int expect;         /* safe_tmpfile_xattr: 0 success expected, else this errno */
+	int expect2;        /* two-phase API: 0 success expected, else this errno */
+	bool allow2_success; /* two-phase API: success is fine too */
+	int fail_fsetxattr; /* make the nth fsetxattr fail with ENOSPC */
+};
+
+static int tmpfile_once(const struct tmp_params *p, bool two_phase)
+{
+	char *before = fx_dir_listing(rootfd, "sub");
+	int fds = fx_fd_count();
+	fsetxattr_calls = 0;
+	fsetxattr_fail_at = p->fail_fsetxattr;
+	int fd;
+	if (!two_phase) {
+		fd = safe_tmpfile_xattr(rootfd, "sub/new", 0640, xattrs3, 3, p->flags);
+	} else {
+		struct safe_tmpfile *tmp = NULL;
+		int wfd = safe_tmpfile_open(rootfd, "sub/new", 0640,
+					    p->flags & ~(SAFE_TMPFILE_REPLACE | SAFE_TMPFILE_SYNC),
+					    &tmp);
+		if (wfd < 0) {
+			fd = -1;
+		} else {
+			CHILD_CHECK(write(wfd, "data", 4) == 4, "write: %s", strerror(errno));
+			fd = safe_tmpfile_link(tmp, xattrs3, 3,
+					       p->flags & (SAFE_TMPFILE_REPLACE | SAFE_TMPFILE_SYNC));
+			if (fd < 0) {
+				int e = errno;
+				if (p->fail_fsetxattr) {
+					/* The handle stays valid: the retry without the
+					 * fault publishes. */
+					fsetxattr_fail_at = 0;
+					int fd2 = safe_tmpfile_link(tmp, xattrs3, 3, 0);
+					CHILD_CHECK(fd2 >= 0, "retry after %s: %s",
+						    strerrorname_np(e), strerror(errno));
+					CHILD_CHECK(check_published("new", fd2, "data") == 0,
+						    "retried file");
+					close(fd2);
+					CHILD_CHECK(unlinkat(rootfd, "sub/new", 0) == 0, "unlink");
+				} else {
+					CHILD_CHECK(safe_tmpfile_discard(tmp) == 0, "discard: %s",
+						    strerror(errno));
+				}
+				errno = e;
+			}
+		}
+	}
+	int err = errno;
+	fsetxattr_fail_at = 0;
+	if (p->fail_fsetxattr)
+		CHILD_CHECK(fsetxattr_calls >= p->fail_fsetxattr,
+			    "the fsetxattr interposer saw %d calls: not interposed?",
+			    fsetxattr_calls);
+	int expect = two_phase ? p->expect2 : p->expect;
+	if (two_phase && p->allow2_success && fd >= 0)
+		expect = 0;
+	if (expect == 0) {
+		CHILD_CHECK(fd >= 0, "%s failed: %s", two_phase ? "two-phase" : "safe_tmpfile_xattr",
+			    strerror(err));
+		CHILD_CHECK(check_published("new", fd, two_phase ? "data" : "") == 0,
+			    "published file");
+		close(fd);
+		CHILD_CHECK(unlinkat(rootfd, "sub/new", 0) == 0, "unlink: %s", strerror(errno));
+	} else {
+		CHILD_CHECK(fd < 0 && err == expect, "%s: expected %s, got %d / %s",
+			    two_phase ? "two-phase" : "safe_tmpfile_xattr", strerrorname_np(expect), fd, fd < 0 ? strerrorname_np(err) : "success");
+	}
+	CHILD_CHECK(check_listing(before) == 0, "something left behind");
+	free(before);
+	CHILD_CHECK(fx_fd_count() == fds, "descriptors: %d before, %d after", fds, fx_fd_count());
+	return 0;
+}
+
+static int child_tmpfile(void *arg)
+{
+	const struct tmp_params *p = arg;
+	if (p->nrules)
+		CHILD_CHECK(sb_seccomp(p->rules, p->nrules) == 0, "seccomp: %s", strerror(errno));
+	if (tmpfile_once(p, false))
+		return 1;
+	if (p->fail_fsetxattr || !(p->flags & SAFE_TMPFILE_REPLACE))
+		return tmpfile_once(p, true);
+	return 0;
+}
+
+static void run_tmpfile(struct tmp_params *p)
+{
+	ck_assert_int_eq(sb_run(child_tmpfile, p), 0);
+	/* the pre-existing file is untouched */
+	char buf[32] = "";
+	int fd = openat(rootfd, "sub/old", O_RDONLY | O_CLOEXEC);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(read(fd, buf, sizeof(buf)), 11);
+	close(fd);
+	ck_assert_str_eq(buf, "old content");
+}
+
+START_TEST(otmpfile_eopnotsupp_falls_back)
+{
+	struct tmp_params p = {
+		.rules = { SB_WHEN(SYS_openat, EOPNOTSUPP, 2, O_TMPFILE & ~O_DIRECTORY,
+				   O_TMPFILE & ~O_DIRECTORY) },
+		.nrules = 1,
+	};
+	run_tmpfile(&p);
+}
+END_TEST
+
+START_TEST(linkat_empty_path_enoent_falls_back)
+{
+	struct tmp_params p = {
+		.rules = { SB_WHEN(SYS_linkat, ENOENT, 4, AT_EMPTY_PATH, AT_EMPTY_PATH) },
+		.nrules = 1,
+	};
+	run_tmpfile(&p);
+}
+END_TEST
+
+START_TEST(linkat_empty_path_eperm_falls_back)
+{
+	struct tmp_params p = {
+		.rules = { SB_WHEN(SYS_linkat, EPERM, 4, AT_EMPTY_PATH, AT_EMPTY_PATH) },
+		.nrules = 1,
+	};
+	run_tmpfile(&p);
+}
+END_TEST
+
+START_TEST(linkat_blocked_falls_back_to_rename)
+{
+	/* Neither linkat form works: the documented fallback for
+	 * safe_tmpfile_xattr is the hidden named temporary (strategy 2). The
+	 * two-phase API chose its strategy at open time ("an unnamed file
+	 * cannot switch strategy later"): it may fail, cleanly. */
+	struct tmp_params p = {
+		.rules = { SB_ALWAYS(SYS_linkat, EPERM), SB_ALWAYS(SYS_link, EPERM) },
+		.nrules = 2,
+		.expect2 = EPERM,
+		.allow2_success = true,
+	};
+	run_tmpfile(&p);
+}
+END_TEST
+
+START_TEST(fsetxattr_enospc_second_call)
+{
+	static const uint64_t flagsets[] = { 0, SAFE_TMPFILE_NO_OTMPFILE, SAFE_TMPFILE_REPLACE,
+					     SAFE_TMPFILE_NO_OTMPFILE | SAFE_TMPFILE_REPLACE };
+	for (size_t i = 0; i < sizeof(flagsets) / sizeof(flagsets[0]); i++) {
+		struct tmp_params p = { .flags = flagsets[i], .expect = ENOSPC,
+					.expect2 = ENOSPC, .fail_fsetxattr = 2 };
+		run_tmpfile(&p);
+	}
+}
+END_TEST
+
+static void run_renameat2_blocked(int err)
+{
+	/* The named-temporary strategy publishes with renameat2(NOREPLACE);
+	 * without it, linkat + unlinkat is the documented equivalent. */
+	struct tmp_params p = {
+		.rules = { SB_ALWAYS(SYS_renameat2, err) },
+		.nrules = 1,
+		.flags = SAFE_TMPFILE_NO_OTMPFILE,
+	};
+	run_tmpfile(&p);
+	p.flags = SAFE_TMPFILE_NO_OTMPFILE | SAFE_TMPFILE_REPLACE;
+	run_tmpfile(&p);
+	p.flags = 0;
+	run_tmpfile(&p);
+}
+
+struct rename_params {
+	int err;
+};
+
+static int child_rename(void *arg)
+{
+	const struct rename_params *p = arg;
+	struct sb_rule rule = SB_ALWAYS(SYS_renameat2, p->err);
+	CHILD_CHECK(sb_seccomp(&rule, 1) == 0, "seccomp: %s", strerror(errno));
+	int fds = fx_fd_count();
+	char *before = fx_dir_listing(rootfd, "sub");
+
+	/* NOREPLACE onto an existing name: EEXIST or a clean failure. */
+	int r = safe_renameat_beneath(rootfd, "other/file", "sub/old", SAFE_RENAME_NOREPLACE);
+	CHILD_CHECK(r < 0 && (errno == EEXIST || errno == p->err || errno == EINVAL),
+		    "NOREPLACE onto existing: %d %s", r, strerror(errno));
+	CHILD_CHECK(check_listing(before) == 0, "listing after NOREPLACE onto existing");
+
+	/* EXCHANGE cannot be emulated: a clean error. */
+	r = safe_renameat_beneath(rootfd, "other/file", "sub/old", SAFE_RENAME_EXCHANGE);
+	CHILD_CHECK(r < 0, "EXCHANGE succeeded without renameat2?");
+	CHILD_CHECK(check_listing(before) == 0, "listing after EXCHANGE");
+
+	/* NOREPLACE to a free name: done, or a clean error. */
+	r = safe_renameat_beneath(rootfd, "other/file", "sub/moved", SAFE_RENAME_NOREPLACE);
+	if (r == 0) {
+		CHILD_CHECK(faccessat(rootfd, "other/file", F_OK, AT_SYMLINK_NOFOLLOW) < 0,
+			    "source still there");
+		CHILD_CHECK(safe_renameat_beneath(rootfd, "sub/moved", "other/file", 0) == 0,
+			    "plain rename back: %s", strerror(errno));
+	} else {
+		CHILD_CHECK(errno == p->err || errno == EINVAL, "NOREPLACE: %s", strerror(errno));
+	}
+	CHILD_CHECK(check_listing(before) == 0, "listing after NOREPLACE");
+	CHILD_CHECK(faccessat(rootfd, "other/file", F_OK, AT_SYMLINK_NOFOLLOW) == 0,
+		    "other/file is gone");
+	free(before);
+	CHILD_CHECK(fx_fd_count() == fds, "descriptors: %d before, %d after", fds, fx_fd_count());
+	return 0;
+}
+
+START_TEST(renameat2_einval)
+{
+	run_renameat2_blocked(EINVAL);
+	struct rename_params p = { EINVAL };
+	ck_assert_int_eq(sb_run(child_rename, &p), 0);
+}
+END_TEST
+
+START_TEST(renameat2_enosys)
+{
+	run_renameat2_blocked(ENOSYS);
+	struct rename_params p = { ENOSYS };
+	ck_assert_int_eq(sb_run(child_rename, &p), 0);
+}
+END_TEST
+
+static Suite *fault_suite(void)
+{
+	Suite *s = suite_create("fault");
+	TCase *tc = tcase_create("openat2");
+	tcase_add_checked_fixture(tc, setup_root, teardown_root);
+	tcase_add_checked_fixture(tc, fx_fd_setup, fx_fd_teardown);
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, openat2_enosys);
+	tcase_add_test(tc, openat2_enosys_after_first_use);
+	tcase_add_test(tc, openat2_eperm);
+	tcase_add_test(tc, openat2_eperm_after_first_use);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("tmpfile");
+	tcase_add_checked_fixture(tc, setup_root, teardown_root);
+	tcase_add_checked_fixture(tc, fx_fd_setup, fx_fd_teardown);
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, otmpfile_eopnotsupp_falls_back);
+	tcase_add_test(tc, linkat_empty_path_enoent_falls_back);
+	tcase_add_test(tc, linkat_empty_path_eperm_falls_back);
+	tcase_add_test(tc, linkat_blocked_falls_back_to_rename);
+	tcase_add_test(tc, fsetxattr_enospc_second_call);
+	tcase_add_test(tc, renameat2_einval);
+	tcase_add_test(tc, renameat2_enosys);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(fault_suite());
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
