@@ -25,6 +25,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/syscall.h>
@@ -1169,6 +1170,9 @@ static int race_case(const char *dirpath, uint64_t fl, bool replace, long n)
 	pid_t pid = fork();
 	CK(pid >= 0);
 	if (pid == 0) {
+		/* never outlive the creator (a test timeout kills it) */
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() == 1)
+			_exit(1);
 		watcher(w, target);
 		_exit(0);
 	}
