@@ -392,7 +392,10 @@ int safe_unlinkat_beneath(int dirfd, const char *path, uint64_t flags)
 		return -1;
 	/* unlinkat() looks its last component up without following it; "."
 	 * and ".." are rejected before any lookup (EISDIR, or EINVAL and
-	 * ENOTEMPTY with AT_REMOVEDIR), a trailing slash only adds ENOTDIR. */
+	 * ENOTEMPTY with AT_REMOVEDIR), a trailing slash only adds ENOTDIR.
+	 * A path of slashes only (IN_ROOT) is the kernel's LAST_ROOT. */
+	if (path[strspn(path, "/")] == '\0')
+		return so_fail((flags & SAFE_REMOVEDIR) ? EBUSY : EISDIR);
 	char nb[NAME_MAX + 2];
 	return unlinkat(pfd, name_with_slash(&last, nb),
 			(flags & SAFE_REMOVEDIR) ? AT_REMOVEDIR : 0);

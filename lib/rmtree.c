@@ -88,8 +88,8 @@ static int push(struct walk *w, const struct so_ident *id)
 /* Remove a name that is (now) not a directory. */
 static void unlink_nondir(struct walk *w, struct level *lv, int cur, const char *name)
 {
-	if (unlinkat(cur, name, 0) == 0)
-		lv->progress = true;
+	if (unlinkat(cur, name, 0) == 0 || errno == EISDIR)
+		lv->progress = true; /* removed, or a directory again: next pass */
 	else if (errno != ENOENT)
 		note(w, errno);
 }

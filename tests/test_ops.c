@@ -1,0 +1,1625 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Suite "ops": the operations beneath a root.
+ *
+ * Every test builds a fresh temporary directory with two siblings: "root"
+ * (the dirfd handed to the library, holding an adversarial tree) and
+ * "outside" (what must never be touched: snapshots of it are compared before
+ * and after). Loop tests run each case with the openat2 fast path (i = 0)
+ * and with SAFE_RESOLVE_USERSPACE (i = 1); some also loop over the scope.
+ *
+ * Helpers that run in forked sandbox children return 0 or 1 (with a message
+ * on stderr) instead of calling ck_assert.
+ */
+#include "config.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#include "fixture.h"
+#include "safeopen.h"
+#include "sandbox.h"
+
+#ifndef RENAME_EXCHANGE
+#define RENAME_EXCHANGE (1 << 1)
+#endif
+
+#define MODE(i) (((i) & 1) ? SAFE_RESOLVE_USERSPACE : 0)
+
+#define ck_fails(expr, err)                                                                 \
+	do {                                                                                \
+		errno = 0;                                                                  \
+		long r_ = (long)(expr);                                                     \
+		int e_ = errno;                                                             \
+		ck_assert_msg(r_ == -1 && e_ == (err), "%s: got %ld, errno %d (%s); want %s", \
+			      #expr, r_, e_, strerror(e_), strerror(err));                  \
+	} while (0)
+
+#define ck_ok(expr)                                                                     \
+	do {                                                                            \
+		errno = 0;                                                              \
+		long r_ = (long)(expr);                                                 \
+		ck_assert_msg(r_ >= 0, "%s: got %ld (%s)", #expr, r_, strerror(errno)); \
+	} while (0)
+
+#define CK(cond)                                                                          \
+	do {                                                                              \
+		if (!(cond)) {                                                            \
+			fprintf(stderr, "%s:%d: check failed: %s (errno %d: %s)\n", __FILE__, \
+				__LINE__, #cond, errno, strerror(errno));                 \
+			return 1;                                                         \
+		}                                                                         \
+	} while (0)
+
+/* ---------------------------------------------------------------- environment */
+
+static struct {
+	char *base;
+	char root[PATH_MAX];
+	char outside[PATH_MAX];
+	int rootfd;
+	int outfd;
+} E;
+
+/* out = a + "/" + b (out has PATH_MAX bytes). */
+static void pj(char *out, const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b);
+	if (la + lb + 2 > PATH_MAX)
+		abort();
+	memcpy(out, a, la);
+	out[la] = '/';
+	memcpy(out + la + 1, b, lb + 1);
+}
+
+/* A symlink name -> target (target an absolute path). */
+static void build_link(int dirfd, const char *name, const char *target)
+{
+	char line[PATH_MAX + NAME_MAX + 8];
+	size_t ln = strlen(name), lt = strlen(target);
+	memcpy(line, "l ", 2);
+	memcpy(line + 2, name, ln);
+	line[2 + ln] = ' ';
+	memcpy(line + 3 + ln, target, lt + 1);
+	const char *spec[] = { line, NULL };
+	fx_build(dirfd, spec);
+}
+
+/* The adversarial tree beneath root, and the victims outside. */
+static void env_open(void)
+{
+	E.base = fx_mkdtemp("ops");
+	ck_assert_int_eq(chmod(E.base, 0755), 0);
+	snprintf(E.root, sizeof(E.root), "%s/root", E.base);
+	snprintf(E.outside, sizeof(E.outside), "%s/outside", E.base);
+	ck_assert_int_eq(mkdir(E.root, 0777), 0);
+	ck_assert_int_eq(chmod(E.root, 0777), 0);
+	ck_assert_int_eq(mkdir(E.outside, 0755), 0);
+	E.rootfd = open(E.root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	E.outfd = open(E.outside, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	ck_assert_int_ge(E.rootfd, 0);
+	ck_assert_int_ge(E.outfd, 0);
+	static const char *const out_spec[] = {
+		"f victim secret", "d vdir", "f vdir/inner x", "d vdir/sub", "f vdir/sub/deep y",
+		NULL,
+	};
+	fx_build(E.outfd, out_spec);
+	static const char *const root_spec[] = {
+		"d a",
+		"d a/b",
+		"f a/b/file hello",
+		"f file content",
+		"l link_file file",
+		"l chain link_file",
+		"l link_dir a",
+		"l a/b/rel ../../file",
+		"l up ../outside",
+		"l deep a/b/../../../outside",
+		"l dangling_out ../outside/newfile",
+		"l link_up_victim ../outside/victim",
+		"l dangling_in nonexist",
+		"d empty",
+		"p fifo",
+		NULL,
+	};
+	fx_build(E.rootfd, root_spec);
+	build_link(E.rootfd, "abs", E.outside);
+	char tgt[PATH_MAX];
+	pj(tgt, E.outside, "newfile");
+	build_link(E.rootfd, "dangling_abs", tgt);
+	pj(tgt, E.outside, "victim");
+	build_link(E.rootfd, "abs_victim", tgt);
+}
+
+static void env_close(void)
+{
+	close(E.rootfd);
+	close(E.outfd);
+	/* Undo any mode change a test made before removing the tree. */
+	(void)chmod(E.root, 0777);
+	ck_assert_int_eq(fx_rmtree(E.base), 0);
+	free(E.base);
+	E.base = NULL;
+}
+
+static bool exists_at(int dirfd, const char *path)
+{
+	struct stat st;
+	return fstatat(dirfd, path, &st, AT_SYMLINK_NOFOLLOW) == 0;
+}
+
+static mode_t lmode(int dirfd, const char *path)
+{
+	struct stat st;
+	ck_assert_int_eq(fstatat(dirfd, path, &st, AT_SYMLINK_NOFOLLOW), 0);
+	return st.st_mode;
+}
+
+/* ---------------------------------------------------------------- every operation, one shape */
+
+struct op {
+	const char *name;
+	int (*fn)(int dirfd, const char *path, uint64_t flags);
+	bool follows;     /* follows a trailing symlink: trailing escapes apply */
+	bool inroot_ok;   /* under IN_ROOT the mirrored path may be created */
+};
+
+static int op_stat(int d, const char *p, uint64_t f)
+{
+	struct stat st;
+	return safe_fstatat_beneath(d, p, &st, f);
+}
+static int op_stat_follow(int d, const char *p, uint64_t f)
+{
+	return op_stat(d, p, f | SAFE_FOLLOW);
+}
+static int op_statx(int d, const char *p, uint64_t f)
+{
+	struct statx stx;
+	return safe_statx_beneath(d, p, f, STATX_BASIC_STATS, &stx);
+}
+static int op_statx_follow(int d, const char *p, uint64_t f)
+{
+	return op_statx(d, p, f | SAFE_FOLLOW);
+}
+static int op_opendir(int d, const char *p, uint64_t f)
+{
+	DIR *dir = safe_opendir_beneath(d, p, f);
+	if (!dir)
+		return -1;
+	closedir(dir);
+	return 0;
+}
+static int op_mkdir(int d, const char *p, uint64_t f)
+{
+	return safe_mkdirat_beneath(d, p, 0755, f);
+}
+static int op_mkdir_p(int d, const char *p, uint64_t f)
+{
+	int fd = safe_mkdirat_beneath(d, p, 0755, f | SAFE_MKDIR_PARENTS);
+	if (fd >= 0)
+		close(fd);
+	return fd;
+}
+static int op_unlink(int d, const char *p, uint64_t f)
+{
+	return safe_unlinkat_beneath(d, p, f);
+}
+static int op_rmdir(int d, const char *p, uint64_t f)
+{
+	return safe_unlinkat_beneath(d, p, f | SAFE_REMOVEDIR);
+}
+static int op_rmtree(int d, const char *p, uint64_t f)
+{
+	return safe_rmtree_beneath(d, p, f);
+}
+static int op_rename_from(int d, const char *p, uint64_t f)
+{
+	return safe_renameat_beneath(d, p, "renamed", f);
+}
+static int op_rename_to(int d, const char *p, uint64_t f)
+{
+	return safe_renameat_beneath(d, "file", p, f);
+}
+static int op_rename_noreplace(int d, const char *p, uint64_t f)
+{
+	return safe_renameat_beneath(d, "file", p, f | SAFE_RENAME_NOREPLACE);
+}
+static int op_rename_exchange(int d, const char *p, uint64_t f)
+{
+	return safe_renameat_beneath(d, "file", p, f | SAFE_RENAME_EXCHANGE);
+}
+static int op_link_from(int d, const char *p, uint64_t f)
+{
+	return safe_linkat_beneath(d, p, "linked", f);
+}
+static int op_link_from_follow(int d, const char *p, uint64_t f)
+{
+	return safe_linkat_beneath(d, p, "linked", f | SAFE_FOLLOW);
+}
+static int op_link_to(int d, const char *p, uint64_t f)
+{
+	return safe_linkat_beneath(d, "file", p, f);
+}
+static int op_symlink(int d, const char *p, uint64_t f)
+{
+	return safe_symlinkat_beneath("file", d, p, f);
+}
+static int op_readlink(int d, const char *p, uint64_t f)
+{
+	char buf[64];
+	return (int)safe_readlinkat_beneath(d, p, buf, sizeof(buf), f);
+}
+static int op_chmod(int d, const char *p, uint64_t f)
+{
+	return safe_fchmodat_beneath(d, p, 0600, f);
+}
+static int op_chmod_follow(int d, const char *p, uint64_t f)
+{
+	return safe_fchmodat_beneath(d, p, 0600, f | SAFE_FOLLOW);
+}
+static int op_chown(int d, const char *p, uint64_t f)
+{
+	return safe_fchownat_beneath(d, p, 65534, 65534, f);
+}
+static int op_chown_follow(int d, const char *p, uint64_t f)
+{
+	return safe_fchownat_beneath(d, p, 65534, 65534, f | SAFE_FOLLOW);
+}
+static int op_utimens(int d, const char *p, uint64_t f)
+{
+	return safe_utimensat_beneath(d, p, NULL, f);
+}
+static int op_utimens_follow(int d, const char *p, uint64_t f)
+{
+	return safe_utimensat_beneath(d, p, NULL, f | SAFE_FOLLOW);
+}
+static int op_getxattr(int d, const char *p, uint64_t f)
+{
+	char v[16];
+	return (int)safe_getxattr_beneath(d, p, "user.x", v, sizeof(v), f);
+}
+static int op_getxattr_follow(int d, const char *p, uint64_t f)
+{
+	return op_getxattr(d, p, f | SAFE_FOLLOW);
+}
+static int op_setxattr(int d, const char *p, uint64_t f)
+{
+	return safe_setxattr_beneath(d, p, "user.x", "v", 1, 0, f);
+}
+static int op_setxattr_follow(int d, const char *p, uint64_t f)
+{
+	return op_setxattr(d, p, f | SAFE_FOLLOW);
+}
+static int op_listxattr(int d, const char *p, uint64_t f)
+{
+	char v[256];
+	return (int)safe_listxattr_beneath(d, p, v, sizeof(v), f | SAFE_FOLLOW);
+}
+static int op_removexattr(int d, const char *p, uint64_t f)
+{
+	return safe_removexattr_beneath(d, p, "user.x", f | SAFE_FOLLOW);
+}
+static int op_realpath(int d, const char *p, uint64_t f)
+{
+	char buf[PATH_MAX];
+	return (int)safe_realpath_beneath(d, p, buf, sizeof(buf), f);
+}
+
+static const struct op ops[] = {
+	{ "stat", op_stat, false, false },
+	{ "stat-follow", op_stat_follow, true, false },
+	{ "statx", op_statx, false, false },
+	{ "statx-follow", op_statx_follow, true, false },
+	{ "opendir", op_opendir, true, false },
+	{ "mkdir", op_mkdir, false, false },
+	{ "mkdir-p", op_mkdir_p, true, true },
+	{ "unlink", op_unlink, false, false },
+	{ "rmdir", op_rmdir, false, false },
+	{ "rmtree", op_rmtree, false, false },
+	{ "rename-from", op_rename_from, false, false },
+	{ "rename-to", op_rename_to, false, false },
+	{ "rename-noreplace", op_rename_noreplace, false, false },
+	{ "rename-exchange", op_rename_exchange, false, false },
+	{ "link-from", op_link_from, false, false },
+	{ "link-from-follow", op_link_from_follow, true, false },
+	{ "link-to", op_link_to, false, false },
+	{ "symlink", op_symlink, false, false },
+	{ "readlink", op_readlink, false, false },
+	{ "chmod", op_chmod, false, false },
+	{ "chmod-follow", op_chmod_follow, true, false },
+	{ "chown", op_chown, false, false },
+	{ "chown-follow", op_chown_follow, true, false },
+	{ "utimens", op_utimens, false, false },
+	{ "utimens-follow", op_utimens_follow, true, false },
+	{ "getxattr", op_getxattr, false, false },
+	{ "getxattr-follow", op_getxattr_follow, true, false },
+	{ "setxattr", op_setxattr, false, false },
+	{ "setxattr-follow", op_setxattr_follow, true, false },
+	{ "listxattr-follow", op_listxattr, true, false },
+	{ "removexattr-follow", op_removexattr, true, false },
+	{ "realpath", op_realpath, true, false },
+};
+#define N_OPS (int)(sizeof(ops) / sizeof(ops[0]))
+
+/* Escapes through a non-final component: every operation must refuse them. */
+static const char *const escape_prefixes[] = {
+	"../outside/", "@/", "up/", "abs/", "deep/", "a/../../outside/", "link_dir/../../outside/",
+	"a/b/../../../outside/",
+};
+/* Escapes through a trailing symlink: only for operations that follow it. */
+static const char *const trailing_escapes[] = {
+	"up", "abs", "deep", "link_up_victim", "abs_victim", "dangling_out", "dangling_abs",
+};
+
+/* Remove what an IN_ROOT mkdir -p may legitimately create beneath root. */
+static void clean_mirrors(void)
+{
+	char p[PATH_MAX];
+	pj(p, E.root, "outside");
+	(void)fx_rmtree(p);
+	char first[NAME_MAX + 1];
+	size_t n = strcspn(E.base + 1, "/");
+	memcpy(first, E.base + 1, n);
+	first[n] = '\0';
+	pj(p, E.root, first);
+	(void)fx_rmtree(p);
+}
+
+/*
+ * Loop index: bit 0 = walker, bit 1 = IN_ROOT. Under BENEATH every escape is
+ * EXDEV; under IN_ROOT the same paths stay inside (".." stops at the root,
+ * absolute paths restart there) and name nothing: ENOENT, except mkdir -p,
+ * which creates the mirrored directories beneath the root. Either way the
+ * outside tree and (for failures) the root tree are unchanged.
+ */
+START_TEST(escapes_touch_nothing)
+{
+	env_open();
+	bool in_root = _i & 2;
+	uint64_t scope = in_root ? SAFE_RESOLVE_IN_ROOT : SAFE_RESOLVE_BENEATH;
+	uint64_t flags = scope | MODE(_i);
+	for (int o = 0; o < N_OPS; o++) {
+		const struct op *op = &ops[o];
+		char *out_before = fx_tree_snapshot(E.outside);
+		char *root_before = fx_tree_snapshot(E.root);
+		bool created = false;
+		for (size_t k = 0; k < sizeof(escape_prefixes) / sizeof(escape_prefixes[0]); k++) {
+			for (int t = 0; t < 2; t++) {
+				char path[PATH_MAX];
+				const char *pre = escape_prefixes[k];
+				const char *tgt = t ? "vdir" : "victim";
+				if (pre[0] == '@') {
+					pj(path, E.outside, tgt);
+				} else {
+					strcpy(path, pre);
+					strcat(path, tgt);
+				}
+				errno = 0;
+				int r = op->fn(E.rootfd, path, flags);
+				int e = errno;
+				if (in_root && op->inroot_ok && r >= 0) {
+					created = true;
+					continue;
+				}
+				int want = in_root ? ENOENT : EXDEV;
+				ck_assert_msg(r == -1 && e == want, "%s(%s) %s: got %d errno %s",
+					      op->name, path, in_root ? "IN_ROOT" : "BENEATH", r,
+					      strerror(e));
+			}
+		}
+		if (op->follows) {
+			for (size_t k = 0; k < sizeof(trailing_escapes) / sizeof(trailing_escapes[0]);
+			     k++) {
+				const char *path = trailing_escapes[k];
+				errno = 0;
+				int r = op->fn(E.rootfd, path, flags);
+				int e = errno;
+				if (in_root && op->inroot_ok && r >= 0) {
+					created = true;
+					continue;
+				}
+				int want = in_root ? ENOENT : EXDEV;
+				/* Under IN_ROOT the link resolves to nothing inside:
+				 * for mkdir -p its name exists as a non-directory. */
+				if (op->fn == op_mkdir_p && in_root)
+					want = EEXIST;
+				ck_assert_msg(r == -1 && e == want, "%s(%s) %s: got %d errno %s",
+					      op->name, path, in_root ? "IN_ROOT" : "BENEATH", r,
+					      strerror(e));
+			}
+		}
+		char *out_after = fx_tree_snapshot(E.outside);
+		ck_assert_msg(!strcmp(out_before, out_after), "%s changed outside:\n%s\nvs\n%s",
+			      op->name, out_before, out_after);
+		if (created) {
+			clean_mirrors();
+		} else {
+			char *root_after = fx_tree_snapshot(E.root);
+			ck_assert_msg(!strcmp(root_before, root_after), "%s changed the root",
+				      op->name);
+			free(root_after);
+		}
+		free(out_before);
+		free(out_after);
+		free(root_before);
+	}
+	env_close();
+}
+END_TEST
+
+/* Magic links (/proc/self/fd/N) in the path: EXDEV when scoped, ELOOP with
+ * NO_MAGICLINKS; the object behind (outside) is untouched. */
+START_TEST(magic_links_refused)
+{
+	env_open();
+	int procfd = open("/proc/self", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	ck_assert_int_ge(procfd, 0);
+	for (int nm = 0; nm < 2; nm++) {
+		uint64_t flags = (_i & 2 ? SAFE_RESOLVE_IN_ROOT : SAFE_RESOLVE_BENEATH) | MODE(_i) |
+				 (nm ? SAFE_RESOLVE_NO_MAGICLINKS : 0);
+		int want = nm ? ELOOP : EXDEV;
+		for (int o = 0; o < N_OPS; o++) {
+			char *before = fx_tree_snapshot(E.outside);
+			char path[64];
+			for (int t = 0; t < 3; t++) {
+				if (t == 2 && !ops[o].follows)
+					continue;
+				if (t == 2)
+					snprintf(path, sizeof(path), "fd/%d", E.outfd);
+				else
+					snprintf(path, sizeof(path), "fd/%d/%s", E.outfd,
+						 t ? "vdir" : "victim");
+				errno = 0;
+				int r = ops[o].fn(procfd, path, flags);
+				int e = errno;
+				ck_assert_msg(r == -1 && e == want, "%s(%s): got %d errno %s",
+					      ops[o].name, path, r, strerror(e));
+			}
+			char *after = fx_tree_snapshot(E.outside);
+			ck_assert_str_eq(before, after);
+			free(before);
+			free(after);
+		}
+	}
+	close(procfd);
+	env_close();
+}
+END_TEST
+
+/* Bad arguments: exact errno, nothing changed. */
+START_TEST(argument_errors)
+{
+	env_open();
+	uint64_t m = MODE(_i);
+	char *before = fx_tree_snapshot(E.base);
+	for (int o = 0; o < N_OPS; o++) {
+		const struct op *op = &ops[o];
+		errno = 0;
+		ck_assert_msg(op->fn(E.rootfd, "", m) == -1 && errno == ENOENT, "%s(\"\")",
+			      op->name);
+		errno = 0;
+		ck_assert_msg(op->fn(E.rootfd, NULL, m) == -1 && errno == EFAULT, "%s(NULL)",
+			      op->name);
+		errno = 0;
+		ck_assert_msg(op->fn(E.rootfd, "file", m | (1ULL << 62)) == -1 && errno == EINVAL,
+			      "%s unknown flag", op->name);
+		errno = 0;
+		ck_assert_msg(op->fn(E.rootfd, "file",
+				     m | SAFE_RESOLVE_BENEATH | SAFE_RESOLVE_IN_ROOT) == -1 &&
+				      errno == EINVAL,
+			      "%s BENEATH|IN_ROOT", op->name);
+		errno = 0;
+		ck_assert_msg(op->fn(-1, "file", m) == -1 && errno == EBADF, "%s bad dirfd",
+			      op->name);
+		errno = 0;
+		ck_assert_msg(op->fn == op_mkdir_p || /* creates it: see mkdir_parents_cases */
+				      (op->fn(E.rootfd, "nonexist/x", m) == -1 && errno == ENOENT),
+			      "%s missing parent", op->name);
+		errno = 0;
+		ck_assert_msg(op->fn(E.rootfd, "file/x", m) == -1 && errno == ENOTDIR,
+			      "%s file as parent", op->name);
+		char longname[NAME_MAX + 2];
+		memset(longname, 'n', sizeof(longname) - 1);
+		longname[sizeof(longname) - 1] = '\0';
+		errno = 0;
+		ck_assert_msg(op->fn(E.rootfd, longname, m) == -1 && errno == ENAMETOOLONG,
+			      "%s long name", op->name);
+	}
+	/* Flags that belong to another operation are unknown here. */
+	ck_fails(safe_unlinkat_beneath(E.rootfd, "file", m | SAFE_FOLLOW), EINVAL);
+	ck_fails(safe_mkdirat_beneath(E.rootfd, "x", 0755, m | SAFE_REMOVEDIR), EINVAL);
+	ck_fails(safe_symlinkat_beneath("x", E.rootfd, "y", m | SAFE_FOLLOW), EINVAL);
+	ck_fails(safe_readlinkat_beneath(E.rootfd, "chain", (char[8]){ 0 }, 8, m | SAFE_FOLLOW),
+		 EINVAL);
+	ck_fails(safe_opendir_beneath(E.rootfd, "a", m | SAFE_FOLLOW) ? 0 : -1, EINVAL);
+	ck_fails(safe_rmtree_beneath(E.rootfd, "a", m | SAFE_REMOVEDIR), EINVAL);
+	ck_fails(safe_renameat_beneath(E.rootfd, "file", "x",
+				       m | SAFE_RENAME_NOREPLACE | SAFE_RENAME_EXCHANGE),
+		 EINVAL);
+	ck_fails(safe_realpath_beneath(E.rootfd, "file", (char[8]){ 0 }, 8, m | SAFE_FOLLOW),
+		 EINVAL);
+	/* NULL buffers and second paths. */
+	ck_fails(safe_fstatat_beneath(E.rootfd, "file", NULL, m), EFAULT);
+	ck_fails(safe_statx_beneath(E.rootfd, "file", m, STATX_BASIC_STATS, NULL), EFAULT);
+	ck_fails(safe_renameat_beneath(E.rootfd, "file", NULL, m), EFAULT);
+	ck_fails(safe_linkat_beneath(E.rootfd, "file", NULL, m), EFAULT);
+	ck_fails(safe_symlinkat_beneath(NULL, E.rootfd, "x", m), EFAULT);
+	ck_fails(safe_readlinkat_beneath(E.rootfd, "chain", NULL, 8, m), EFAULT);
+	ck_fails(safe_realpath_beneath(E.rootfd, "file", NULL, 8, m), EFAULT);
+	ck_fails(safe_getxattr_beneath(E.rootfd, "file", NULL, NULL, 0, m), EFAULT);
+	ck_fails(safe_getxattr_beneath(E.rootfd, "file", "user.x", NULL, 8, m), EFAULT);
+	ck_fails(safe_setxattr_beneath(E.rootfd, "file", NULL, "v", 1, 0, m), EFAULT);
+	ck_fails(safe_removexattr_beneath(E.rootfd, "file", NULL, m), EFAULT);
+	ck_fails(safe_statx_beneath(E.rootfd, "file", m, 0x80000000U, &(struct statx){ 0 }),
+		 EINVAL);
+	ck_fails(safe_readlinkat_beneath(E.rootfd, "chain", (char[8]){ 0 }, 0, m), EINVAL);
+	ck_fails(safe_symlinkat_beneath("", E.rootfd, "x", m), ENOENT);
+	char *after = fx_tree_snapshot(E.base);
+	ck_assert_str_eq(before, after);
+	free(before);
+	free(after);
+	env_close();
+}
+END_TEST
+
+/* ---------------------------------------------------------------- stat, statx, opendir */
+
+START_TEST(stat_cases)
+{
+	env_open();
+	uint64_t m = MODE(_i);
+	struct stat st, ref;
+	ck_ok(safe_fstatat_beneath(E.rootfd, "a/b/file", &st, m));
+	ck_assert(S_ISREG(st.st_mode));
+	ck_assert_int_eq(st.st_size, 5);
+	/* A trailing symlink: the link itself, or (FOLLOW) its target. */
+	ck_ok(safe_fstatat_beneath(E.rootfd, "chain", &st, m));
+	ck_assert(S_ISLNK(st.st_mode));
+	ck_ok(safe_fstatat_beneath(E.rootfd, "chain", &st, m | SAFE_FOLLOW));
+	ck_assert(S_ISREG(st.st_mode));
+	ck_assert_int_eq(fstatat(E.rootfd, "file", &ref, 0), 0);
+	ck_assert(st.st_ino == ref.st_ino);
+	ck_ok(safe_fstatat_beneath(E.rootfd, "a/b/rel", &st, m | SAFE_FOLLOW));
+	ck_assert(st.st_ino == ref.st_ino);
+	/* Links with an escaping body are fine when not followed. */
+	ck_ok(safe_fstatat_beneath(E.rootfd, "abs", &st, m));
+	ck_assert(S_ISLNK(st.st_mode));
+	/* ".", "..", trailing slashes: resolved as a whole, like the kernel. */
+	ck_assert_int_eq(fstat(E.rootfd, &ref), 0);
+	ck_ok(safe_fstatat_beneath(E.rootfd, ".", &st, m));
+	ck_assert(st.st_ino == ref.st_ino);
+	ck_ok(safe_fstatat_beneath(E.rootfd, "a/b/../..", &st, m));
+	ck_assert(st.st_ino == ref.st_ino);
+	ck_fails(safe_fstatat_beneath(E.rootfd, "..", &st, m), EXDEV);
+	ck_ok(safe_fstatat_beneath(E.rootfd, "..", &st, m | SAFE_RESOLVE_IN_ROOT));
+	ck_assert(st.st_ino == ref.st_ino);
+	ck_ok(safe_fstatat_beneath(E.rootfd, "/", &st, m | SAFE_RESOLVE_IN_ROOT));
+	ck_assert(st.st_ino == ref.st_ino);
+	ck_fails(safe_fstatat_beneath(E.rootfd, "/", &st, m), EXDEV);
+	ck_ok(safe_fstatat_beneath(E.rootfd, "link_dir/", &st, m));
+	ck_assert(S_ISDIR(st.st_mode));
+	ck_fails(safe_fstatat_beneath(E.rootfd, "link_dir/", &st, m | SAFE_RESOLVE_NO_SYMLINKS),
+		 ELOOP);
+	ck_fails(safe_fstatat_beneath(E.rootfd, "file/", &st, m), ENOTDIR);
+	ck_fails(safe_fstatat_beneath(E.rootfd, "link_file/", &st, m), ENOTDIR);
+	ck_fails(safe_fstatat_beneath(E.rootfd, "up/", &st, m), EXDEV);
+	ck_fails(safe_fstatat_beneath(E.rootfd, "nonexist", &st, m), ENOENT);
+	ck_fails(safe_fstatat_beneath(E.rootfd, "dangling_in", &st, m | SAFE_FOLLOW), ENOENT);
+	ck_fails(safe_fstatat_beneath(E.rootfd, "link_dir/b", &st, m | SAFE_RESOLVE_NO_SYMLINKS),
+		 ELOOP);
+	/* IN_ROOT: absolute symlinks restart at the root. */
+	ck_ok(symlinkat("/a/b/file", E.rootfd, "rootabs"));
+	ck_ok(safe_fstatat_beneath(E.rootfd, "rootabs", &st, m | SAFE_RESOLVE_IN_ROOT |
+							  SAFE_FOLLOW));
+	ck_assert(S_ISREG(st.st_mode) && st.st_size == 5);
+	ck_fails(safe_fstatat_beneath(E.rootfd, "rootabs", &st, m | SAFE_FOLLOW), EXDEV);
+	/* AT_FDCWD as the root. */
+	char cwd[PATH_MAX];
+	ck_assert_ptr_nonnull(getcwd(cwd, sizeof(cwd)));
+	ck_assert_int_eq(fchdir(E.rootfd), 0);
+	ck_ok(safe_fstatat_beneath(AT_FDCWD, "a/b/file", &st, m));
+	ck_fails(safe_fstatat_beneath(AT_FDCWD, "../outside/victim", &st, m), EXDEV);
+	ck_assert_int_eq(chdir(cwd), 0);
+
+	struct statx stx;
+	ck_ok(safe_statx_beneath(E.rootfd, "chain", m, STATX_BASIC_STATS, &stx));
+	ck_assert(S_ISLNK(stx.stx_mode));
+	ck_ok(safe_statx_beneath(E.rootfd, "chain", m | SAFE_FOLLOW, STATX_BASIC_STATS, &stx));
+	ck_assert(S_ISREG(stx.stx_mode) && stx.stx_size == 7);
+	ck_ok(safe_statx_beneath(E.rootfd, "a/", m, STATX_BASIC_STATS, &stx));
+	ck_assert(S_ISDIR(stx.stx_mode));
+	env_close();
+}
+END_TEST
+
+START_TEST(opendir_cases)
+{
+	env_open();
+	uint64_t m = MODE(_i);
+	DIR *d = safe_opendir_beneath(E.rootfd, "link_dir/b", m);
+	ck_assert_ptr_nonnull(d);
+	int n = 0;
+	struct dirent *de;
+	while ((de = readdir(d)))
+		n += strcmp(de->d_name, "file") == 0 || strcmp(de->d_name, "rel") == 0;
+	ck_assert_int_eq(n, 2);
+	ck_assert(fcntl(dirfd(d), F_GETFD) & FD_CLOEXEC);
+	closedir(d);
+	ck_fails(safe_opendir_beneath(E.rootfd, "file", m) ? 0 : -1, ENOTDIR);
+	ck_fails(safe_opendir_beneath(E.rootfd, "link_dir", m | SAFE_RESOLVE_NO_SYMLINKS) ? 0 : -1,
+		 ELOOP);
+	ck_fails(safe_opendir_beneath(E.rootfd, "up", m) ? 0 : -1, EXDEV);
+	d = safe_opendir_beneath(E.rootfd, "/", m | SAFE_RESOLVE_IN_ROOT);
+	ck_assert_ptr_nonnull(d);
+	closedir(d);
+	env_close();
+}
+END_TEST
+
+/* ---------------------------------------------------------------- mkdir */
+
+START_TEST(mkdir_cases)
+{
+	env_open();
+	uint64_t m = MODE(_i);
+	mode_t old = umask(022);
+	ck_assert_int_eq(safe_mkdirat_beneath(E.rootfd, "n1", 0750, m), 0);
+	ck_assert_int_eq(lmode(E.rootfd, "n1"), S_IFDIR | 0750);
+	ck_assert_int_eq(safe_mkdirat_beneath(E.rootfd, "link_dir/n2/", 0700, m), 0);
+	ck_assert(exists_at(E.rootfd, "a/n2"));
+	ck_fails(safe_mkdirat_beneath(E.rootfd, "n1", 0755, m), EEXIST);
+	ck_fails(safe_mkdirat_beneath(E.rootfd, "a/.", 0755, m), EEXIST);
+	ck_fails(safe_mkdirat_beneath(E.rootfd, "a/..", 0755, m), EEXIST);
+	ck_fails(safe_mkdirat_beneath(E.rootfd, "..", 0755, m), EEXIST);
+	/* A dangling symlink is not created through (outside or inside). */
+	ck_fails(safe_mkdirat_beneath(E.rootfd, "dangling_out", 0755, m), EEXIST);
+	ck_fails(safe_mkdirat_beneath(E.rootfd, "dangling_in", 0755, m), EEXIST);
+	ck_assert(!exists_at(E.rootfd, "nonexist"));
+	ck_assert(!exists_at(E.outfd, "newfile"));
+	umask(old);
+	env_close();
+}
+END_TEST
+
+START_TEST(mkdir_parents_cases)
+{
+	env_open();
+	uint64_t m = MODE(_i);
+	mode_t old = umask(022);
+	int fd = safe_mkdirat_beneath(E.rootfd, "p/q/r", 0700, m | SAFE_MKDIR_PARENTS);
+	ck_assert_int_ge(fd, 0);
+	ck_assert(fx_same_object(fd, E.rootfd, "p/q/r"));
+	int fl = fcntl(fd, F_GETFL);
+	ck_assert_int_eq(fl & O_ACCMODE, O_RDONLY);
+	ck_assert(fl & O_DIRECTORY);
+	ck_assert(fcntl(fd, F_GETFD) & FD_CLOEXEC);
+	close(fd);
+	ck_assert_int_eq(lmode(E.rootfd, "p/q/r"), S_IFDIR | 0700);
+	ck_assert_int_eq(lmode(E.rootfd, "p/q"), S_IFDIR | 0755);
+	/* Existing: the fd of the directory; through a symlink inside; ".." */
+	fd = safe_mkdirat_beneath(E.rootfd, "p/q/r/", 0700, m | SAFE_MKDIR_PARENTS);
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	fd = safe_mkdirat_beneath(E.rootfd, "link_dir/x/../y//z", 0755, m | SAFE_MKDIR_PARENTS);
+	ck_assert_int_ge(fd, 0);
+	ck_assert(fx_same_object(fd, E.rootfd, "a/y/z"));
+	ck_assert(exists_at(E.rootfd, "a/x"));
+	close(fd);
+	fd = safe_mkdirat_beneath(E.rootfd, "/s/t", 0755,
+				  m | SAFE_MKDIR_PARENTS | SAFE_RESOLVE_IN_ROOT);
+	ck_assert_int_ge(fd, 0);
+	ck_assert(fx_same_object(fd, E.rootfd, "s/t"));
+	close(fd);
+	fd = safe_mkdirat_beneath(E.rootfd, ".", 0755, m | SAFE_MKDIR_PARENTS);
+	ck_assert_int_ge(fd, 0);
+	ck_assert(fx_same_object(fd, E.rootfd, "."));
+	close(fd);
+	char *before = fx_tree_snapshot(E.root);
+	ck_fails(safe_mkdirat_beneath(E.rootfd, "file", 0755, m | SAFE_MKDIR_PARENTS), EEXIST);
+	ck_fails(safe_mkdirat_beneath(E.rootfd, "file/x", 0755, m | SAFE_MKDIR_PARENTS), ENOTDIR);
+	ck_fails(safe_mkdirat_beneath(E.rootfd, "dangling_in", 0755, m | SAFE_MKDIR_PARENTS),
+		 EEXIST);
+	ck_fails(safe_mkdirat_beneath(E.rootfd, "dangling_in/x", 0755, m | SAFE_MKDIR_PARENTS),
+		 ENOENT);
+	ck_fails(safe_mkdirat_beneath(E.rootfd, "link_dir/q", 0755,
+				      m | SAFE_MKDIR_PARENTS | SAFE_RESOLVE_NO_SYMLINKS),
+		 ELOOP);
+	ck_fails(safe_mkdirat_beneath(E.rootfd, "../outside/new", 0755, m | SAFE_MKDIR_PARENTS),
+		 EXDEV);
+	char *after = fx_tree_snapshot(E.root);
+	ck_assert_str_eq(before, after);
+	free(before);
+	free(after);
+	ck_assert(!exists_at(E.rootfd, "nonexist"));
+	umask(old);
+	env_close();
+}
+END_TEST
+
+/* ---------------------------------------------------------------- unlink */
+
+START_TEST(unlink_cases)
+{
+	env_open();
+	uint64_t m = MODE(_i);
+	char *before = fx_tree_snapshot(E.root);
+	ck_fails(safe_unlinkat_beneath(E.rootfd, "a", m), EISDIR);
+	ck_fails(safe_unlinkat_beneath(E.rootfd, "file", m | SAFE_REMOVEDIR), ENOTDIR);
+	ck_fails(safe_unlinkat_beneath(E.rootfd, "a", m | SAFE_REMOVEDIR), ENOTEMPTY);
+	ck_fails(safe_unlinkat_beneath(E.rootfd, "a/.", m), EISDIR);
+	ck_fails(safe_unlinkat_beneath(E.rootfd, "a/.", m | SAFE_REMOVEDIR), EINVAL);
+	ck_fails(safe_unlinkat_beneath(E.rootfd, "a/..", m | SAFE_REMOVEDIR), ENOTEMPTY);
+	ck_fails(safe_unlinkat_beneath(E.rootfd, "..", m | SAFE_REMOVEDIR), ENOTEMPTY);
+	ck_fails(safe_unlinkat_beneath(E.rootfd, ".", m | SAFE_REMOVEDIR), EINVAL);
+	ck_fails(safe_unlinkat_beneath(E.rootfd, "/", m | SAFE_REMOVEDIR), EXDEV);
+	ck_fails(safe_unlinkat_beneath(E.rootfd, "/", m | SAFE_REMOVEDIR | SAFE_RESOLVE_IN_ROOT),
+		 EBUSY);
+	ck_fails(safe_unlinkat_beneath(E.rootfd, "file/", m), ENOTDIR);
+	/* A trailing slash does not make unlink follow a symlink. */
+	ck_fails(safe_unlinkat_beneath(E.rootfd, "link_dir/", m | SAFE_REMOVEDIR), ENOTDIR);
+	ck_fails(safe_unlinkat_beneath(E.rootfd, "nonexist", m), ENOENT);
+	char *after = fx_tree_snapshot(E.root);
+	ck_assert_str_eq(before, after);
+	free(before);
+	free(after);
+
+	ck_assert_int_eq(safe_unlinkat_beneath(E.rootfd, "link_dir/b/file", m), 0);
+	ck_assert(!exists_at(E.rootfd, "a/b/file"));
+	/* Symlinks are removed themselves, their targets stay. */
+	ck_assert_int_eq(safe_unlinkat_beneath(E.rootfd, "link_up_victim", m), 0);
+	ck_assert_int_eq(safe_unlinkat_beneath(E.rootfd, "link_dir", m), 0);
+	ck_assert(!exists_at(E.rootfd, "link_dir") && exists_at(E.rootfd, "a/b"));
+	ck_assert(exists_at(E.outfd, "victim"));
+	ck_assert_int_eq(safe_unlinkat_beneath(E.rootfd, "empty/", m | SAFE_REMOVEDIR), 0);
+	ck_assert_int_eq(safe_unlinkat_beneath(E.rootfd, "fifo", m), 0);
+	ck_assert(!exists_at(E.rootfd, "empty") && !exists_at(E.rootfd, "fifo"));
+	env_close();
+}
+END_TEST
+
+/* ---------------------------------------------------------------- rmtree */
+
+START_TEST(rmtree_cases)
+{
+	env_open();
+	uint64_t m = MODE(_i);
+	static const char *const spec[] = {
+		"d t",          "d t/d1",          "d t/d1/d2",         "f t/d1/d2/f1 x",
+		"f t/f0 y",     "p t/d1/fifo",     "l t/d1/esc ../../../outside", "l t/abs /",
+		"h t/hard file", "d t/d1/e",       "d t/d1/e/e2",       "l t/d1/e/e2/v ../../../../../outside/victim",
+		"d t/d3",       "d t/d3/d4",       NULL,
+	};
+	fx_build(E.rootfd, spec);
+	char *out_before = fx_tree_snapshot(E.outside);
+	ck_assert_int_eq(safe_rmtree_beneath(E.rootfd, "link_dir/../t", m), 0);
+	ck_assert(!exists_at(E.rootfd, "t"));
+	ck_assert(exists_at(E.rootfd, "file")); /* hard link target name stays */
+	/* The root itself is refused. */
+	ck_fails(safe_rmtree_beneath(E.rootfd, ".", m), EBUSY);
+	ck_fails(safe_rmtree_beneath(E.rootfd, "a/..", m), EBUSY);
+	ck_fails(safe_rmtree_beneath(E.rootfd, "a/b/../..", m), EBUSY);
+	ck_fails(safe_rmtree_beneath(E.rootfd, "/", m | SAFE_RESOLVE_IN_ROOT), EBUSY);
+	ck_fails(safe_rmtree_beneath(E.rootfd, "..", m | SAFE_RESOLVE_IN_ROOT), EBUSY);
+	ck_fails(safe_rmtree_beneath(E.rootfd, "..", m), EXDEV);
+	ck_fails(safe_rmtree_beneath(E.rootfd, "a/.", m), EINVAL);
+	ck_fails(safe_rmtree_beneath(E.rootfd, "nonexist", m), ENOENT);
+	ck_fails(safe_rmtree_beneath(E.rootfd, "link_dir/", m), ENOTDIR);
+	ck_fails(safe_rmtree_beneath(E.rootfd, "file/", m), ENOTDIR);
+	/* A symlink to a directory: the link goes, never the target. */
+	ck_assert_int_eq(safe_rmtree_beneath(E.rootfd, "link_dir", m), 0);
+	ck_assert(!exists_at(E.rootfd, "link_dir") && exists_at(E.rootfd, "a/b/file"));
+	ck_assert_int_eq(safe_rmtree_beneath(E.rootfd, "up", m), 0);
+	ck_assert_int_eq(safe_rmtree_beneath(E.rootfd, "file", m), 0);
+	ck_assert_int_eq(safe_rmtree_beneath(E.rootfd, "empty", m), 0);
+	ck_assert(!exists_at(E.rootfd, "empty") && !exists_at(E.rootfd, "file"));
+	char *out_after = fx_tree_snapshot(E.outside);
+	ck_assert_str_eq(out_before, out_after);
+	free(out_before);
+	free(out_after);
+	env_close();
+}
+END_TEST
+
+/* A tree far deeper than the descriptor limit: O(1) descriptors. */
+static int rmtree_deep_child(void *arg)
+{
+	uint64_t m = *(uint64_t *)arg;
+	int fd = openat(E.rootfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	CK(fd >= 0);
+	CK(mkdirat(fd, "deep0", 0755) == 0);
+	int cur = openat(fd, "deep0", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	for (int i = 0; i < 300; i++) {
+		CK(cur >= 0);
+		CK(mkdirat(cur, "d", 0755) == 0);
+		int f = openat(cur, "f", O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
+		CK(f >= 0);
+		close(f);
+		int n = openat(cur, "d", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		close(cur);
+		cur = n;
+	}
+	close(cur);
+	close(fd);
+	/* valgrind keeps its own descriptors under the limit: no limit there. */
+	struct rlimit rl = { 32, 32 };
+	if (!fx_under_valgrind())
+		CK(setrlimit(RLIMIT_NOFILE, &rl) == 0);
+	CK(safe_rmtree_beneath(E.rootfd, "deep0", m) == 0);
+	CK(faccessat(E.rootfd, "deep0", F_OK, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT);
+	return 0;
+}
+
+START_TEST(rmtree_deep_constant_fds)
+{
+	env_open();
+	uint64_t m = MODE(_i);
+	ck_assert_int_eq(sb_run(rmtree_deep_child, &m), 0);
+	env_close();
+}
+END_TEST
+
+/* Unprivileged: what cannot be removed is reported (first error), the rest goes. */
+static int rmtree_unpriv_child(void *arg)
+{
+	uint64_t m = *(uint64_t *)arg;
+	static const char *const spec[] = {
+		"d u", "d u/ro", "f u/ro/keep k", "d u/rw", "f u/rw/gone g", "f u/f z", NULL,
+	};
+	fx_build(E.rootfd, spec);
+	CK(fchownat(E.rootfd, "u", 65534, 65534, 0) == 0);
+	CK(fchownat(E.rootfd, "u/rw", 65534, 65534, 0) == 0);
+	CK(fchownat(E.rootfd, "u/rw/gone", 65534, 65534, 0) == 0);
+	CK(fchmodat(E.rootfd, "u/ro", 0555, 0) == 0);
+	CK(sb_drop_privileges() == 0);
+	errno = 0;
+	CK(safe_rmtree_beneath(E.rootfd, "u", m) == -1 && errno == EACCES);
+	CK(faccessat(E.rootfd, "u/ro/keep", F_OK, AT_SYMLINK_NOFOLLOW) == 0);
+	CK(faccessat(E.rootfd, "u/rw", F_OK, AT_SYMLINK_NOFOLLOW) < 0);
+	CK(faccessat(E.rootfd, "u/f", F_OK, AT_SYMLINK_NOFOLLOW) < 0);
+	/* mkdir where nobody may write. */
+	errno = 0;
+	CK(safe_mkdirat_beneath(E.rootfd, "u/ro/x", 0755, m) == -1 && errno == EACCES);
+	errno = 0;
+	CK(safe_mkdirat_beneath(E.rootfd, "u/ro/x/y", 0755, m | SAFE_MKDIR_PARENTS) == -1 &&
+	   errno == EACCES);
+	return 0;
+}
+
+START_TEST(rmtree_unprivileged)
+{
+	env_open();
+	uint64_t m = MODE(_i);
+	ck_assert_int_eq(sb_run(rmtree_unpriv_child, &m), 0);
+	env_close();
+}
+END_TEST
+
+/* Mount points: not crossed unless SAFE_RMTREE_XDEV (bind mounts of the same
+ * filesystem included: the mount id tells them apart, not st_dev). */
+static int rmtree_mount_child(void *arg)
+{
+	uint64_t m = *(uint64_t *)arg;
+	CK(unshare(CLONE_NEWNS) == 0);
+	CK(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0);
+	int root = open(E.root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	CK(root >= 0);
+	static const char *const spec[] = {
+		"d t", "d t/m", "d t/bind", "f t/plain p", "d t/mp", NULL,
+	};
+	fx_build(root, spec);
+	char p[PATH_MAX];
+	pj(p, E.root, "t/m");
+	CK(mount("tmpfs", p, "tmpfs", 0, "size=1m") == 0);
+	int mfd = open(p, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	CK(mfd >= 0);
+	CK(mkdirat(mfd, "in", 0755) == 0);
+	int f = openat(mfd, "in/f", O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
+	CK(f >= 0);
+	close(f);
+	pj(p, E.root, "t/bind");
+	CK(mount(E.outside, p, NULL, MS_BIND, NULL) == 0);
+	char *before = fx_tree_snapshot(E.outside);
+
+	errno = 0;
+	CK(safe_rmtree_beneath(root, "t", m) == -1 && errno == EXDEV);
+	CK(faccessat(root, "t/plain", F_OK, AT_SYMLINK_NOFOLLOW) < 0); /* the rest went */
+	CK(faccessat(mfd, "in/f", F_OK, 0) == 0);
+	char *after = fx_tree_snapshot(E.outside);
+	CK(strcmp(before, after) == 0);
+	free(after);
+	/* The mount point itself as the tree: EXDEV without XDEV. */
+	errno = 0;
+	CK(safe_rmtree_beneath(root, "t/bind", m) == -1 && errno == EXDEV);
+	pj(p, E.root, "t/bind");
+	CK(umount(p) == 0);
+	/* With XDEV the mount's contents go; the mount point stays busy. */
+	errno = 0;
+	CK(safe_rmtree_beneath(root, "t", m | SAFE_RMTREE_XDEV) == -1 && errno == EBUSY);
+	CK(faccessat(mfd, "in", F_OK, 0) < 0 && errno == ENOENT);
+	after = fx_tree_snapshot(E.outside);
+	CK(strcmp(before, after) == 0);
+	free(after);
+	free(before);
+	pj(p, E.root, "t/m");
+	close(mfd);
+	CK(umount(p) == 0);
+	CK(safe_rmtree_beneath(root, "t", m) == 0);
+	close(root);
+	return 0;
+}
+
+START_TEST(rmtree_mounts)
+{
+	env_open();
+	uint64_t m = MODE(_i);
+	ck_assert_int_eq(sb_run(rmtree_mount_child, &m), 0);
+	env_close();
+}
+END_TEST
+
+/* ---------------------------------------------------------------- races */
+
+struct swapper {
+	int dirfd;          /* directory holding both names */
+	const char *a, *b;  /* swapped with RENAME_EXCHANGE */
+	atomic_bool stop;
+	atomic_long swaps;
+};
+
+static void *swap_thread(void *arg)
+{
+	struct swapper *s = arg;
+	while (!atomic_load(&s->stop)) {
+		if (syscall(SYS_renameat2, s->dirfd, s->a, s->dirfd, s->b, RENAME_EXCHANGE) == 0)
+			atomic_fetch_add(&s->swaps, 1);
+		else
+			sched_yield();
+	}
+	return NULL;
+}
+
+/*
+ * An attacker swaps a directory of the tree with a symlink to the outside
+ * (rename-exchange, back and forth) while rmtree runs; the tree is rebuilt
+ * each round. Nothing outside may be removed, whatever the rmtree result.
+ */
+START_TEST(rmtree_race_symlink_swap)
+{
+	env_open();
+	uint64_t m = MODE(_i) | ((_i & 2) ? SAFE_RESOLVE_IN_ROOT : 0);
+	char *before = fx_tree_snapshot(E.outside);
+	ck_assert_int_eq(mkdirat(E.rootfd, "r", 0755), 0);
+	int rfd = openat(E.rootfd, "r", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	ck_assert_int_ge(rfd, 0);
+	char tgt[PATH_MAX], left[PATH_MAX];
+	pj(tgt, E.outside, "vdir");
+	pj(left, E.root, "r/t");
+	struct swapper s = { .dirfd = rfd, .a = "t/d", .b = "t/l" };
+	double end = fx_now() + (fx_under_valgrind() ? 1.0 : 0.5);
+	long rounds = 0;
+	while (fx_now() < end) {
+		/* t/d holds a few directories of files; t/l -> outside/vdir. */
+		ck_assert_int_eq(mkdirat(rfd, "t", 0755), 0);
+		ck_assert_int_eq(mkdirat(rfd, "t/d", 0755), 0);
+		for (int i = 0; i < 8; i++) {
+			char p[64];
+			snprintf(p, sizeof(p), "t/d/s%d", i);
+			ck_assert_int_eq(mkdirat(rfd, p, 0755), 0);
+			for (int j = 0; j < 4; j++) {
+				snprintf(p, sizeof(p), "t/d/s%d/f%d", i, j);
+				int f = openat(rfd, p, O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
+				ck_assert_int_ge(f, 0);
+				close(f);
+			}
+		}
+		build_link(rfd, "t/l", tgt);
+		atomic_store(&s.stop, false);
+		pthread_t th;
+		ck_assert_int_eq(pthread_create(&th, NULL, swap_thread, &s), 0);
+		long s0 = atomic_load(&s.swaps);
+		while (atomic_load(&s.swaps) == s0) /* the attacker is running */
+			sched_yield();
+		int r = safe_rmtree_beneath(E.rootfd, "r/t", m);
+		int e = errno;
+		atomic_store(&s.stop, true);
+		pthread_join(th, NULL);
+		/* Success, or an error of a tree that moved under it. */
+		ck_assert_msg(r == 0 || e == ENOTEMPTY || e == EAGAIN || e == ENOENT ||
+				      e == ENOTDIR || e == EISDIR,
+			      "rmtree: %s", strerror(e));
+		(void)fx_rmtree(left); /* what is left (test helper, no library) */
+		char *after = fx_tree_snapshot(E.outside);
+		ck_assert_msg(!strcmp(before, after), "round %ld: outside changed", rounds);
+		free(after);
+		rounds++;
+	}
+	ck_assert_int_gt(rounds, 0);
+	ck_assert_int_gt(atomic_load(&s.swaps), 0);
+	close(rfd);
+	free(before);
+	env_close();
+}
+END_TEST
+
+/* The same attacker against mkdir -p: nothing may appear outside. */
+START_TEST(mkdir_parents_race_symlink_swap)
+{
+	env_open();
+	uint64_t m = MODE(_i) | ((_i & 2) ? SAFE_RESOLVE_IN_ROOT : 0);
+	char *before = fx_tree_snapshot(E.outside);
+	ck_assert_int_eq(mkdirat(E.rootfd, "t", 0755), 0);
+	ck_assert_int_eq(mkdirat(E.rootfd, "t/d", 0755), 0);
+	build_link(E.rootfd, "t/l", E.outside);
+	int tfd = openat(E.rootfd, "t", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	ck_assert_int_ge(tfd, 0);
+	struct swapper s = { .dirfd = tfd, .a = "d", .b = "l" };
+	pthread_t th;
+	ck_assert_int_eq(pthread_create(&th, NULL, swap_thread, &s), 0);
+	double end = fx_now() + (fx_under_valgrind() ? 1.0 : 0.5);
+	long ok = 0, calls = 0;
+	while (fx_now() < end) {
+		int fd = safe_mkdirat_beneath(E.rootfd, "t/d/n1/n2", 0755, m | SAFE_MKDIR_PARENTS);
+		calls++;
+		if (fd >= 0) {
+			struct stat st;
+			ck_assert_int_eq(fstat(fd, &st), 0);
+			ck_assert(S_ISDIR(st.st_mode));
+			ok++;
+			close(fd);
+		}
+		if (calls % 16 == 0) {
+			char *after = fx_tree_snapshot(E.outside);
+			ck_assert_msg(!strcmp(before, after), "outside changed");
+			free(after);
+		}
+	}
+	atomic_store(&s.stop, true);
+	pthread_join(th, NULL);
+	char *after = fx_tree_snapshot(E.outside);
+	ck_assert_str_eq(before, after);
+	free(after);
+	free(before);
+	ck_assert_int_gt(calls, 0);
+	ck_assert_int_gt(atomic_load(&s.swaps), 0);
+	close(tfd);
+	env_close();
+}
+END_TEST
+
+/* ---------------------------------------------------------------- rename, link, symlink, readlink */
+
+START_TEST(rename_cases)
+{
+	env_open();
+	uint64_t m = MODE(_i);
+	struct stat st, st2;
+	ck_assert_int_eq(fstatat(E.rootfd, "file", &st, 0), 0);
+	ck_assert_int_eq(safe_renameat_beneath(E.rootfd, "file", "link_dir/b/moved", m), 0);
+	ck_assert_int_eq(fstatat(E.rootfd, "a/b/moved", &st2, 0), 0);
+	ck_assert(st.st_ino == st2.st_ino);
+	ck_fails(safe_renameat_beneath(E.rootfd, "a/b/moved", "a/b/file",
+				       m | SAFE_RENAME_NOREPLACE),
+		 EEXIST);
+	ck_assert_int_eq(safe_renameat_beneath(E.rootfd, "a/b/moved", "a/b/file",
+					       m | SAFE_RENAME_EXCHANGE),
+			 0);
+	ck_assert_int_eq(fstatat(E.rootfd, "a/b/file", &st2, 0), 0);
+	ck_assert(st.st_ino == st2.st_ino);
+	ck_assert(exists_at(E.rootfd, "a/b/moved"));
+	/* Symlinks are renamed themselves; replacing a dangling link to the
+	 * outside replaces the link, not its target. */
+	ck_assert_int_eq(safe_renameat_beneath(E.rootfd, "a/b/moved", "dangling_out", m), 0);
+	ck_assert(S_ISREG(lmode(E.rootfd, "dangling_out")));
+	ck_assert(!exists_at(E.outfd, "newfile"));
+	ck_assert_int_eq(safe_renameat_beneath(E.rootfd, "link_dir", "ld2", m), 0);
+	ck_assert(S_ISLNK(lmode(E.rootfd, "ld2")));
+	ck_fails(safe_renameat_beneath(E.rootfd, "a/.", "x", m), EBUSY);
+	ck_fails(safe_renameat_beneath(E.rootfd, "a", "a/..", m), EBUSY);
+	ck_fails(safe_renameat_beneath(E.rootfd, "dangling_out/", "x", m), ENOTDIR);
+	ck_fails(safe_renameat_beneath(E.rootfd, "nonexist", "x", m), ENOENT);
+	ck_assert_int_eq(safe_renameat_beneath(E.rootfd, "empty/", "empty2/", m), 0);
+	ck_assert(S_ISDIR(lmode(E.rootfd, "empty2")));
+	env_close();
+}
+END_TEST
+
+/* renameat2 missing (old kernels; seccomp ENOSYS): flags 0 via renameat,
+ * NOREPLACE of a non-directory via link + unlink, else EINVAL. */
+static int rename_fallback_child(void *arg)
+{
+	uint64_t m = *(uint64_t *)arg;
+	struct sb_rule rules[] = { SB_ALWAYS(SYS_renameat2, ENOSYS) };
+	CK(sb_seccomp(rules, 1) == 0);
+	CK(safe_renameat_beneath(E.rootfd, "file", "f2", m) == 0);
+	CK(safe_renameat_beneath(E.rootfd, "f2", "f3", m | SAFE_RENAME_NOREPLACE) == 0);
+	CK(faccessat(E.rootfd, "f2", F_OK, AT_SYMLINK_NOFOLLOW) < 0);
+	CK(faccessat(E.rootfd, "f3", F_OK, AT_SYMLINK_NOFOLLOW) == 0);
+	errno = 0;
+	CK(safe_renameat_beneath(E.rootfd, "f3", "a/b/file", m | SAFE_RENAME_NOREPLACE) == -1 &&
+	   errno == EEXIST);
+	CK(faccessat(E.rootfd, "f3", F_OK, AT_SYMLINK_NOFOLLOW) == 0);
+	errno = 0;
+	CK(safe_renameat_beneath(E.rootfd, "empty", "e2", m | SAFE_RENAME_NOREPLACE) == -1 &&
+	   errno == EINVAL);
+	errno = 0;
+	CK(safe_renameat_beneath(E.rootfd, "f3", "a/b/file", m | SAFE_RENAME_EXCHANGE) == -1 &&
+	   errno == EINVAL);
+	errno = 0;
+	CK(safe_renameat_beneath(E.rootfd, "f3", "up/victim", m | SAFE_RENAME_NOREPLACE) == -1 &&
+	   errno == EXDEV);
+	return 0;
+}
+
+START_TEST(rename_without_renameat2)
+{
+	env_open();
+	uint64_t m = MODE(_i);
+	ck_assert_int_eq(sb_run(rename_fallback_child, &m), 0);
+	env_close();
+}
+END_TEST
+
+START_TEST(link_symlink_readlink_cases)
+{
+	env_open();
+	uint64_t m = MODE(_i);
+	struct stat st, st2;
+	ck_assert_int_eq(safe_linkat_beneath(E.rootfd, "link_dir/b/file", "h1", m), 0);
+	ck_assert_int_eq(fstatat(E.rootfd, "h1", &st, 0), 0);
+	ck_assert_int_eq(fstatat(E.rootfd, "a/b/file", &st2, 0), 0);
+	ck_assert(st.st_ino == st2.st_ino);
+	/* Without FOLLOW a symlink is linked itself, with FOLLOW its target. */
+	ck_assert_int_eq(safe_linkat_beneath(E.rootfd, "chain", "h2", m), 0);
+	ck_assert(S_ISLNK(lmode(E.rootfd, "h2")));
+	ck_assert_int_eq(safe_linkat_beneath(E.rootfd, "chain", "h3", m | SAFE_FOLLOW), 0);
+	ck_assert_int_eq(fstatat(E.rootfd, "h3", &st, AT_SYMLINK_NOFOLLOW), 0);
+	ck_assert_int_eq(fstatat(E.rootfd, "file", &st2, 0), 0);
+	ck_assert(S_ISREG(st.st_mode) && st.st_ino == st2.st_ino);
+	ck_assert_int_eq(safe_linkat_beneath(E.rootfd, "abs_victim", "h4", m), 0);
+	ck_assert(S_ISLNK(lmode(E.rootfd, "h4")));
+	ck_fails(safe_linkat_beneath(E.rootfd, "file", "h1", m), EEXIST);
+	ck_fails(safe_linkat_beneath(E.rootfd, "file", "dangling_out", m), EEXIST);
+	ck_fails(safe_linkat_beneath(E.rootfd, "a", "h5", m), EPERM);
+	ck_fails(safe_linkat_beneath(E.rootfd, "link_dir/", "h5", m), EPERM);
+	ck_fails(safe_linkat_beneath(E.rootfd, "file/", "h5", m), ENOTDIR);
+	ck_fails(safe_linkat_beneath(E.rootfd, "..", "h5", m), EXDEV);
+	ck_fails(safe_linkat_beneath(E.rootfd, "file", "a/.", m), EEXIST);
+	ck_assert(!exists_at(E.outfd, "newfile"));
+
+	ck_assert_int_eq(safe_symlinkat_beneath("../../anything/../at all", E.rootfd, "a/s1", m),
+			 0);
+	char buf[64];
+	ssize_t n = safe_readlinkat_beneath(E.rootfd, "link_dir/s1", buf, sizeof(buf), m);
+	ck_assert_int_eq(n, 24);
+	ck_assert(!memcmp(buf, "../../anything/../at all", 24));
+	ck_fails(safe_symlinkat_beneath("x", E.rootfd, "a/s1", m), EEXIST);
+	ck_fails(safe_symlinkat_beneath("x", E.rootfd, "dangling_out", m), EEXIST);
+	ck_fails(safe_symlinkat_beneath("x", E.rootfd, "a/..", m), EEXIST);
+	ck_assert(!exists_at(E.outfd, "newfile"));
+	/* The body is stored as given; following it later is scoped. */
+	ck_assert_int_eq(safe_symlinkat_beneath(E.outside, E.rootfd, "s2", m), 0);
+	ck_fails(safe_fstatat_beneath(E.rootfd, "s2", &st, m | SAFE_FOLLOW), EXDEV);
+
+	n = safe_readlinkat_beneath(E.rootfd, "a/b/rel", buf, sizeof(buf), m);
+	ck_assert_int_eq(n, 10);
+	ck_assert(!memcmp(buf, "../../file", 10));
+	n = safe_readlinkat_beneath(E.rootfd, "a/b/rel", buf, 4, m); /* truncated, as readlink */
+	ck_assert_int_eq(n, 4);
+	ck_assert(!memcmp(buf, "../.", 4));
+	n = safe_readlinkat_beneath(E.rootfd, "abs", buf, sizeof(buf), m);
+	ck_assert_int_eq(n, (ssize_t)strlen(E.outside) < 64 ? (ssize_t)strlen(E.outside) : 64);
+	ck_fails(safe_readlinkat_beneath(E.rootfd, "file", buf, sizeof(buf), m), EINVAL);
+	ck_fails(safe_readlinkat_beneath(E.rootfd, ".", buf, sizeof(buf), m), EINVAL);
+	ck_fails(safe_readlinkat_beneath(E.rootfd, "link_dir/", buf, sizeof(buf), m), EINVAL);
+	ck_fails(safe_readlinkat_beneath(E.rootfd, "..", buf, sizeof(buf), m), EXDEV);
+	env_close();
+}
+END_TEST
+
+/* Unprivileged link with FOLLOW: no CAP_DAC_READ_SEARCH for AT_EMPTY_PATH,
+ * so the verified procfs route is taken. */
+static int link_unpriv_child(void *arg)
+{
+	uint64_t m = *(uint64_t *)arg;
+	CK(fchownat(E.rootfd, "a", 65534, 65534, 0) == 0);
+	CK(fchownat(E.rootfd, "file", 65534, 65534, 0) == 0);
+	CK(sb_drop_privileges() == 0);
+	CK(safe_linkat_beneath(E.rootfd, "chain", "a/h", m | SAFE_FOLLOW) == 0);
+	struct stat st, st2;
+	CK(fstatat(E.rootfd, "a/h", &st, AT_SYMLINK_NOFOLLOW) == 0);
+	CK(fstatat(E.rootfd, "file", &st2, 0) == 0);
+	CK(st.st_ino == st2.st_ino);
+	errno = 0;
+	CK(safe_linkat_beneath(E.rootfd, "link_up_victim", "a/h2", m | SAFE_FOLLOW) == -1 &&
+	   errno == EXDEV);
+	return 0;
+}
+
+START_TEST(link_follow_unprivileged)
+{
+	env_open();
+	uint64_t m = MODE(_i);
+	ck_assert_int_eq(sb_run(link_unpriv_child, &m), 0);
+	env_close();
+}
+END_TEST
+
+/* ---------------------------------------------------------------- chmod, chown, utimens */
+
+START_TEST(attribute_cases)
+{
+	env_open();
+	uint64_t m = MODE(_i);
+	struct stat st;
+	ck_assert_int_eq(safe_fchmodat_beneath(E.rootfd, "link_dir/b/file", 0640, m), 0);
+	ck_assert_int_eq(lmode(E.rootfd, "a/b/file"), S_IFREG | 0640);
+	ck_fails(safe_fchmodat_beneath(E.rootfd, "chain", 0600, m), EOPNOTSUPP);
+	ck_assert_int_eq(safe_fchmodat_beneath(E.rootfd, "chain", 0604, m | SAFE_FOLLOW), 0);
+	ck_assert_int_eq(lmode(E.rootfd, "file"), S_IFREG | 0604);
+	ck_assert_int_eq(safe_fchmodat_beneath(E.rootfd, "a/", 0711, m), 0);
+	ck_assert_int_eq(lmode(E.rootfd, "a"), S_IFDIR | 0711);
+	ck_assert_int_eq(safe_fchmodat_beneath(E.rootfd, "a/b/..", 0755, m), 0);
+	ck_assert_int_eq(lmode(E.rootfd, "a"), S_IFDIR | 0755);
+
+	ck_assert_int_eq(safe_fchownat_beneath(E.rootfd, "chain", 123, 456, m), 0);
+	ck_assert_int_eq(fstatat(E.rootfd, "chain", &st, AT_SYMLINK_NOFOLLOW), 0);
+	ck_assert(st.st_uid == 123 && st.st_gid == 456);
+	ck_assert_int_eq(fstatat(E.rootfd, "file", &st, AT_SYMLINK_NOFOLLOW), 0);
+	ck_assert(st.st_uid == 0);
+	ck_assert_int_eq(safe_fchownat_beneath(E.rootfd, "chain", 77, (gid_t)-1, m | SAFE_FOLLOW),
+			 0);
+	ck_assert_int_eq(fstatat(E.rootfd, "file", &st, AT_SYMLINK_NOFOLLOW), 0);
+	ck_assert(st.st_uid == 77 && st.st_gid == 0);
+
+	struct timespec ts[2] = { { 1000, 1 }, { 2000, 2 } };
+	ck_assert_int_eq(safe_utimensat_beneath(E.rootfd, "chain", ts, m), 0);
+	ck_assert_int_eq(fstatat(E.rootfd, "chain", &st, AT_SYMLINK_NOFOLLOW), 0);
+	ck_assert(st.st_mtim.tv_sec == 2000 && st.st_mtim.tv_nsec == 2);
+	ck_assert_int_eq(fstatat(E.rootfd, "file", &st, AT_SYMLINK_NOFOLLOW), 0);
+	ck_assert(st.st_mtim.tv_sec != 2000);
+	ck_assert_int_eq(safe_utimensat_beneath(E.rootfd, "chain", ts, m | SAFE_FOLLOW), 0);
+	ck_assert_int_eq(fstatat(E.rootfd, "file", &st, AT_SYMLINK_NOFOLLOW), 0);
+	ck_assert(st.st_mtim.tv_sec == 2000 && st.st_atim.tv_sec == 1000);
+	struct timespec bad[2] = { { 0, 2000000000L }, { 0, 0 } };
+	ck_fails(safe_utimensat_beneath(E.rootfd, "file", bad, m), EINVAL);
+	ck_fails(safe_utimensat_beneath(E.rootfd, "file", bad, m | SAFE_FOLLOW), EINVAL);
+	env_close();
+}
+END_TEST
+
+/* Old kernels: no fchmodat2 (6.6), no *xattrat (6.13): the procfs routes. */
+static int fallback_child(void *arg)
+{
+	uint64_t m = *(uint64_t *)arg;
+	struct sb_rule rules[] = {
+		SB_ALWAYS(452, ENOSYS), SB_ALWAYS(463, ENOSYS), SB_ALWAYS(464, ENOSYS),
+		SB_ALWAYS(465, ENOSYS), SB_ALWAYS(466, ENOSYS),
+	};
+	CK(sb_seccomp(rules, 5) == 0);
+	struct stat st;
+	CK(safe_fchmodat_beneath(E.rootfd, "a/b/file", 0601, m) == 0);
+	CK(fstatat(E.rootfd, "a/b/file", &st, 0) == 0 && (st.st_mode & 07777) == 0601);
+	errno = 0;
+	CK(safe_fchmodat_beneath(E.rootfd, "chain", 0600, m) == -1 && errno == EOPNOTSUPP);
+	CK(safe_fchmodat_beneath(E.rootfd, "chain", 0602, m | SAFE_FOLLOW) == 0);
+	CK(fstatat(E.rootfd, "file", &st, 0) == 0 && (st.st_mode & 07777) == 0602);
+	errno = 0;
+	CK(safe_fchmodat_beneath(E.rootfd, "up/victim", 0600, m) == -1 && errno == EXDEV);
+
+	char v[32];
+	CK(safe_setxattr_beneath(E.rootfd, "file", "user.k", "val", 3, 0, m) == 0);
+	CK(safe_getxattr_beneath(E.rootfd, "chain", "user.k", v, sizeof(v), m | SAFE_FOLLOW) == 3);
+	CK(!memcmp(v, "val", 3));
+	CK(getxattr(E.outside, "user.k", v, sizeof(v)) < 0);
+	/* On the link itself: trusted.* (root) lands on the link, not the file. */
+	CK(safe_setxattr_beneath(E.rootfd, "chain", "trusted.k", "L", 1, 0, m) == 0);
+	char p[PATH_MAX];
+	pj(p, E.root, "chain");
+	CK(lgetxattr(p, "trusted.k", v, sizeof(v)) == 1);
+	pj(p, E.root, "file");
+	CK(getxattr(p, "trusted.k", v, sizeof(v)) < 0 && errno == ENODATA);
+	ssize_t n = safe_listxattr_beneath(E.rootfd, "file", v, sizeof(v), m);
+	CK(n == 7 && !memcmp(v, "user.k", 7));
+	CK(safe_removexattr_beneath(E.rootfd, "link_file", "user.k", m | SAFE_FOLLOW) == 0);
+	errno = 0;
+	CK(safe_getxattr_beneath(E.rootfd, "file", "user.k", v, sizeof(v), m) == -1 &&
+	   errno == ENODATA);
+	errno = 0;
+	CK(safe_getxattr_beneath(E.rootfd, "link_up_victim", "user.k", v, sizeof(v),
+				 m | SAFE_FOLLOW) == -1 &&
+	   errno == EXDEV);
+	return 0;
+}
+
+START_TEST(attributes_old_kernel)
+{
+	env_open();
+	uint64_t m = MODE(_i);
+	ck_assert_int_eq(sb_run(fallback_child, &m), 0);
+	env_close();
+}
+END_TEST
+
+START_TEST(xattr_cases)
+{
+	env_open();
+	uint64_t m = MODE(_i);
+	char v[64];
+	ck_assert_int_eq(safe_setxattr_beneath(E.rootfd, "link_dir/b/file", "user.a", "1234", 4,
+					       XATTR_CREATE, m),
+			 0);
+	ck_fails(safe_setxattr_beneath(E.rootfd, "a/b/file", "user.a", "x", 1, XATTR_CREATE, m),
+		 EEXIST);
+	ck_fails(safe_setxattr_beneath(E.rootfd, "a/b/file", "user.b", "x", 1, XATTR_REPLACE, m),
+		 ENODATA);
+	ck_assert_int_eq(safe_getxattr_beneath(E.rootfd, "a/b/file", "user.a", v, sizeof(v), m), 4);
+	ck_assert(!memcmp(v, "1234", 4));
+	ck_assert_int_eq(safe_getxattr_beneath(E.rootfd, "a/b/file", "user.a", NULL, 0, m), 4);
+	ck_fails(safe_getxattr_beneath(E.rootfd, "a/b/file", "user.a", v, 2, m), ERANGE);
+	ck_fails(safe_getxattr_beneath(E.rootfd, "a/b/file", "user.zz", v, sizeof(v), m), ENODATA);
+	/* A symlink: user.* is not allowed on the link itself; FOLLOW reaches the file. */
+	ck_fails(safe_setxattr_beneath(E.rootfd, "a/b/rel", "user.a", "x", 1, 0, m), EPERM);
+	ck_assert_int_eq(safe_setxattr_beneath(E.rootfd, "a/b/rel", "user.c", "zz", 2, 0,
+					       m | SAFE_FOLLOW),
+			 0);
+	ck_assert_int_eq(safe_getxattr_beneath(E.rootfd, "file", "user.c", v, sizeof(v), m), 2);
+	ck_assert_int_eq(safe_setxattr_beneath(E.rootfd, "chain", "trusted.t", "T", 1, 0, m), 0);
+	ck_assert_int_eq(safe_getxattr_beneath(E.rootfd, "chain", "trusted.t", v, sizeof(v), m), 1);
+	ck_fails(safe_getxattr_beneath(E.rootfd, "chain", "trusted.t", v, sizeof(v),
+				       m | SAFE_FOLLOW),
+		 ENODATA);
+	ssize_t n = safe_listxattr_beneath(E.rootfd, "a/b/file", v, sizeof(v), m);
+	ck_assert_int_eq(n, 7);
+	ck_assert_int_eq(safe_listxattr_beneath(E.rootfd, "a/b/file", NULL, 0, m), 7);
+	ck_fails(safe_listxattr_beneath(E.rootfd, "a/b/file", v, 3, m), ERANGE);
+	/* Directories through ".", "..", trailing slashes. */
+	ck_assert_int_eq(safe_setxattr_beneath(E.rootfd, "a/b/..", "user.d", "d", 1, 0, m), 0);
+	ck_assert_int_eq(safe_getxattr_beneath(E.rootfd, "link_dir/", "user.d", v, sizeof(v), m), 1);
+	ck_assert_int_eq(safe_removexattr_beneath(E.rootfd, "a/.", "user.d", m), 0);
+	ck_fails(safe_removexattr_beneath(E.rootfd, "a", "user.d", m), ENODATA);
+	ck_assert_int_eq(safe_removexattr_beneath(E.rootfd, "a/b/file", "user.a", m), 0);
+	ck_fails(safe_getxattr_beneath(E.rootfd, "a/b/file", "user.a", v, sizeof(v), m), ENODATA);
+	env_close();
+}
+END_TEST
+
+/* ---------------------------------------------------------------- reopen */
+
+START_TEST(reopen_cases)
+{
+	env_open();
+	struct safe_open_how how = {
+		.flags = O_PATH, .resolve = SAFE_RESOLVE_BENEATH | MODE(_i),
+	};
+	int p = safe_openat2(E.rootfd, "link_dir/b/file", &how, sizeof(how));
+	ck_assert_int_ge(p, 0);
+	int fd = safe_reopen(p, O_RDONLY);
+	ck_assert_int_ge(fd, 0);
+	char buf[16] = { 0 };
+	ck_assert_int_eq(read(fd, buf, sizeof(buf)), 5);
+	ck_assert_str_eq(buf, "hello");
+	ck_assert(fcntl(fd, F_GETFD) & FD_CLOEXEC);
+	close(fd);
+	fd = safe_reopen(p, O_WRONLY | O_APPEND);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, "!", 1), 1);
+	close(fd);
+	fd = safe_reopen(p, O_RDONLY | O_NOFOLLOW);
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	ck_fails(safe_reopen(p, O_RDONLY | O_DIRECTORY), ENOTDIR);
+	ck_fails(safe_reopen(p, O_RDWR | O_CREAT), EINVAL);
+	ck_fails(safe_reopen(p, O_RDWR | O_EXCL), EINVAL);
+	ck_fails(safe_reopen(p, O_TMPFILE | O_RDWR), EINVAL);
+	ck_fails(safe_reopen(p, O_ACCMODE), EINVAL);
+	ck_fails(safe_reopen(p, O_PATH | O_RDWR), EINVAL);
+	ck_fails(safe_reopen(-1, O_RDONLY), EBADF);
+	ck_fails(safe_reopen(FX_MAX_FD - 1, O_RDONLY), EBADF);
+	close(p);
+	/* A directory and a symlink (O_PATH|O_NOFOLLOW). */
+	how.flags = O_PATH | O_DIRECTORY;
+	p = safe_openat2(E.rootfd, "a", &how, sizeof(how));
+	ck_assert_int_ge(p, 0);
+	fd = safe_reopen(p, O_RDONLY | O_DIRECTORY);
+	ck_assert_int_ge(fd, 0);
+	ck_assert(fx_same_object(fd, E.rootfd, "a"));
+	close(fd);
+	close(p);
+	how.flags = O_PATH | O_NOFOLLOW;
+	p = safe_openat2(E.rootfd, "chain", &how, sizeof(how));
+	ck_assert_int_ge(p, 0);
+	ck_fails(safe_reopen(p, O_RDONLY), ELOOP);
+	fd = safe_reopen(p, O_PATH);
+	ck_assert_int_ge(fd, 0);
+	ck_assert(fx_same_object(fd, E.rootfd, "chain"));
+	close(fd);
+	close(p);
+	env_close();
+}
+END_TEST
+
+/* Without a usable procfs (something else mounted on /proc): ENXIO. */
+static int reopen_noproc_child(void *arg)
+{
+	(void)arg;
+	CK(unshare(CLONE_NEWNS) == 0);
+	CK(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0);
+	int p = openat(E.rootfd, "file", O_PATH | O_CLOEXEC);
+	CK(p >= 0);
+	CK(mount("tmpfs", "/proc", "tmpfs", 0, "size=1m") == 0);
+	errno = 0;
+	CK(safe_reopen(p, O_RDONLY) == -1 && errno == ENXIO);
+	close(p);
+	return 0;
+}
+
+START_TEST(reopen_without_procfs)
+{
+	env_open();
+	ck_assert_int_eq(sb_run(reopen_noproc_child, NULL), 0);
+	env_close();
+}
+END_TEST
+
+/* ---------------------------------------------------------------- realpath */
+
+static void ck_realpath(uint64_t flags, const char *path, const char *want)
+{
+	char buf[PATH_MAX];
+	memset(buf, 'X', sizeof(buf));
+	ssize_t n = safe_realpath_beneath(E.rootfd, path, buf, sizeof(buf), flags);
+	ck_assert_msg(n >= 0, "realpath(%s): %s", path, strerror(errno));
+	ck_assert_msg(!strcmp(buf, want), "realpath(%s) = '%s', want '%s'", path, buf, want);
+	ck_assert_int_eq(n, (ssize_t)strlen(want));
+}
+
+START_TEST(realpath_cases)
+{
+	env_open();
+	uint64_t m = MODE(_i);
+	ck_realpath(m, "a/b/file", "a/b/file");
+	ck_realpath(m, "link_dir/b/../b/./file", "a/b/file");
+	ck_realpath(m, ".", ".");
+	ck_realpath(m, "a/..", ".");
+	ck_realpath(m, "link_dir", "a");
+	ck_realpath(m, "link_dir/", "a");
+	ck_realpath(m, "chain", "file");
+	ck_realpath(m, "a/b/rel", "file");
+	ck_realpath(m, "a//b/", "a/b");
+	ck_realpath(m, "fifo", "fifo");
+	ck_realpath(m | SAFE_RESOLVE_IN_ROOT, "/a/b", "a/b");
+	ck_realpath(m | SAFE_RESOLVE_IN_ROOT, "../../a/../link_dir/b", "a/b");
+	ck_realpath(m | SAFE_RESOLVE_IN_ROOT, "/", ".");
+	ck_assert_int_eq(symlinkat("/a/b/file", E.rootfd, "a/rootabs"), 0);
+	ck_realpath(m | SAFE_RESOLVE_IN_ROOT, "link_dir/rootabs", "a/b/file");
+	ck_assert_int_eq(linkat(E.rootfd, "file", E.rootfd, "a/hard", 0), 0);
+	ck_realpath(m, "a/hard", "a/hard");
+	ck_realpath(m, "file", "file");
+	/* Buffer sizes: exact fit, one short. */
+	char buf[16];
+	ck_assert_int_eq(safe_realpath_beneath(E.rootfd, "link_dir/b/file", buf, 9, m), 8);
+	ck_assert_str_eq(buf, "a/b/file");
+	ck_fails(safe_realpath_beneath(E.rootfd, "link_dir/b/file", buf, 8, m), ERANGE);
+	ck_fails(safe_realpath_beneath(E.rootfd, ".", buf, 1, m), ERANGE);
+	ck_fails(safe_realpath_beneath(E.rootfd, "a", buf, 0, m), ERANGE);
+	ck_fails(safe_realpath_beneath(E.rootfd, "chain", buf, sizeof(buf),
+				       m | SAFE_RESOLVE_NO_SYMLINKS),
+		 ELOOP);
+	ck_fails(safe_realpath_beneath(E.rootfd, "..", buf, sizeof(buf), m), EXDEV);
+	ck_fails(safe_realpath_beneath(E.rootfd, "dangling_in", buf, sizeof(buf), m), ENOENT);
+	/* A root that is not the top of the filesystem tree's mount. */
+	int sub = openat(E.rootfd, "a", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	ck_assert_int_ge(sub, 0);
+	ck_assert_int_eq(safe_realpath_beneath(sub, "../a/b", buf, sizeof(buf),
+					       m | SAFE_RESOLVE_IN_ROOT),
+			 -1);
+	ck_assert_int_eq(errno, ENOENT);
+	ck_assert_int_eq(safe_realpath_beneath(sub, "b/rel", buf, sizeof(buf), m), -1);
+	ck_assert_int_eq(errno, EXDEV);
+	ck_assert_int_eq(safe_realpath_beneath(sub, "b/../b", buf, sizeof(buf), m), 1);
+	ck_assert_str_eq(buf, "b");
+	close(sub);
+	env_close();
+}
+END_TEST
+
+/* Mount points on the way up: their d_ino is not the mounted root's. */
+static int realpath_mount_child(void *arg)
+{
+	uint64_t m = *(uint64_t *)arg;
+	CK(unshare(CLONE_NEWNS) == 0);
+	CK(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0);
+	char p[PATH_MAX];
+	pj(p, E.root, "a/b");
+	CK(mount("tmpfs", p, "tmpfs", 0, "size=1m") == 0);
+	int root = open(E.root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	CK(root >= 0);
+	CK(mkdirat(root, "a/b/in", 0755) == 0);
+	char buf[64];
+	CK(safe_realpath_beneath(root, "link_dir/b/in", buf, sizeof(buf), m) == 6);
+	CK(!strcmp(buf, "a/b/in"));
+	CK(safe_realpath_beneath(root, "a/b", buf, sizeof(buf), m) == 3);
+	CK(!strcmp(buf, "a/b"));
+	close(root);
+	return 0;
+}
+
+START_TEST(realpath_mounts)
+{
+	env_open();
+	uint64_t m = MODE(_i);
+	ck_assert_int_eq(sb_run(realpath_mount_child, &m), 0);
+	env_close();
+}
+END_TEST
+
+/* ---------------------------------------------------------------- suite */
+
+static Suite *ops_suite(void)
+{
+	Suite *s = suite_create("ops");
+	TCase *tc = tcase_create("core");
+	tcase_set_timeout(tc, 120);
+	tcase_add_checked_fixture(tc, fx_fd_setup, fx_fd_teardown);
+	/* _i: bit 0 = userspace walker, bit 1 = IN_ROOT (where used). */
+	tcase_add_loop_test(tc, escapes_touch_nothing, 0, 4);
+	tcase_add_loop_test(tc, magic_links_refused, 0, 4);
+	tcase_add_loop_test(tc, argument_errors, 0, 2);
+	tcase_add_loop_test(tc, stat_cases, 0, 2);
+	tcase_add_loop_test(tc, opendir_cases, 0, 2);
+	tcase_add_loop_test(tc, mkdir_cases, 0, 2);
+	tcase_add_loop_test(tc, mkdir_parents_cases, 0, 2);
+	tcase_add_loop_test(tc, unlink_cases, 0, 2);
+	tcase_add_loop_test(tc, rmtree_cases, 0, 2);
+	tcase_add_loop_test(tc, rename_cases, 0, 2);
+	tcase_add_loop_test(tc, link_symlink_readlink_cases, 0, 2);
+	tcase_add_loop_test(tc, attribute_cases, 0, 2);
+	tcase_add_loop_test(tc, xattr_cases, 0, 2);
+	tcase_add_loop_test(tc, reopen_cases, 0, 2);
+	tcase_add_loop_test(tc, realpath_cases, 0, 2);
+	suite_add_tcase(s, tc);
+
+	TCase *sb = tcase_create("sandbox");
+	tcase_set_timeout(sb, 120);
+	tcase_add_checked_fixture(sb, fx_fd_setup, fx_fd_teardown);
+	tcase_add_loop_test(sb, rmtree_deep_constant_fds, 0, 2);
+	tcase_add_loop_test(sb, rmtree_unprivileged, 0, 2);
+	tcase_add_loop_test(sb, rmtree_mounts, 0, 2);
+	tcase_add_loop_test(sb, rename_without_renameat2, 0, 2);
+	tcase_add_loop_test(sb, link_follow_unprivileged, 0, 2);
+	tcase_add_loop_test(sb, attributes_old_kernel, 0, 2);
+	tcase_add_test(sb, reopen_without_procfs);
+	tcase_add_loop_test(sb, realpath_mounts, 0, 2);
+	suite_add_tcase(s, sb);
+
+	TCase *race = tcase_create("race");
+	tcase_set_timeout(race, 120);
+	tcase_add_checked_fixture(race, fx_fd_setup, fx_fd_teardown);
+	tcase_add_loop_test(race, rmtree_race_symlink_swap, 0, 4);
+	tcase_add_loop_test(race, mkdir_parents_race_symlink_swap, 0, 4);
+	suite_add_tcase(s, race);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(ops_suite());
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
