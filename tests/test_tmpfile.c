@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/magic.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -179,8 +180,8 @@ static int count_hidden(int dirfd)
 }
 
 /* Run `call`, expect -1 with `err`, the listing of dirfd and the number of
- * open descriptors unchanged. */
-#define EXPECT_FAIL(dirfd, err, call)                                                       \
+ * open descriptors unchanged; on a mismatch print why and run `onfail`. */
+#define EXPECT_FAIL_OR(dirfd, err, call, onfail)                                            \
 	do {                                                                                \
 		char *before_ = fx_dir_listing((dirfd), ".");                               \
 		int nfd_ = fx_fd_count();                                                   \
@@ -191,11 +192,19 @@ static int count_hidden(int dirfd)
 		int same_ = !strcmp(before_, after_);                                       \
 		free(before_);                                                              \
 		free(after_);                                                               \
-		CKMSG(r_ == -1 && e_ == (err), "%s: returned %ld errno %d (%s), want %s",   \
-		      #call, r_, e_, strerror(e_), strerror(err));                          \
-		CKMSG(same_, "%s: directory listing changed", #call);                       \
-		CKMSG(nfd_ == fx_fd_count(), "%s: descriptor count changed", #call);        \
+		int nfd2_ = fx_fd_count();                                                  \
+		if (r_ != -1 || e_ != (err) || !same_ || nfd_ != nfd2_) {                   \
+			fprintf(stderr,                                                     \
+				"%s:%d: %s: returned %ld errno %d (%s), want %s; listing %s; " \
+				"fds %d -> %d\n",                                           \
+				__FILE__, __LINE__, #call, r_, e_, strerror(e_),            \
+				strerror(err), same_ ? "unchanged" : "CHANGED", nfd_, nfd2_); \
+			onfail;                                                             \
+		}                                                                           \
 	} while (0)
+#define EXPECT_FAIL(dirfd, err, call) EXPECT_FAIL_OR(dirfd, err, call, return 1)
+#define EXPECT_FAIL_CK(dirfd, err, call) \
+	EXPECT_FAIL_OR(dirfd, err, call, ck_abort_msg("%s failed (see stderr)", #call))
 
 /* Create, check everything, remove. */
 static int create_and_check(int dirfd, const char *name, mode_t mode, const struct safe_xattr *x,
@@ -240,6 +249,15 @@ START_TEST(creates_with_xattrs)
 	ck_assert_int_ge(fd, 0);
 	ck_assert(fx_same_object(fd, d.fd, "sub/g"));
 	close(fd);
+	/* under IN_ROOT, ".." at the root stays there */
+	ck_assert_int_eq(symlinkat("../../..", d.fd, "sub/up"), 0);
+	EXPECT_FAIL_CK(d.fd, EXDEV, safe_tmpfile_xattr(d.fd, "sub/up/h", 0644, xa3, 3, fl));
+	fd = safe_tmpfile_xattr(d.fd, "sub/up/h", 0644, xa3, 3, fl | SAFE_RESOLVE_IN_ROOT);
+	ck_assert_int_ge(fd, 0);
+	ck_assert(fx_same_object(fd, d.fd, "h"));
+	close(fd);
+	ck_assert_int_eq(unlinkat(d.fd, "h", 0), 0);
+	ck_assert_int_eq(unlinkat(d.fd, "sub/up", 0), 0);
 	char *ls = fx_dir_listing(d.fd, "sub");
 	ck_assert_str_eq(ls, "f\ng\n");
 	free(ls);
@@ -516,6 +534,7 @@ static int errors_case(struct tdir *d, uint64_t fl)
 	fx_build(dfd, spec);
 	int sub = openat(dfd, "sub", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	CK(sub >= 0);
+	char *snap = snapshot_below(d->path);
 	struct safe_xattr x1[] = { { "user.a", "v", 1 } };
 	char longname[300];
 	memset(longname, 'a', 256);
@@ -589,7 +608,15 @@ static int errors_case(struct tdir *d, uint64_t fl)
 	 * attribute in a known namespace is the filesystem's call */
 	bad[1] = (struct safe_xattr){ "system.nonexistent", "x", 1 };
 	EXPECT_FAIL(dfd, EOPNOTSUPP, safe_tmpfile_xattr(dfd, "n", 0644, bad, 2, fl));
+	EXPECT_FAIL(dfd, EOPNOTSUPP,
+		    safe_tmpfile_xattr(dfd, "file", 0644, bad, 2, fl | SAFE_TMPFILE_REPLACE));
 	close(sub);
+	/* nothing below the directory changed, the old "file" included */
+	char *snap2 = snapshot_below(d->path);
+	int same = !strcmp(snap, snap2);
+	free(snap);
+	free(snap2);
+	CKMSG(same, "the tree changed");
 	return 0;
 }
 
@@ -769,6 +796,69 @@ START_TEST(two_phase_errors)
 }
 END_TEST
 
+/* ---------------------------------------------------------------- threads */
+
+#define CT_THREADS 4
+#define CT_NAMES 100
+struct ct_shared {
+	int dirfd;
+	uint64_t flags;
+	atomic_int wins[CT_NAMES];
+	atomic_int bad;
+};
+
+static void *ct_thread(void *arg)
+{
+	struct ct_shared *c = arg;
+	char name[32];
+	for (int i = 0; i < CT_NAMES; i++) {
+		snprintf(name, sizeof(name), "c%d", i);
+		int fd = safe_tmpfile_xattr(c->dirfd, name, 0644, xa3, 3, c->flags);
+		if (fd >= 0) {
+			atomic_fetch_add(&c->wins[i], 1);
+			close(fd);
+		} else if (errno != EEXIST) {
+			atomic_fetch_add(&c->bad, 1);
+		}
+		fd = safe_tmpfile_xattr(c->dirfd, "shared", 0644, xa3, 3,
+					c->flags | SAFE_TMPFILE_REPLACE);
+		if (fd >= 0)
+			close(fd);
+		else
+			atomic_fetch_add(&c->bad, 1);
+	}
+	return NULL;
+}
+
+START_TEST(concurrent_creators)
+{
+	/* Threads racing for the same names: exactly one wins each name, the
+	 * others get EEXIST; concurrent REPLACEs all succeed; no hidden name
+	 * survives. */
+	struct tdir d;
+	tdir_make(&d, "tmpfile");
+	struct ct_shared *c = calloc(1, sizeof(*c));
+	ck_assert_ptr_nonnull(c);
+	c->dirfd = d.fd;
+	c->flags = strategies[_i];
+	pthread_t th[CT_THREADS];
+	for (int i = 0; i < CT_THREADS; i++)
+		ck_assert_int_eq(pthread_create(&th[i], NULL, ct_thread, c), 0);
+	for (int i = 0; i < CT_THREADS; i++)
+		ck_assert_int_eq(pthread_join(th[i], NULL), 0);
+	ck_assert_int_eq(atomic_load(&c->bad), 0);
+	for (int i = 0; i < CT_NAMES; i++)
+		ck_assert_int_eq(atomic_load(&c->wins[i]), 1);
+	ck_assert_int_eq(count_hidden(d.fd), 0);
+	int fd = openat(d.fd, "shared", O_RDONLY | O_CLOEXEC);
+	ck_assert_int_ge(fd, 0);
+	RUN(check_xattrs(fd, xa3, 3));
+	close(fd);
+	free(c);
+	tdir_free(&d);
+}
+END_TEST
+
 /* ---------------------------------------------------------------- sandboxed children */
 
 struct child_args {
@@ -863,6 +953,14 @@ static int child_scenario(void *arg)
 		EXPECT_FAIL(dfd, EPERM,
 			    safe_tmpfile_xattr(dfd, "t", 0644, tr, 2,
 					       fl | SAFE_TMPFILE_REPLACE | SAFE_TMPFILE_SYNC));
+		/* REPLACE that fails leaves the old file in place */
+		int old = safe_tmpfile_xattr(dfd, "t", 0644, xa3, 3, fl);
+		CK(old >= 0);
+		EXPECT_FAIL(dfd, EPERM,
+			    safe_tmpfile_xattr(dfd, "t", 0644, tr, 2, fl | SAFE_TMPFILE_REPLACE));
+		CK(fx_same_object(old, dfd, "t"));
+		close(old);
+		CK(unlinkat(dfd, "t", 0) == 0);
 	}
 	return 0;
 }
@@ -1298,6 +1396,7 @@ static Suite *tmpfile_suite(void)
 	tcase_add_loop_test(tc, ext4_xattr_space, 0, N_KERNEL_STRATEGIES);
 	tcase_add_loop_test(tc, two_phase, 0, N_STRATEGIES);
 	tcase_add_loop_test(tc, two_phase_errors, 0, N_STRATEGIES);
+	tcase_add_loop_test(tc, concurrent_creators, 0, N_STRATEGIES);
 	suite_add_tcase(s, tc);
 
 	TCase *sb = tcase_create("sandbox");
