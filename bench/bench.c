@@ -336,13 +336,20 @@ static int build_tree(int rootfd)
 		return -1;
 	if (touch(rootfd, "abs/tgt/file") < 0 || symlinkat("/abs/tgt/file", rootfd, "abs/lnk") < 0)
 		return -1;
+	/* The big directory: the target big/e05000 is a file of its own; the
+	 * 9,999 other entries are hard links to one filler file outside it
+	 * (a link is far cheaper to make than an inode, and the directory's
+	 * size is what counts for the lookup). */
+	if (touch(rootfd, "fill") < 0)
+		return -1;
 	int big = openat(rootfd, "big", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (big < 0)
 		return -1;
 	for (int i = 0; i < BIGDIR_ENTRIES && !stop; i++) {
 		char name[16];
 		snprintf(name, sizeof(name), "e%05d", i);
-		if (touch(big, name) < 0) {
+		if (i == BIGDIR_ENTRIES / 2 ? touch(big, name) < 0
+					    : linkat(rootfd, "fill", big, name, 0) < 0) {
 			close(big);
 			return -1;
 		}
