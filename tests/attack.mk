@@ -69,3 +69,17 @@ tests_test_fault_CFLAGS = $(TEST_CFLAGS)
 tests_test_fault_LDADD = $(TEST_LDADD)
 TESTS += tests/test_fault
 VALGRIND_TESTS += tests/test_fault
+
+check_PROGRAMS += tests/test_limits
+tests_test_limits_SOURCES = tests/test_limits.c
+tests_test_limits_CFLAGS = $(TEST_CFLAGS)
+tests_test_limits_LDADD = $(TEST_LDADD)
+TESTS += tests/test_limits
+VALGRIND_TESTS += tests/test_limits
+
+check_PROGRAMS += tests/test_concurrency
+tests_test_concurrency_SOURCES = tests/test_concurrency.c
+tests_test_concurrency_CFLAGS = $(TEST_CFLAGS)
+tests_test_concurrency_LDADD = $(TEST_LDADD)
+TESTS += tests/test_concurrency
+VALGRIND_TESTS += tests/test_concurrency

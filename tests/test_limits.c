@@ -1,0 +1,418 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Suite "limits": resource exhaustion.
+ *
+ * - RLIMIT_NOFILE set so that exactly three descriptors are free: the
+ *   userspace walker (which holds O(1) descriptors) still resolves paths of
+ *   500 components; with 0..3 free descriptors every operation either works
+ *   or fails with EMFILE, leaving the tree and the descriptor table as they
+ *   were; with none free everything fails with EMFILE.
+ * - A tmpfs of 8 KiB with 5 inodes, filled up (in a child with its own mount
+ *   namespace): safe_tmpfile_xattr fails with ENOSPC (no inode; then no room
+ *   for the xattr) and leaves nothing behind - proven by a final creation that
+ *   needs all the space left.
+ * Each scenario runs in a forked child (sb_run), so the limits and mounts go
+ * away with it.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#include "fixture.h"
+#include "safeopen.h"
+#include "sandbox.h"
+
+#define CHILD_CHECK(cond, ...)                                                                 \
+	do {                                                                                   \
+		if (!(cond)) {                                                                 \
+			fprintf(stderr, "%s:%d: child check failed: %s: ", __FILE__, __LINE__, \
+				#cond);                                                        \
+			fprintf(stderr, __VA_ARGS__);                                          \
+			fputc('\n', stderr);                                                   \
+			return 1;                                                              \
+		}                                                                              \
+	} while (0)
+
+#define DEPTH 500
+
+static char *root_path;
+static int rootfd = -1;
+/* "deep/d/d/.../d" (DEPTH times d) and the same with "/f" */
+static char deep_dir[2 * DEPTH + 16];
+static char deep_file[2 * DEPTH + 16];
+
+static void setup_deep(void)
+{
+	root_path = fx_mkdtemp("limits");
+	rootfd = open(root_path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	ck_assert_int_ge(rootfd, 0);
+	static const char *const spec[] = { "d deep", "f victim", "f a", NULL };
+	fx_build(rootfd, spec);
+	int cur = openat(rootfd, "deep", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	ck_assert_int_ge(cur, 0);
+	strcpy(deep_dir, "deep");
+	for (int i = 0; i < DEPTH; i++) {
+		ck_assert_int_eq(mkdirat(cur, "d", 0755), 0);
+		int next = openat(cur, "d", O_PATH | O_DIRECTORY | O_CLOEXEC);
+		ck_assert_int_ge(next, 0);
+		close(cur);
+		cur = next;
+		strcat(deep_dir, "/d");
+	}
+	int f = openat(cur, "f", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	ck_assert_int_ge(f, 0);
+	close(f);
+	close(cur);
+	snprintf(deep_file, sizeof(deep_file), "%s/f", deep_dir);
+}
+
+static void teardown_deep(void)
+{
+	close(rootfd);
+	rootfd = -1;
+	ck_assert_int_eq(fx_rmtree(root_path), 0);
+	free(root_path);
+	root_path = NULL;
+}
+
+/* Set RLIMIT_NOFILE so that exactly `nfree` descriptor numbers are free below
+ * it. Returns 0 or -1. */
+static int limit_free_fds(int nfree)
+{
+	int lim = 0, free_below = 0;
+	while (free_below < nfree || fcntl(lim, F_GETFD) != -1) {
+		if (fcntl(lim, F_GETFD) == -1) {
+			if (free_below == nfree)
+				break;
+			free_below++;
+		}
+		lim++;
+	}
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+		return -1;
+	rl.rlim_cur = (rlim_t)lim;
+	return setrlimit(RLIMIT_NOFILE, &rl);
+}
+
+static int open_beneath(const char *path, uint64_t flags, uint64_t resolve)
+{
+	struct safe_open_how how = { .flags = flags, .resolve = resolve };
+	return safe_openat2(rootfd, path, &how, sizeof(how));
+}
+
+static int child_deep_three_free(void *arg)
+{
+	(void)arg;
+	CHILD_CHECK(limit_free_fds(3) == 0, "setrlimit: %s", strerror(errno));
+	int fds = fx_fd_count();
+	char abs_file[sizeof(deep_file) + 1];
+	snprintf(abs_file, sizeof(abs_file), "/%s", deep_file);
+	static const struct {
+		const char *path;
+		uint64_t flags, resolve;
+	} cases[] = {
+		{ deep_file, O_RDONLY, SAFE_RESOLVE_BENEATH | SAFE_RESOLVE_USERSPACE },
+		{ deep_file, O_PATH, SAFE_RESOLVE_IN_ROOT | SAFE_RESOLVE_USERSPACE },
+		{ deep_dir, O_RDONLY | O_DIRECTORY, SAFE_RESOLVE_BENEATH | SAFE_RESOLVE_USERSPACE },
+		{ deep_file, O_RDONLY, SAFE_RESOLVE_BENEATH | SAFE_RESOLVE_NO_DOTDOT },
+		{ deep_file, O_RDWR, SAFE_RESOLVE_BENEATH | SAFE_RESOLVE_NO_SYMLINKS |
+					     SAFE_RESOLVE_NO_XDEV | SAFE_RESOLVE_USERSPACE },
+		{ deep_file, O_RDONLY, SAFE_RESOLVE_BENEATH },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		int fd = open_beneath(cases[i].path, cases[i].flags, cases[i].resolve);
+		CHILD_CHECK(fd >= 0, "case %zu (500 components, 3 free fds): %s", i,
+			    strerror(errno));
+		CHILD_CHECK(fx_same_object(fd, rootfd, cases[i].path), "case %zu: wrong object", i);
+		close(fd);
+	}
+	int fd = open_beneath(abs_file, O_RDONLY, SAFE_RESOLVE_IN_ROOT | SAFE_RESOLVE_USERSPACE);
+	CHILD_CHECK(fd >= 0, "absolute deep path under IN_ROOT: %s", strerror(errno));
+	CHILD_CHECK(fx_same_object(fd, rootfd, deep_file), "absolute deep path: wrong object");
+	close(fd);
+	struct stat st;
+	CHILD_CHECK(safe_fstatat_beneath(rootfd, deep_file, &st, SAFE_RESOLVE_USERSPACE) == 0,
+		    "safe_fstatat_beneath: %s", strerror(errno));
+	CHILD_CHECK(fx_fd_count() == fds, "descriptors: %d before, %d after", fds, fx_fd_count());
+	return 0;
+}
+
+START_TEST(deep_path_with_three_free_fds)
+{
+	ck_assert_int_eq(sb_run(child_deep_three_free, NULL), 0);
+}
+END_TEST
+
+/* One operation under fd pressure: succeeds (its effect is checked and
+ * undone) or fails with EMFILE; listings and fd count as before. */
+static int op_under_pressure(int op, int nfree, bool *succeeded)
+{
+	char *ls_root = fx_dir_listing(rootfd, ".");
+	char *ls_deep = fx_dir_listing(rootfd, deep_dir);
+	int fds = fx_fd_count();
+	char sub[sizeof(deep_dir) + 16], buf[PATH_MAX];
+	int r = -1, err = 0;
+	*succeeded = false;
+	struct rlimit saved;
+	CHILD_CHECK(getrlimit(RLIMIT_NOFILE, &saved) == 0, "getrlimit");
+	CHILD_CHECK(limit_free_fds(nfree) == 0, "setrlimit: %s", strerror(errno));
+
+	switch (op) {
+	case 0:
+	case 1: {
+		int fd = open_beneath(deep_file, O_RDONLY,
+				      SAFE_RESOLVE_BENEATH | (op ? SAFE_RESOLVE_USERSPACE : 0));
+		err = errno;
+		if (fd >= 0) {
+			CHILD_CHECK(fx_same_object(fd, rootfd, deep_file), "op %d: wrong object", op);
+			close(fd);
+			r = 0;
+		}
+		break;
+	}
+	case 2: {
+		struct stat st;
+		r = safe_fstatat_beneath(rootfd, deep_file, &st, SAFE_RESOLVE_USERSPACE);
+		err = errno;
+		break;
+	}
+	case 3:
+		snprintf(sub, sizeof(sub), "%s/new", deep_dir);
+		r = safe_mkdirat_beneath(rootfd, sub, 0755, 0);
+		err = errno;
+		if (r == 0)
+			CHILD_CHECK(unlinkat(rootfd, sub, AT_REMOVEDIR) == 0, "rmdir: %s",
+				    strerror(errno));
+		break;
+	case 4: {
+		static const struct safe_xattr xa[] = { { "user.k", "v", 1 } };
+		snprintf(sub, sizeof(sub), "%s/t", deep_dir);
+		int fd = safe_tmpfile_xattr(rootfd, sub, 0640, xa, 1, 0);
+		err = errno;
+		if (fd >= 0) {
+			close(fd);
+			CHILD_CHECK(unlinkat(rootfd, sub, 0) == 0, "unlink: %s", strerror(errno));
+			r = 0;
+		}
+		break;
+	}
+	case 5: {
+		DIR *d = safe_opendir_beneath(rootfd, deep_dir, 0);
+		err = errno;
+		if (d) {
+			closedir(d);
+			r = 0;
+		}
+		break;
+	}
+	case 6:
+		r = safe_unlinkat_beneath(rootfd, "victim", 0);
+		err = errno;
+		if (r == 0) {
+			int fd = openat(rootfd, "victim", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
+					0644);
+			CHILD_CHECK(fd >= 0, "recreate: %s", strerror(errno));
+			close(fd);
+		}
+		break;
+	case 7: {
+		ssize_t n = safe_realpath_beneath(rootfd, deep_file, buf, sizeof(buf), 0);
+		err = errno;
+		if (n >= 0) {
+			CHILD_CHECK(!strcmp(buf, deep_file), "realpath: %s", buf);
+			r = 0;
+		}
+		break;
+	}
+	case 8:
+		r = safe_renameat_beneath(rootfd, "a", "b", SAFE_RENAME_NOREPLACE);
+		err = errno;
+		if (r == 0)
+			CHILD_CHECK(renameat(rootfd, "b", rootfd, "a") == 0, "rename back: %s",
+				    strerror(errno));
+		break;
+	default:
+		return 1;
+	}
+	/* The listings below need descriptors of their own. */
+	CHILD_CHECK(setrlimit(RLIMIT_NOFILE, &saved) == 0, "setrlimit: %s", strerror(errno));
+	if (r == 0) {
+		*succeeded = true;
+	} else {
+		CHILD_CHECK(err == EMFILE, "op %d with %d free fds: %s (expected success or EMFILE)",
+			    op, nfree, strerror(err));
+	}
+	char *ls_root2 = fx_dir_listing(rootfd, ".");
+	char *ls_deep2 = fx_dir_listing(rootfd, deep_dir);
+	CHILD_CHECK(!strcmp(ls_root, ls_root2) && !strcmp(ls_deep, ls_deep2),
+		    "op %d with %d free fds changed the tree", op, nfree);
+	free(ls_root);
+	free(ls_root2);
+	free(ls_deep);
+	free(ls_deep2);
+	CHILD_CHECK(fx_fd_count() == fds, "op %d with %d free fds: descriptors %d -> %d", op,
+		    nfree, fds, fx_fd_count());
+	return 0;
+}
+
+#define N_OPS 9
+
+struct pressure_params {
+	int nfree;
+};
+
+static int child_pressure(void *arg)
+{
+	const struct pressure_params *p = arg;
+	int ok = 0;
+	for (int op = 0; op < N_OPS; op++) {
+		bool succeeded;
+		if (op_under_pressure(op, p->nfree, &succeeded))
+			return 1;
+		ok += succeeded;
+		/* nothing can work without a single descriptor */
+		CHILD_CHECK(p->nfree > 0 || !succeeded, "op %d worked with no free descriptor",
+			    op);
+	}
+	/* with 3 free, the walker open (op 1) and fstatat (op 2) must work */
+	if (p->nfree == 3)
+		CHILD_CHECK(ok >= 2, "only %d operations worked with 3 free descriptors", ok);
+	return 0;
+}
+
+START_TEST(operations_under_fd_pressure)
+{
+	for (int nfree = 0; nfree <= 3; nfree++) {
+		struct pressure_params p = { nfree };
+		ck_assert_msg(sb_run(child_pressure, &p) == 0, "with %d free descriptors", nfree);
+	}
+}
+END_TEST
+
+/* ---------------------------------------------------------------- full tmpfs */
+
+static int tmpfile_enospc(int dirfd, const struct safe_xattr *xa, uint64_t flags)
+{
+	char *before = fx_dir_listing(dirfd, ".");
+	int fds = fx_fd_count();
+	int fd = safe_tmpfile_xattr(dirfd, "new", 0644, xa, 1, flags);
+	int err = errno;
+	if (fd >= 0)
+		close(fd);
+	CHILD_CHECK(fd < 0 && err == ENOSPC, "flags 0x%llx: expected ENOSPC, got %d (%s)",
+		    (unsigned long long)flags, fd, fd < 0 ? strerror(err) : "success");
+	char *after = fx_dir_listing(dirfd, ".");
+	CHILD_CHECK(!strcmp(before, after), "left behind: before\n%s\nafter\n%s", before, after);
+	free(before);
+	free(after);
+	CHILD_CHECK(fx_fd_count() == fds, "descriptors %d -> %d", fds, fx_fd_count());
+	return 0;
+}
+
+static int child_tmpfs(void *arg)
+{
+	const char *mnt = arg;
+	CHILD_CHECK(unshare(CLONE_NEWNS) == 0, "unshare: %s", strerror(errno));
+	CHILD_CHECK(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0, "private: %s",
+		    strerror(errno));
+	CHILD_CHECK(mount("safeopen-full", mnt, "tmpfs", 0, "size=8k,nr_inodes=5,mode=0755") == 0,
+		    "mount: %s", strerror(errno));
+	int dfd = open(mnt, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	CHILD_CHECK(dfd >= 0, "open: %s", strerror(errno));
+
+	/* Fill the inodes, then the blocks. */
+	int nfiles = 0;
+	for (;; nfiles++) {
+		char name[16];
+		snprintf(name, sizeof(name), "fill%d", nfiles);
+		int fd = openat(dfd, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+		if (fd < 0) {
+			CHILD_CHECK(errno == ENOSPC, "fill: %s", strerror(errno));
+			break;
+		}
+		if (nfiles == 0) {
+			static char block[1024];
+			while (write(fd, block, sizeof(block)) > 0)
+				;
+		}
+		close(fd);
+	}
+	CHILD_CHECK(nfiles >= 3, "only %d files fit", nfiles);
+	static const struct safe_xattr small[] = { { "user.k", "v", 1 } };
+	static char bigval[4000];
+	static const struct safe_xattr big[] = { { "user.big", bigval, sizeof(bigval) } };
+
+	/* No inode left. */
+	if (tmpfile_enospc(dfd, small, 0) || tmpfile_enospc(dfd, small, SAFE_TMPFILE_NO_OTMPFILE))
+		return 1;
+	/* Two inodes free, but no room for a 4000-byte xattr (tmpfs charges
+	 * xattrs to the same per-inode space budget). */
+	CHILD_CHECK(unlinkat(dfd, "fill1", 0) == 0 && unlinkat(dfd, "fill2", 0) == 0,
+		    "unlink: %s", strerror(errno));
+	if (tmpfile_enospc(dfd, big, 0) || tmpfile_enospc(dfd, big, SAFE_TMPFILE_NO_OTMPFILE))
+		return 1;
+	/* Nothing leaked: a file with a small xattr needs both free slots
+	 * (its inode and the xattr's space); one leaked temporary would
+	 * make this fail with ENOSPC. */
+	int fd = safe_tmpfile_xattr(dfd, "new", 0644, small, 1, 0);
+	CHILD_CHECK(fd >= 0, "creation on the last inode: %s", strerror(errno));
+	char v[4];
+	CHILD_CHECK(fgetxattr(fd, "user.k", v, sizeof(v)) == 1 && v[0] == 'v', "xattr");
+	close(fd);
+	close(dfd);
+	CHILD_CHECK(umount2(mnt, MNT_DETACH) == 0, "umount: %s", strerror(errno));
+	return 0;
+}
+
+START_TEST(full_tmpfs_enospc)
+{
+	if (!sb_can_mount()) {
+		fprintf(stderr, "full_tmpfs_enospc: not root, cannot mount a tmpfs: skipped\n");
+		return;
+	}
+	char *mnt = fx_mkdtemp("limits-tmpfs");
+	int rc = sb_run(child_tmpfs, mnt);
+	ck_assert_int_eq(rmdir(mnt), 0);
+	free(mnt);
+	ck_assert_int_eq(rc, 0);
+}
+END_TEST
+
+static Suite *limits_suite(void)
+{
+	Suite *s = suite_create("limits");
+	TCase *tc = tcase_create("nofile");
+	tcase_add_checked_fixture(tc, setup_deep, teardown_deep);
+	tcase_add_checked_fixture(tc, fx_fd_setup, fx_fd_teardown);
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, deep_path_with_three_free_fds);
+	tcase_add_test(tc, operations_under_fd_pressure);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("tmpfs");
+	tcase_add_checked_fixture(tc, fx_fd_setup, fx_fd_teardown);
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, full_tmpfs_enospc);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(limits_suite());
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
