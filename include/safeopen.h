@@ -435,10 +435,20 @@ SAFE_PUBLIC int safe_tmpfile_discard(struct safe_tmpfile *tmp);
  *
  * Each takes the same @c SAFE_RESOLVE_* bits as safe_openat2() in its
  * @c flags word (#SAFE_RESOLVE_BENEATH when neither BENEATH nor IN_ROOT is
- * given; both is @c EINVAL) plus its own @c SAFE_* bits below. All resolve the
- * parent of the last component with the resolver and then act on the last
- * component with a *at() call that does not follow a trailing symlink unless
- * #SAFE_FOLLOW is given. An empty path is @c ENOENT.
+ * given; both is @c EINVAL) plus its own @c SAFE_* bits below; a bit that
+ * belongs to another operation is @c EINVAL. All resolve the parent of the
+ * last component with the resolver (fast path or walker, same results) and
+ * then act on the last component with a *at() call that does not follow a
+ * trailing symlink unless #SAFE_FOLLOW is given. With #SAFE_FOLLOW, and for a
+ * last component of "." or ".." or a path ending in '/' (which the kernel
+ * resolves or follows by itself), the whole path is resolved by the resolver
+ * and the operation acts on the object's descriptor.
+ *
+ * Errors common to all: @c ENOENT for an empty path, @c EFAULT for a NULL
+ * path or buffer, @c EINVAL for unknown flag bits, @c EBADF for a bad
+ * @p dirfd, and every error of safe_openat2() for the resolution (@c EXDEV
+ * for an escape, @c ELOOP for forbidden or too many links, @c ENOTDIR,
+ * @c ENAMETOOLONG, @c EAGAIN). The operation's own errors follow its syscall.
  * @{
  */
 
@@ -462,18 +472,35 @@ SAFE_PUBLIC int safe_tmpfile_discard(struct safe_tmpfile *tmp);
 /**
  * @brief mkdir(2) beneath a root; with #SAFE_MKDIR_PARENTS, mkdir -p.
  *
+ * The last component is never followed: a (dangling) symlink there is
+ * @c EEXIST, nothing is created through it. With #SAFE_MKDIR_PARENTS every
+ * prefix of @p path is resolved from @p dirfd with the resolver (so ".." and
+ * symlinks keep the root's scope), each missing component is created with
+ * mkdirat() in the parent the resolver returned and checked by resolving it
+ * again; a concurrent creator (@c EEXIST that resolves to a directory) is
+ * fine. Missing parents get mode 0777, the final directory @p mode (umask
+ * applies to both, as mkdir -p).
+ *
  * @param dirfd Root directory, or @c AT_FDCWD.
  * @param path  Directory to create.
  * @param mode  Permission bits (umask applies).
  * @param flags @c SAFE_RESOLVE_* bits and #SAFE_MKDIR_PARENTS.
- * @return 0 (without #SAFE_MKDIR_PARENTS), an @c O_DIRECTORY|O_CLOEXEC
+ * @return 0 (without #SAFE_MKDIR_PARENTS), an @c O_RDONLY|O_DIRECTORY|O_CLOEXEC
  *         descriptor of the final directory (with it), or -1 with @c errno.
- * @retval EEXIST The name exists (without #SAFE_MKDIR_PARENTS), or exists as a
- *         non-directory (with it).
+ *         With #SAFE_MKDIR_PARENTS, directories created before a failure
+ *         remain (as with mkdir -p).
+ * @retval EEXIST The name exists (without #SAFE_MKDIR_PARENTS; also "." and
+ *         ".."), or the final name exists as a non-directory or a symlink
+ *         that does not resolve to a directory (with it).
+ * @retval ENOENT A parent is missing (without #SAFE_MKDIR_PARENTS), or an
+ *         intermediate name is a symlink to nothing (with it).
  * @retval EXDEV  The path escapes the root.
  * @retval ELOOP  A symlink where a directory is needed under
  *         #SAFE_RESOLVE_NO_SYMLINKS, or too many links.
- * @retval ENOTDIR A component is not a directory.
+ * @retval ENOTDIR An intermediate component is not a directory.
+ * @retval EACCES No write permission in a parent; or (with
+ *         #SAFE_MKDIR_PARENTS) no read permission on the final directory.
+ * @retval EAGAIN A component kept disappearing between creation and check.
  * @retval EINVAL Unknown flag bits.
  * @par Errors
  *      As safe_openat2() and mkdirat(2).
@@ -492,8 +519,9 @@ SAFE_PUBLIC SAFE_NODISCARD int safe_mkdirat_beneath(int dirfd, const char *path,
  * @return 0, or -1 with @c errno set.
  * @retval EFAULT @p path or @p st is NULL.
  * @retval EINVAL Unknown flag bits.
+ * @retval ENOTDIR @p path ends in '/' and does not name a directory.
  * @par Errors
- *      As safe_openat2().
+ *      As safe_openat2() and fstatat(2).
  */
 SAFE_PUBLIC SAFE_NODISCARD int safe_fstatat_beneath(int dirfd, const char *path, struct stat *st,
                                                     uint64_t flags);
@@ -511,7 +539,7 @@ struct statx;
  * @param[out] stx Receives the status.
  * @return 0, or -1 with @c errno set.
  * @retval EFAULT @p path or @p stx is NULL.
- * @retval EINVAL Unknown flag bits, or reserved bits in @p mask.
+ * @retval EINVAL Unknown flag bits, or @c STATX__RESERVED in @p mask.
  * @par Errors
  *      As safe_openat2() and statx(2).
  */
@@ -527,7 +555,7 @@ SAFE_PUBLIC SAFE_NODISCARD int safe_statx_beneath(int dirfd, const char *path, u
  * @param flags @c SAFE_RESOLVE_* bits.
  * @return A directory stream (close with closedir(3)), or NULL with @c errno.
  * @retval ENOTDIR @p path is not a directory.
- * @retval EINVAL Unknown flag bits.
+ * @retval EINVAL Unknown flag bits (#SAFE_FOLLOW included: it always follows).
  * @par Errors
  *      As safe_openat2() and fdopendir(3).
  */
@@ -536,15 +564,21 @@ SAFE_PUBLIC SAFE_NODISCARD DIR *safe_opendir_beneath(int dirfd, const char *path
 /**
  * @brief unlinkat(2) beneath a root; never follows the last component.
  *
+ * A symlink is removed itself, even with a trailing slash (which only
+ * requires a directory, as unlinkat(2)).
+ *
  * @param dirfd Root directory, or @c AT_FDCWD.
  * @param path  Name to remove.
  * @param flags @c SAFE_RESOLVE_* bits and #SAFE_REMOVEDIR.
  * @return 0, or -1 with @c errno set.
- * @retval EISDIR A directory without #SAFE_REMOVEDIR.
- * @retval ENOTDIR A non-directory with #SAFE_REMOVEDIR.
- * @retval ENOTEMPTY The directory is not empty.
- * @retval EINVAL Unknown flag bits; last component "." (with REMOVEDIR).
- * @retval EBUSY  The last component is ".." or the root itself.
+ * @retval EISDIR A directory without #SAFE_REMOVEDIR (also "." and "..").
+ * @retval ENOTDIR A non-directory with #SAFE_REMOVEDIR, or a trailing slash
+ *         on a non-directory.
+ * @retval ENOTEMPTY The directory is not empty; a last component ".." with
+ *         #SAFE_REMOVEDIR (as rmdir(2)).
+ * @retval EINVAL Unknown flag bits; last component "." with #SAFE_REMOVEDIR.
+ * @retval EBUSY  @p path is "/" under #SAFE_RESOLVE_IN_ROOT, with
+ *         #SAFE_REMOVEDIR (the root itself), or a mount point.
  * @par Errors
  *      As safe_openat2() and unlinkat(2).
  */
@@ -555,21 +589,40 @@ SAFE_PUBLIC SAFE_NODISCARD int safe_unlinkat_beneath(int dirfd, const char *path
  *
  * Removes @p path and, if it is a directory, everything below it. Never
  * follows a symlink (links are removed, not their targets), never crosses a
- * mount unless #SAFE_RMTREE_XDEV, never leaves the root even if the tree is
- * changed while it runs, and uses memory proportional to the depth only.
+ * mount unless #SAFE_RMTREE_XDEV (mounts are told apart by mount id, so bind
+ * mounts of the same filesystem count; by device on kernels without
+ * @c STATX_MNT_ID), never leaves the root even if the tree is changed while
+ * it runs: the parent is resolved by the resolver, every step below is an
+ * openat(@c O_NOFOLLOW|O_DIRECTORY) or unlinkat() of a single name relative to
+ * a directory descriptor, and going back up with ".." is accepted only if it
+ * is the directory recorded on the way down (else the walk restarts from the
+ * top, a bounded number of times). A directory moved out of the tree while
+ * being emptied is noticed at its next ".." step.
+ *
+ * Cost: memory O(depth) (about 300 bytes per level), descriptors O(1) (at
+ * most four at a time, whatever the depth).
  *
  * @param dirfd Root directory, or @c AT_FDCWD.
- * @param path  Tree to remove (removing the root itself, "" or ".", is
- *              refused with @c EBUSY).
+ * @param path  Tree to remove.
  * @param flags @c SAFE_RESOLVE_* bits and #SAFE_RMTREE_XDEV.
  * @return 0, or -1 with @c errno set (the first error; the removal goes on
  *         past entries it cannot remove and reports the first failure).
- * @retval EXDEV A mount point inside the tree (without #SAFE_RMTREE_XDEV), or
- *         the path escapes the root.
- * @retval EBUSY @p path names the root itself.
- * @retval EINVAL Unknown flag bits.
+ * @retval EXDEV A mount point inside the tree, or @p path itself, without
+ *         #SAFE_RMTREE_XDEV (its contents are left alone), or the path
+ *         escapes the root.
+ * @retval EBUSY @p path names the root itself ("." or "/" under IN_ROOT,
+ *         "a/..", ...); with #SAFE_RMTREE_XDEV, a mount point that was
+ *         emptied but cannot be removed.
+ * @retval EINVAL Unknown flag bits; a last component "." or ".." that does
+ *         not name the root (as rmdir(2)).
+ * @retval ENOTDIR @p path ends in '/' and is not a directory (a symlink is
+ *         not followed).
+ * @retval ENOTEMPTY The tree kept being refilled concurrently.
+ * @retval EAGAIN Directories kept being moved while the walk climbed back.
+ * @retval ENOMEM No memory for the per-level records.
  * @par Errors
- *      As safe_openat2(), unlinkat(2).
+ *      As safe_openat2(), openat(2), getdents64(2), unlinkat(2) (@c EACCES,
+ *      @c EPERM, @c EROFS for entries that cannot be removed).
  */
 SAFE_PUBLIC SAFE_NODISCARD int safe_rmtree_beneath(int dirfd, const char *path, uint64_t flags);
 
@@ -579,11 +632,20 @@ SAFE_PUBLIC SAFE_NODISCARD int safe_rmtree_beneath(int dirfd, const char *path, 
  * @param dirfd   Root directory, or @c AT_FDCWD.
  * @param oldpath Existing name.
  * @param newpath New name.
+ * Neither last component is followed (a symlink is renamed or replaced
+ * itself). Where renameat2(2) does not exist (@c ENOSYS, Linux before 3.15):
+ * without flags renameat(2); #SAFE_RENAME_NOREPLACE of a non-directory as
+ * linkat(2) + unlinkat(2) (never replaces; both names exist for a moment);
+ * #SAFE_RENAME_NOREPLACE of a directory and #SAFE_RENAME_EXCHANGE fail with
+ * @c EINVAL.
+ *
  * @param flags   @c SAFE_RESOLVE_* bits, #SAFE_RENAME_NOREPLACE or
  *                #SAFE_RENAME_EXCHANGE.
  * @return 0, or -1 with @c errno set.
- * @retval EINVAL Unknown flag bits, or both NOREPLACE and EXCHANGE.
+ * @retval EINVAL Unknown flag bits, or both NOREPLACE and EXCHANGE; a flag
+ *         the filesystem (or, without renameat2, the fallback) cannot honour.
  * @retval EEXIST #SAFE_RENAME_NOREPLACE and @p newpath exists.
+ * @retval EBUSY  A last component "." or "..".
  * @par Errors
  *      As safe_openat2() and renameat2(2).
  */
@@ -598,8 +660,15 @@ SAFE_PUBLIC SAFE_NODISCARD int safe_renameat_beneath(int dirfd, const char *oldp
  *                #SAFE_FOLLOW).
  * @param newpath New name.
  * @param flags   @c SAFE_RESOLVE_* bits and #SAFE_FOLLOW.
+ *
+ * With #SAFE_FOLLOW the object is resolved by the resolver and linked from
+ * its descriptor: linkat(@c AT_EMPTY_PATH) where the caller has
+ * @c CAP_DAC_READ_SEARCH, else its own magic link in a verified procfs
+ * (linkat(@c AT_SYMLINK_FOLLOW) of /proc/thread-self/fd/N).
+ *
  * @return 0, or -1 with @c errno set.
- * @retval EEXIST @p newpath exists.
+ * @retval EEXIST @p newpath exists (a dangling symlink included).
+ * @retval EPERM  @p oldpath is a directory.
  * @retval EINVAL Unknown flag bits.
  * @par Errors
  *      As safe_openat2() and linkat(2).
@@ -636,7 +705,8 @@ SAFE_PUBLIC SAFE_NODISCARD int safe_symlinkat_beneath(const char *target, int di
  * @param size  Size of @p buf.
  * @param flags @c SAFE_RESOLVE_* bits.
  * @return Number of bytes placed in @p buf, or -1 with @c errno set.
- * @retval EINVAL @p path is not a symlink, or unknown flag bits.
+ * @retval EINVAL @p path is not a symlink ("." / ".." / a trailing '/'
+ *         included), @p size is 0, or unknown flag bits.
  * @par Errors
  *      As safe_openat2() and readlinkat(2).
  */
@@ -650,12 +720,19 @@ SAFE_PUBLIC SAFE_NODISCARD ssize_t safe_readlinkat_beneath(int dirfd, const char
  * @param path  Object to change.
  * @param mode  New permission bits.
  * @param flags @c SAFE_RESOLVE_* bits and #SAFE_FOLLOW.
+ *
+ * Uses fchmodat2(2) (Linux 6.6) on the parent and name, or on the object's
+ * descriptor; on older kernels the object is pinned with
+ * @c O_PATH|O_NOFOLLOW and changed through its own magic link in a verified
+ * procfs (@c ENXIO without one).
+ *
  * @return 0, or -1 with @c errno set.
  * @retval EOPNOTSUPP The object is a symlink and #SAFE_FOLLOW was not given
  *         (Linux cannot change a symlink's mode).
  * @retval EINVAL Unknown flag bits.
+ * @retval ENXIO  Old kernel (no fchmodat2) and no verified procfs.
  * @par Errors
- *      As safe_openat2() and fchmod(2).
+ *      As safe_openat2() and fchmodat(2).
  */
 SAFE_PUBLIC SAFE_NODISCARD int safe_fchmodat_beneath(int dirfd, const char *path, mode_t mode,
                                                      uint64_t flags);
@@ -698,6 +775,16 @@ SAFE_PUBLIC SAFE_NODISCARD int safe_utimensat_beneath(int dirfd, const char *pat
  * @brief getxattr(2) beneath a root (a trailing symlink itself unless
  *        #SAFE_FOLLOW).
  *
+ * The four xattr functions use the *xattrat(2) calls (Linux 6.13) on the
+ * parent and name with @c AT_SYMLINK_NOFOLLOW. With #SAFE_FOLLOW (or ".",
+ * "..", a trailing '/') the object is resolved by the resolver and reached
+ * through its own magic link in a verified procfs (the *xattrat() calls do
+ * not take @c AT_EMPTY_PATH on @c O_PATH descriptors). On kernels before 6.13
+ * every case goes through the procfs: the object is pinned with an
+ * @c O_PATH descriptor and /proc/thread-self/fd/N is checked to be that
+ * inode before the path-based call. Without a verified procfs these routes
+ * fail with @c ENXIO.
+ *
  * @param dirfd Root directory, or @c AT_FDCWD.
  * @param path  Object.
  * @param name  Attribute name.
@@ -708,6 +795,8 @@ SAFE_PUBLIC SAFE_NODISCARD int safe_utimensat_beneath(int dirfd, const char *pat
  * @retval ENODATA No such attribute.
  * @retval ERANGE @p size is too small.
  * @retval EINVAL Unknown flag bits.
+ * @retval ENXIO No verified procfs where one is needed (see
+ *         safe_getxattr_beneath()).
  * @par Errors
  *      As safe_openat2() and getxattr(2).
  */
@@ -728,6 +817,8 @@ SAFE_PUBLIC SAFE_NODISCARD ssize_t safe_getxattr_beneath(int dirfd, const char *
  * @param flags @c SAFE_RESOLVE_* bits and #SAFE_FOLLOW.
  * @return 0, or -1 with @c errno set.
  * @retval EINVAL Unknown flag bits.
+ * @retval ENXIO No verified procfs where one is needed (see
+ *         safe_getxattr_beneath()).
  * @par Errors
  *      As safe_openat2() and setxattr(2).
  */
@@ -747,6 +838,8 @@ SAFE_PUBLIC SAFE_NODISCARD int safe_setxattr_beneath(int dirfd, const char *path
  * @return Length of the list, or -1 with @c errno set.
  * @retval ERANGE @p size is too small.
  * @retval EINVAL Unknown flag bits.
+ * @retval ENXIO No verified procfs where one is needed (see
+ *         safe_getxattr_beneath()).
  * @par Errors
  *      As safe_openat2() and listxattr(2).
  */
@@ -764,6 +857,8 @@ SAFE_PUBLIC SAFE_NODISCARD ssize_t safe_listxattr_beneath(int dirfd, const char 
  * @return 0, or -1 with @c errno set.
  * @retval ENODATA No such attribute.
  * @retval EINVAL Unknown flag bits.
+ * @retval ENXIO No verified procfs where one is needed (see
+ *         safe_getxattr_beneath()).
  * @par Errors
  *      As safe_openat2() and removexattr(2).
  */
@@ -776,14 +871,21 @@ SAFE_PUBLIC SAFE_NODISCARD int safe_removexattr_beneath(int dirfd, const char *p
  * Goes through procfs (/proc/thread-self/fd/N) after verifying that /proc is
  * a real procfs (filesystem magic and root inode), and checks that the
  * reopened object is the same inode as @p fd. Without a usable procfs it
- * fails with @c ENXIO rather than trust an unverified path.
+ * fails with @c ENXIO rather than trust an unverified path. The open checks
+ * permissions against the object as open(2) would (an @c O_PATH descriptor
+ * grants nothing by itself). @c O_NOFOLLOW is accepted and ignored: the
+ * object is already resolved; a descriptor of a symlink can only be reopened
+ * with @c O_PATH (else @c ELOOP).
  *
  * @param fd    Descriptor to reopen. Borrowed.
  * @param flags New open(2) flags (@c O_CREAT, @c O_TMPFILE, @c O_EXCL are
  *              rejected); @c O_CLOEXEC is always added.
  * @return A new descriptor, or -1 with @c errno set.
  * @retval EBADF  @p fd is not open.
- * @retval EINVAL Invalid @p flags.
+ * @retval EINVAL Invalid @p flags: @c O_CREAT, @c O_EXCL, @c O_TMPFILE,
+ *         an access mode of 3, unknown bits, @c O_PATH with flags other
+ *         than @c O_DIRECTORY, @c O_NOFOLLOW, @c O_CLOEXEC.
+ * @retval ELOOP  @p fd refers to a symlink and @p flags lack @c O_PATH.
  * @retval ENXIO  No verified procfs is available.
  * @retval EXDEV  The reopened object is not the object of @p fd.
  * @par Errors
@@ -799,15 +901,26 @@ SAFE_PUBLIC SAFE_NODISCARD int safe_reopen(int fd, int flags);
  * relative to @p dirfd, without "." / ".." / symlink components: "." for the
  * root itself, "a/b" otherwise.
  *
+ * No procfs is needed: each directory's name is found by opening ".." from
+ * it and scanning that directory for the entry with its identity, up to the
+ * root; a non-directory's name is the entry the path (or its last symlink)
+ * reached. The result is then resolved again (scoped, without symlinks) and
+ * must lead to the same object; if the tree changed meanwhile, the work is
+ * retried a bounded number of times. Read permission on each directory
+ * between the object and the root is needed. For a file with several hard
+ * links, the name the path reached is returned.
+ *
  * @param dirfd Root directory, or @c AT_FDCWD.
  * @param path  Path to canonicalize.
  * @param[out] buf Receives the NUL-terminated path.
  * @param size  Size of @p buf.
  * @param flags @c SAFE_RESOLVE_* bits.
  * @return Length of the path (excluding the NUL), or -1 with @c errno set.
- * @retval ERANGE @p buf is too small.
+ * @retval ERANGE @p buf is too small (@p size 0 included).
  * @retval EINVAL Unknown flag bits.
- * @retval EAGAIN The tree changed while the path was being computed.
+ * @retval EAGAIN The tree kept changing while the path was being computed.
+ * @retval EACCES A directory on the way up cannot be read.
+ * @retval ENAMETOOLONG The canonical path is @c PATH_MAX or longer.
  * @par Errors
  *      As safe_openat2().
  */
