@@ -19,8 +19,8 @@ examples_safe_httpd_LDADD = lib/libsafeopen.la
 check_PROGRAMS += examples/race-swap
 examples_race_swap_SOURCES = examples/race-swap.c
 
-TESTS += tests/test-cli.sh
-EXTRA_DIST += tests/test-cli.sh
+TESTS += tests/test-cli.sh tests/test-httpd.sh
+EXTRA_DIST += tests/test-cli.sh tests/test-httpd.sh
 
 demo: examples/demo
 	@./examples/demo

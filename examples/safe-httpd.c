@@ -76,6 +76,7 @@ static struct {
 
 static int rootfd = -1;
 static atomic_bool stopping;
+static atomic_int queued; /* connections waiting for a worker */
 
 static const char usage_text[] =
 	"Usage: safe-httpd [OPTIONS] ROOT [PORT]\n"
@@ -302,6 +303,25 @@ static ssize_t recv_some(struct conn *c, void *buf, size_t n)
 		r = recv(c->fd, buf, n, 0);
 	while (r < 0 && errno == EINTR);
 	return r;
+}
+
+/* Close a connection without losing the last response: closing a socket
+ * with unread input makes the kernel send a reset, which can destroy the
+ * response before the client reads it. So: stop sending, read and drop what
+ * the client still sends until it closes (at most 1 s and 1 MiB), close. */
+static void lingering_close(int fd)
+{
+	char sink[4096];
+	size_t total = 0;
+	int64_t deadline = now_ms() + 1000;
+	shutdown(fd, SHUT_WR);
+	while (total < DISCARD_MAX && wait_readable(fd, deadline, false) > 0) {
+		ssize_t n = recv(fd, sink, sizeof(sink), 0);
+		if (n <= 0)
+			break;
+		total += (size_t)n;
+	}
+	close(fd);
 }
 
 /* ------------------------------------------------------------------ requests */
@@ -882,7 +902,10 @@ static void serve_connection(int fd, const struct sockaddr_in *peer)
 			bool head = !strcmp(rq->method, "HEAD");
 			bool put = !strcmp(rq->method, "PUT");
 			bool del = !strcmp(rq->method, "DELETE");
-			if (nreq + 1 == REQUESTS_PER_CONN || atomic_load(&stopping))
+			/* Free the worker after this response when the server
+			 * stops or others wait for a worker. */
+			if (nreq + 1 == REQUESTS_PER_CONN || atomic_load(&stopping) ||
+			    atomic_load(&queued) > 0)
 				rq->keep_alive = false;
 			if (!put && rq->length && !discard_body(c, rq)) {
 				rq->keep_alive = false;
@@ -916,7 +939,7 @@ static void serve_connection(int fd, const struct sockaddr_in *peer)
 		if (!keep)
 			break;
 	}
-	close(c->fd);
+	lingering_close(c->fd);
 	free(c);
 }
 
@@ -939,6 +962,7 @@ static bool queue_push(int fd, const struct sockaddr_in *peer)
 	if (queue.count < QUEUE_MAX) {
 		queue.items[(queue.head + queue.count) % QUEUE_MAX] = (struct item){ fd, *peer };
 		queue.count++;
+		atomic_store(&queued, (int)queue.count);
 		ok = true;
 		pthread_cond_signal(&queue.nonempty);
 	}
@@ -960,6 +984,7 @@ static void *worker(void *arg)
 		struct item it = queue.items[queue.head];
 		queue.head = (queue.head + 1) % QUEUE_MAX;
 		queue.count--;
+		atomic_store(&queued, (int)queue.count);
 		pthread_mutex_unlock(&queue.lock);
 		serve_connection(it.fd, &it.peer);
 	}

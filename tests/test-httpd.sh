@@ -1,0 +1,361 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# tests/test-httpd.sh: examples/safe-httpd driven by curl over loopback.
+#
+# A temporary tree: ROOT, and next to it secret.txt and outside/ holding a
+# unique token. Checks: GET/HEAD/PUT/DELETE byte for byte, Content-Type from
+# the xattr, listings, malformed requests, timeouts, 40 traversal attempts
+# (none may return a byte of the token), then 200 concurrent requests while an
+# attacker swaps a directory for a symlink to outside: no escape, the server
+# survives and holds no more descriptors afterwards; SIGTERM exits cleanly.
+# Prints one line per check and a PASS/FAIL line. Bounded: about 20 s.
+set -u
+: "${top_builddir:=.}"
+HTTPD=${HTTPD:-"$top_builddir/examples/safe-httpd"}
+SWAP=${SWAP:-"$top_builddir/examples/race-swap"}
+CURL=${CURL:-curl}
+command -v "$CURL" >/dev/null 2>&1 || { echo "SKIP: test-httpd: curl not found"; exit 77; }
+for p in "$HTTPD" "$SWAP"; do
+	[ -x "$p" ] || { echo "FAIL: test-httpd: $p not built"; exit 1; }
+done
+
+T=$(mktemp -d "${TMPDIR:-/tmp}/test-httpd.XXXXXX") || exit 99
+R=$T/root
+PID=
+SWAPPID=
+cleanup() {
+	[ -n "$SWAPPID" ] && kill "$SWAPPID" 2>/dev/null
+	[ -n "$PID" ] && kill -KILL "$PID" 2>/dev/null
+	wait 2>/dev/null
+	rm -rf "$T"
+}
+trap cleanup EXIT
+TOKEN="httpd-secret-$$-$RANDOM-token"
+
+n=0
+failed=0
+ok() { n=$((n + 1)); echo "ok $n - $1"; }
+not_ok() {
+	n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"
+	[ -f "$T/hdr" ] && sed 's/^/#   /' "$T/hdr" | head -8
+}
+check() { desc=$1; shift; if "$@"; then ok "$desc"; else not_ok "$desc"; fi; }
+leaked() { grep -q "$TOKEN" "$@" 2>/dev/null; }
+
+# req [CURL ARGS...] URL-PATH: one request; status in $code, body in
+# $T/body, response head in $T/hdr
+req() {
+	local path=${!#}
+	set -- "${@:1:$#-1}"
+	rm -f "$T/body" "$T/hdr"
+	code=$("$CURL" -s --path-as-is --max-time 10 -o "$T/body" -D "$T/hdr" -w '%{http_code}' \
+		"$@" "$BASE$path")
+	[ -f "$T/body" ] || : >"$T/body"
+	[ -f "$T/hdr" ] || : >"$T/hdr"
+}
+header() { tr -d '\r' <"$T/hdr" | sed -n "s/^$1: //Ip" | tail -1; }
+# raw TEXT: send TEXT (printf format) on a new connection, response in $T/raw
+raw() {
+	timeout 10 bash -c 'exec 3<>"/dev/tcp/127.0.0.1/$1" || exit 1
+		printf "$2" >&3; cat <&3' raw "$PORT" "$1" >"$T/raw" 2>/dev/null
+}
+raw_status() { head -1 "$T/raw" | tr -d '\r' | cut -d' ' -f2; }
+
+# ---------------------------------------------------------------- the tree
+mkdir -p "$R/docs/sub" "$R/race" "$R/empty" "$T/outside"
+printf '%s\n' "$TOKEN" "the other lines of the secret" >"$T/secret.txt"
+printf '%s outside\n' "$TOKEN" >"$T/outside/secret.txt"
+printf '%s outside\n' "$TOKEN" >"$T/outside/file.txt"
+printf '<h1>hello</h1>\n' >"$R/index.html"
+printf 'read me\n' >"$R/docs/readme.txt"
+head -c 100000 /dev/urandom >"$R/docs/data.bin"
+printf 'inside\n' >"$R/race/file.txt"
+printf 'typed\n' >"$R/docs/typed.dat"
+if command -v setfattr >/dev/null 2>&1; then
+	setfattr -n user.mime_type -v application/x-test "$R/docs/typed.dat"
+else
+	"$top_builddir/examples/safeopen" "$R" put --replace docs/typed.dat \
+		--xattr user.mime_type=application/x-test <"$R/docs/typed.dat"
+fi
+ln -s ../secret.txt "$R/link-out"
+ln -s "$T/secret.txt" "$R/abs-out"
+ln -s ../outside "$R/dir-out"
+ln -s "/proc/self/root$T/secret.txt" "$R/proc-out"
+ln -s ../../index.html "$R/docs/sub/home"
+ln -s ../outside "$R/.race-link"
+snapshot() { (cd "$T" && find secret.txt outside planted | sort; cat secret.txt outside/*) 2>&1; }
+snapshot >"$T/outside.before"
+
+# ---------------------------------------------------------------- start
+"$HTTPD" --timeout 2 --max-body 3000000 "$R" 0 >"$T/port" 2>"$T/log" &
+PID=$!
+for _ in $(seq 50); do
+	grep -q '^listening on 127.0.0.1:[0-9]' "$T/port" && break
+	sleep 0.1
+done
+PORT=$(sed -n 's/^listening on 127.0.0.1:\([0-9]*\)$/\1/p' "$T/port")
+if [ -z "$PORT" ]; then
+	echo "FAIL: test-httpd: server did not start"; cat "$T/log"; exit 1
+fi
+BASE=http://127.0.0.1:$PORT
+ok "server listening on 127.0.0.1:$PORT (port 0 picked one and printed it)"
+
+# ---------------------------------------------------------------- legitimate use
+req /index.html
+check "GET /index.html: 200" test "$code" = 200
+check "GET: body byte for byte" cmp -s "$T/body" "$R/index.html"
+check "GET: Content-Type by extension" test "$(header Content-Type)" = "text/html; charset=utf-8"
+check "GET: Last-Modified" test -n "$(header Last-Modified)"
+req /docs/data.bin
+check "GET binary: 200, byte for byte" cmp -s "$T/body" "$R/docs/data.bin"
+req -I /docs/data.bin
+check "HEAD: 200 with Content-Length" test "$code" = 200 -a "$(header Content-Length)" = 100000
+raw 'HEAD /docs/data.bin HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n'
+check "HEAD: no body on the wire" test "$(wc -c <"$T/raw")" -lt 1000
+req /docs/typed.dat
+check "Content-Type from user.mime_type" test "$(header Content-Type)" = application/x-test
+req /docs/sub/home
+check "GET through a link using .. inside" cmp -s "$T/body" "$R/index.html"
+req /docs/
+check "listing: 200 with the names" \
+	sh -c "test $code = 200 && grep -q 'href=\"readme.txt\"' '$T/body' && grep -q 'href=\"sub/\"' '$T/body'"
+req /docs
+check "directory without /: 301 to /docs/" test "$code" = 301 -a "$(header Location)" = /docs/
+req /nope.txt
+check "missing file: 404" test "$code" = 404
+req /docs/readme.txt/x
+check "file used as a directory: 404" test "$code" = 404
+
+head -c 250000 /dev/urandom >"$T/up1"
+head -c 1500000 /dev/urandom >"$T/up2"
+req -T "$T/up1" -H 'Content-Type: image/png' /docs/new.png
+check "PUT new file: 201" test "$code" = 201
+check "PUT: stored byte for byte" cmp -s "$T/up1" "$R/docs/new.png"
+if command -v getfattr >/dev/null 2>&1; then
+	check "PUT: Content-Type stored as user.mime_type" test \
+		"$(getfattr --absolute-names --only-values -n user.mime_type "$R/docs/new.png")" = image/png
+fi
+req /docs/new.png
+check "GET it back: byte for byte, type from the xattr" \
+	sh -c "cmp -s '$T/up1' '$T/body' && test '$(header Content-Type)' = image/png"
+req -T "$T/up2" -H 'Expect: 100-continue' -H 'Content-Type: application/x-two' /docs/new.png
+check "PUT replace with Expect: 100-continue: 204" test "$code" = 204
+check "PUT replace: byte for byte" cmp -s "$T/up2" "$R/docs/new.png"
+: >"$T/empty"
+req -T "$T/empty" /docs/empty.txt
+check "PUT empty body: 201, empty file" test "$code" = 201 -a -f "$R/docs/empty.txt" -a ! -s "$R/docs/empty.txt"
+head -c 3500000 /dev/zero >"$T/big"
+req -T "$T/big" /docs/big
+check "PUT over --max-body: 413, nothing stored" test "$code" = 413 -a ! -e "$R/docs/big"
+req -T "$T/up1" /nodir/x
+check "PUT into a missing directory: 404" test "$code" = 404
+req -X DELETE /docs/new.png
+check "DELETE: 204, gone" test "$code" = 204 -a ! -e "$R/docs/new.png"
+req -X DELETE /docs/new.png
+check "DELETE again: 404" test "$code" = 404
+req -X DELETE /docs
+check "DELETE a non-empty directory: 409" test "$code" = 409
+req -X DELETE /empty
+check "DELETE an empty directory: 204" test "$code" = 204 -a ! -e "$R/empty"
+req -X DELETE /
+check "DELETE /: refused" test "$code" = 400 -o "$code" = 403
+req -X POST /index.html
+check "POST: 405 with Allow" test "$code" = 405 -a -n "$(header Allow)"
+ls -a "$R/docs" | tr '\n' ' ' >"$T/ls"
+check "no temporary names left in the tree" \
+	test "$(cat "$T/ls")" = ". .. data.bin empty.txt readme.txt sub typed.dat "
+
+"$CURL" -s --max-time 10 -o "$T/k1" "$BASE/index.html" -o "$T/k2" "$BASE/docs/readme.txt" \
+	-w '%{num_connects} ' >"$T/conns"
+check "keep-alive: two requests, one connection" \
+	sh -c "cmp -s '$T/k1' '$R/index.html' && cmp -s '$T/k2' '$R/docs/readme.txt' &&
+	test \"\$(cat '$T/conns')\" = '1 0 '"
+raw 'GET /index.html HTTP/1.1\r\nHost: x\r\n\r\nGET /docs/readme.txt HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n'
+check "pipelining: two responses in order" \
+	sh -c "grep -c '^HTTP/1.1 200' '$T/raw' | grep -qx 2 && grep -q 'read me' '$T/raw'"
+
+# ---------------------------------------------------------------- malformed requests
+raw 'GARBAGE\r\n\r\n'
+check "garbage request line: 400" test "$(raw_status)" = 400
+raw 'GET /index.html HTTP/1.1\r\n\r\n'
+check "HTTP/1.1 without Host: 400" test "$(raw_status)" = 400
+raw 'GET /index.html HTTP/2.0\r\nHost: x\r\n\r\n'
+check "unknown HTTP version: 505" test "$(raw_status)" = 505
+raw 'GET /index.html HTTP/1.1\r\nHost: x\r\nBad Header: y\r\n\r\n'
+check "space in a field name: 400" test "$(raw_status)" = 400
+raw "GET /index.html HTTP/1.1\r\nHost: x\r\n$(printf 'X-A: %04d\\r\\n' $(seq 80))\r\n"
+check "80 header fields: 431" test "$(raw_status)" = 431
+raw "GET /$(head -c 9000 /dev/zero | tr '\0' a) HTTP/1.1\r\nHost: x\r\n\r\n"
+check "request head over 8 KiB: 431" test "$(raw_status)" = 431
+raw 'PUT /docs/x HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n'
+check "chunked body: 501, nothing stored" test "$(raw_status)" = 501 -a ! -e "$R/docs/x"
+raw 'PUT /docs/x HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n'
+check "PUT without Content-Length: 411" test "$(raw_status)" = 411
+raw 'GET /index.html HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\nab'
+check "conflicting Content-Length: 400" test "$(raw_status)" = 400
+start=$(date +%s)
+raw 'GET /index.html HTTP/1.1\r\n'
+check "slow request head: 408 after the timeout" \
+	test "$(raw_status)" = 408 -a $(($(date +%s) - start)) -le 6
+start=$(date +%s)
+raw ''
+check "idle connection closed after the timeout" \
+	test ! -s "$T/raw" -a $(($(date +%s) - start)) -le 6
+
+# ---------------------------------------------------------------- traversal attempts
+LONG=$(printf './%.0s' $(seq 2100))
+attacks=(
+	"/../secret.txt"
+	"/../../../../../../etc/passwd"
+	"/%2e%2e/secret.txt"
+	"/%2E%2E/secret.txt"
+	"/%2e%2E/secret.txt"
+	"/%2e%2e%2fsecret.txt"
+	"/..%2fsecret.txt"
+	"/%2e%2e%2f%2e%2e%2f%2e%2e%2fetc%2fpasswd"
+	"/%252e%252e/secret.txt"
+	"/%252e%252e%252fsecret.txt"
+	"/..%252fsecret.txt"
+	"/.%252e/secret.txt"
+	"/%25%32%65%25%32%65/secret.txt"
+	"//$T/secret.txt"
+	"/%2f$T/secret.txt"
+	"/link-out"
+	"/abs-out"
+	"/dir-out/secret.txt"
+	"/dir-out/"
+	"/dir-out"
+	"/proc-out"
+	"/link-out/"
+	"/..\\secret.txt"
+	"/..%5csecret.txt"
+	"/%2e%2e%5csecret.txt"
+	"/../secret.txt%00.html"
+	"/secret.txt%00"
+	"/%00../secret.txt"
+	"/$LONG../secret.txt"
+	"/docs/../../secret.txt"
+	"/docs/%2e%2e/%2e%2e/secret.txt"
+	"/./../secret.txt"
+	"/.%2e/secret.txt"
+	"//../secret.txt"
+	"/docs//..//..//secret.txt"
+	"/docs/./././../../secret.txt"
+	"/docs/sub/../../../secret.txt"
+	"/race/../../outside/file.txt"
+	"/%u002e%u002e/secret.txt"
+	"/docs/%2e%2e%2f%2e%2e%2fsecret.txt?x=1#frag"
+)
+attack_ok=yes
+for a in "${attacks[@]}"; do
+	for method in GET HEAD; do
+		if [ $method = HEAD ]; then req -I "$a"; else req "$a"; fi
+		if leaked "$T/body" "$T/hdr" || grep -q '^root:' "$T/body" || [ "$code" = 200 ]; then
+			attack_ok=no
+			echo "# ESCAPE? $method ${a:0:80}: status $code"
+		fi
+		case $code in 400|403|404|414) ;; *)
+			attack_ok=no; echo "# unexpected status $code for $method ${a:0:80}";;
+		esac
+	done
+done
+check "${#attacks[@]} traversal attempts, GET and HEAD: no byte of the secret, 4xx each" \
+	test $attack_ok = yes
+req /dir-out/
+check "listing through a symlink to outside: 403" test "$code" = 403
+req /link-out
+check "symlink to outside: 403 (EXDEV)" test "$code" = 403
+req /%2e%2e/secret.txt
+check "%2e%2e decoded then refused by the library: 403" test "$code" = 403
+req /%252e%252e/secret.txt
+check "double encoding decoded once: 404 (a literal %2e%2e name)" test "$code" = 404
+req /secret.txt%00
+check "NUL in the path: 400" test "$code" = 400
+req "/$LONG../secret.txt"
+check "path over PATH_MAX: 414" test "$code" = 414
+raw "GET http://127.0.0.1:$PORT/../secret.txt HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+check "absolute-form target with ..: refused, no secret" \
+	sh -c "! grep -q '$TOKEN' '$T/raw' && test '$(raw_status)' = 403"
+for a in /../planted /dir-out/planted /%2e%2e/planted /link-out/planted; do
+	req -T "$T/up1" "$a"
+	[ "$code" = 403 ] || { attack_ok=no; echo "# PUT $a: status $code"; }
+done
+for a in /../secret.txt /dir-out/secret.txt /%2e%2e%2fsecret.txt /abs-out/x; do
+	req -X DELETE "$a"
+	case $code in 403|404) ;; *) attack_ok=no; echo "# DELETE $a: status $code";; esac
+done
+check "PUT and DELETE escapes refused" test $attack_ok = yes
+snapshot >"$T/outside.after"
+check "nothing outside the root was created, changed or removed" \
+	cmp -s "$T/outside.before" "$T/outside.after"
+
+# ---------------------------------------------------------------- concurrency under attack
+nfds() { ls "/proc/$PID/fd" 2>/dev/null | wc -l; }
+sleep 0.3
+FDS_BEFORE=$(nfds)
+"$SWAP" "$R" race .race-link 30 >"$T/swaps" 2>"$T/swap.err" &
+SWAPPID=$!
+: >"$T/get.cfg"
+: >"$T/put.cfg"
+printf 'uploaded\n' >"$T/upfile"
+for i in $(seq 150); do
+	printf 'url = "%s/race/file.txt"\noutput = "%s/r.%d"\n' "$BASE" "$T" "$i" >>"$T/get.cfg"
+done
+for i in $(seq 50); do
+	printf 'upload-file = "%s"\nurl = "%s/race/put-%d"\noutput = "%s/p.%d"\n' \
+		"$T/upfile" "$BASE" "$i" "$T" "$i" >>"$T/put.cfg"
+done
+start=$(date +%s)
+"$CURL" -s --path-as-is --max-time 20 -Z --parallel-max 40 -K "$T/put.cfg" \
+	-w '%{http_code}\n' >"$T/codes.put" 2>/dev/null &
+CURLPID=$!
+"$CURL" -s --path-as-is --max-time 20 -Z --parallel-max 40 -K "$T/get.cfg" \
+	-w '%{http_code}\n' >"$T/codes" 2>/dev/null
+wait $CURLPID
+cat "$T/codes.put" >>"$T/codes"
+echo "# 200 requests in $(($(date +%s) - start)) s"
+kill "$SWAPPID" 2>/dev/null
+wait "$SWAPPID"
+SWAPPID=
+check "attacker swapped race/ and a symlink to outside ($(cat "$T/swaps") swaps)" \
+	test -s "$T/swaps" -a ! -s "$T/swap.err"
+check "200 requests answered" test "$(grep -c . "$T/codes")" = 200
+check "every answer is 200/201/204 (inside) or 403 (escape refused)" \
+	test -z "$(grep -vxE '200|201|204|403' "$T/codes")"
+echo "# statuses: $(sort "$T/codes" | uniq -c | tr '\n' ' ')"
+check "the race was real: some requests got the file inside, some were refused" \
+	sh -c "grep -qx 200 '$T/codes' && grep -qx 403 '$T/codes'"
+check "no response carried the secret" sh -c "! cat '$T'/r.* '$T'/p.* 2>/dev/null | grep -q '$TOKEN'"
+check "no PUT landed outside" test -z "$(ls "$T/outside" | grep put-)"
+check "every PUT that succeeded is inside, byte for byte" sh -c \
+	"for f in '$R'/race/put-*; do [ -e \"\$f\" ] || continue; cmp -s \"\$f\" '$T/upfile' || exit 1; done"
+check "server alive after the race" kill -0 "$PID"
+req /index.html
+check "server still serves" cmp -s "$T/body" "$R/index.html"
+FDS_AFTER=$(nfds)
+for _ in $(seq 50); do
+	[ "$FDS_AFTER" -le "$FDS_BEFORE" ] && break
+	sleep 0.1
+	FDS_AFTER=$(nfds)
+done
+check "no descriptor growth in the server ($FDS_BEFORE before, $FDS_AFTER after)" \
+	test "$FDS_AFTER" -le "$FDS_BEFORE"
+
+# ---------------------------------------------------------------- shutdown
+kill -TERM "$PID"
+status=timeout
+for _ in $(seq 50); do
+	if ! kill -0 "$PID" 2>/dev/null; then wait "$PID"; status=$?; break; fi
+	sleep 0.1
+done
+PID=
+check "SIGTERM: clean exit with status 0 (got $status)" test "$status" = 0
+
+if [ $failed -eq 0 ]; then
+	echo "PASS: test-httpd ($n checks)"
+	exit 0
+fi
+echo "# server log (tail):"
+tail -20 "$T/log" | sed 's/^/#   /'
+echo "FAIL: test-httpd ($failed of $n checks failed)"
+exit 1
