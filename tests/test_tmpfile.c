@@ -1090,6 +1090,95 @@ START_TEST(unprivileged_dropbox)
 }
 END_TEST
 
+static int sync_fail_child(void *arg)
+{
+	const struct child_args *a = arg;
+	int dfd = a->dirfd;
+	uint64_t fl = a->flags;
+	int old = safe_tmpfile_xattr(dfd, "old", 0644, xa3, 3, fl);
+	CK(old >= 0);
+	CK(sb_drop_privileges() == 0);
+	/* the file's fsync fails: nothing is published */
+	struct sb_rule r1[] = { SB_ALWAYS(SYS_fsync, EIO) };
+	CK(sb_seccomp(r1, 1) == 0);
+	EXPECT_FAIL(dfd, EIO, safe_tmpfile_xattr(dfd, "f", 0644, xa3, 3, fl | SAFE_TMPFILE_SYNC));
+	EXPECT_FAIL(dfd, EIO,
+		    safe_tmpfile_xattr(dfd, "old", 0644, xa3, 3,
+				       fl | SAFE_TMPFILE_SYNC | SAFE_TMPFILE_REPLACE));
+	CK(fx_same_object(old, dfd, "old"));
+	CK(count_hidden(dfd) == 0);
+	/* without SYNC, nothing calls fsync */
+	int fd = safe_tmpfile_xattr(dfd, "f", 0644, xa3, 3, fl);
+	CK(fd >= 0);
+	close(fd);
+	CK(unlinkat(dfd, "f", 0) == 0);
+	close(old);
+	return 0;
+}
+
+/* The directory is not readable (a drop box), so its sync is a syncfs(),
+ * which fails after publication: without REPLACE the name is taken back,
+ * with REPLACE the new file stays. */
+static int syncfs_fail_child(void *arg)
+{
+	const struct child_args *a = arg;
+	int dfd = a->dirfd;
+	uint64_t fl = a->flags;
+	int old = safe_tmpfile_xattr(dfd, "old", 0644, xa3, 3, fl);
+	CK(old >= 0);
+	CK(sb_drop_privileges() == 0);
+	struct sb_rule r[] = { SB_ALWAYS(SYS_syncfs, EIO) };
+	CK(sb_seccomp(r, 1) == 0);
+	/* (the caller cannot list this directory: the parent checks the
+	 * listing afterwards) */
+	int nfd = fx_fd_count();
+	errno = 0;
+	CK(safe_tmpfile_xattr(dfd, "f", 0644, xa3, 3, fl | SAFE_TMPFILE_SYNC) == -1 &&
+	   errno == EIO);
+	CK(faccessat(dfd, "f", F_OK, AT_SYMLINK_NOFOLLOW) == -1 && errno == ENOENT);
+	/* with REPLACE: -1, and the new file is in place */
+	errno = 0;
+	CK(safe_tmpfile_xattr(dfd, "old", 0644, xa3, 3,
+			      fl | SAFE_TMPFILE_SYNC | SAFE_TMPFILE_REPLACE) == -1 &&
+	   errno == EIO);
+	CK(!fx_same_object(old, dfd, "old"));
+	CK(nfd == fx_fd_count());
+	close(old);
+	/* two-phase: the handle can then only be discarded */
+	struct safe_tmpfile *t;
+	int fd = safe_tmpfile_open(dfd, "g", 0644, fl, &t);
+	CK(fd >= 0);
+	CK(safe_tmpfile_link(t, xa3, 3, SAFE_TMPFILE_SYNC) == -1 && errno == EIO);
+	CK(faccessat(dfd, "g", F_OK, AT_SYMLINK_NOFOLLOW) == -1 && errno == ENOENT);
+	CK(safe_tmpfile_link(t, xa3, 3, 0) == -1 && errno == EINVAL);
+	CK(safe_tmpfile_discard(t) == 0);
+	return 0;
+}
+
+START_TEST(sync_failures)
+{
+	struct tdir d;
+	tdir_make(&d, "tmpfile");
+	ck_assert_int_eq(fchown(d.fd, 65534, 65534), 0);
+	struct child_args a = { .dirfd = d.fd, .flags = strategies[_i] };
+	int r = sb_run(sync_fail_child, &a);
+	ck_assert_msg(r == 0, "child failed with %d (see stderr)", r);
+	char *ls = fx_dir_listing(d.fd, ".");
+	ck_assert_str_eq(ls, "old\n");
+	free(ls);
+	/* a drop box: writable and searchable, not readable */
+	ck_assert_int_eq(fchmod(d.fd, 0733), 0);
+	ck_assert_int_eq(fchown(d.fd, 0, 0), 0);
+	ck_assert_int_eq(unlinkat(d.fd, "old", 0), 0);
+	r = sb_run(syncfs_fail_child, &a);
+	ck_assert_msg(r == 0, "child failed with %d (see stderr)", r);
+	ls = fx_dir_listing(d.fd, ".");
+	ck_assert_str_eq(ls, "old\n");
+	free(ls);
+	tdir_free(&d);
+}
+END_TEST
+
 static int unpriv_setgid_child(void *arg)
 {
 	const struct child_args *a = arg;
@@ -1409,6 +1498,7 @@ static Suite *tmpfile_suite(void)
 	tcase_add_loop_test(sb, no_renameat2, 0, 1);
 	tcase_add_loop_test(sb, unprivileged_dropbox, 0, N_KERNEL_STRATEGIES);
 	tcase_add_loop_test(sb, unprivileged_setgid_directory, 0, N_KERNEL_STRATEGIES);
+	tcase_add_loop_test(sb, sync_failures, 0, N_KERNEL_STRATEGIES);
 	tcase_add_loop_test(sb, ramfs_no_user_xattrs, 0, N_KERNEL_STRATEGIES);
 	suite_add_tcase(s, sb);
 
