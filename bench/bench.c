@@ -43,10 +43,6 @@
 
 #include <safeopen.h>
 
-/* safe_tmpfile_xattr() may not be implemented yet in a tree under work: a
- * weak reference lets the benchmark link anyway and print "missing". */
-#pragma weak safe_tmpfile_xattr
-
 /* ------------------------------------------------------------------ heap allocation counter */
 
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
@@ -205,9 +201,11 @@ static struct {
 	int batches;
 	double batch_ns;
 	int cpu;
+	clockid_t clock; /* CLOCK_MONOTONIC, or CLOCK_THREAD_CPUTIME_ID (--clock cpu) */
 	const char *dir, *csv;
 	char exe[PATH_MAX];
-} g = { .rootfd = -1, .batches = 7, .batch_ns = 100e6, .cpu = -1, .dir = "." };
+} g = { .rootfd = -1, .batches = 7, .batch_ns = 100e6, .cpu = -1, .clock = CLOCK_MONOTONIC,
+	.dir = "." };
 
 static volatile sig_atomic_t stop;
 
@@ -229,7 +227,7 @@ static void on_signal(int sig)
 static double now_ns(void)
 {
 	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(g.clock, &ts);
 	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
 }
 
@@ -530,10 +528,6 @@ static int op_tmp(int m, int nx, const char *path)
 	switch (m) {
 	case T_SAFE:
 	case T_SAFE_FALLBACK:
-		if (!safe_tmpfile_xattr) {
-			errno = ENOSYS;
-			return -1;
-		}
 		return safe_tmpfile_xattr(g.rootfd, path, 0600, nx ? xattrs : NULL, (size_t)nx,
 					  m == T_SAFE ? 0 : SAFE_TMPFILE_NO_OTMPFILE);
 	case T_RAW:
@@ -1459,7 +1453,8 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: bench [--dir DIR] [--csv FILE] [--quick] [--verify-only] [--cpu N]\n"
-		"             [--batches N] [--batch-ms MS] [--no-strace] [--allow-enosys]\n"
+		"             [--clock wall|cpu] [--batches N] [--batch-ms MS] [--no-strace]\n"
+		"             [--allow-enosys]\n"
 		"  --dir DIR      build the test tree in DIR (default: the current directory;\n"
 		"                 e.g. /dev/shm for tmpfs)\n"
 		"  --csv FILE     write every figure (each batch, medians, allocations, syscalls)\n"
@@ -1467,6 +1462,9 @@ static void usage(FILE *f)
 		"  --verify-only  check that every method opens the right object; no timing;\n"
 		"                 exit status 1 if a cell is wrong\n"
 		"  --cpu N        pin to CPU N (sched_setaffinity)\n"
+		"  --clock C      wall (default: CLOCK_MONOTONIC) or cpu (the thread's CPU time,\n"
+		"                 user + system: leaves out the time other processes hold the\n"
+		"                 CPU, and also I/O waits; for a busy machine)\n"
 		"  --batches N    batches per cell (default 7, at least 7)\n"
 		"  --batch-ms MS  length of a batch (default 100)\n"
 		"  --no-strace    do not count syscalls with strace\n"
@@ -1555,6 +1553,9 @@ int main(int argc, char **argv)
 			i++;
 		} else if (!strcmp(a, "--cpu") && v && !parse_int(v, 0, CPU_SETSIZE - 1, &g.cpu)) {
 			i++;
+		} else if (!strcmp(a, "--clock") && v && (!strcmp(v, "wall") || !strcmp(v, "cpu"))) {
+			g.clock = !strcmp(v, "cpu") ? CLOCK_THREAD_CPUTIME_ID : CLOCK_MONOTONIC;
+			i++;
 		} else if (!strcmp(a, "--batches") && v &&
 			   !parse_int(v, 7, MAX_BATCHES, &g.batches)) {
 			i++;
@@ -1628,11 +1629,18 @@ int main(int argc, char **argv)
 	printf("tree: %s (%s)   cpu: %s%.0d   load average: %.2f%s\n", g.root,
 	       fs_name(g.rootfd), g.cpu >= 0 ? "pinned to " : "not pinned", g.cpu >= 0 ? g.cpu : 0,
 	       nload > 0 ? load[0] : -1.0, nload > 0 && load[0] > 1.0 ? " (busy machine: noisy)" : "");
-	if (!g.verify_only)
-		printf("cells: ns per open+close, median of %d batches of ~%d ms after a warm-up;"
-		       " ±: farthest batch from the median\nratios: medians of per-round ratios "
-		       "(o2 = raw openat2 with the same scope as the library call)\n",
-		       g.batches, batch_ms);
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	if (!g.verify_only) {
+		printf("cells: ns per open+close (%s), median of %d batches of ~%d ms after a "
+		       "warm-up; ±: farthest batch from the median\nratios: medians of per-round "
+		       "ratios (o2 = raw openat2 with the same scope as the library call)\n",
+		       g.clock == CLOCK_MONOTONIC ? "wall clock" : "thread CPU time", g.batches,
+		       batch_ms);
+		if (nload > 0 && load[0] >= (double)ncpu && g.clock == CLOCK_MONOTONIC)
+			printf("note: load average >= %ld CPUs: wall-clock figures include time spent "
+			       "waiting for a CPU; --clock cpu leaves it out\n",
+			       ncpu);
+	}
 
 	printf("\n");
 	print_open_header("shape");
