@@ -69,6 +69,10 @@ static inline int so_fail(int err)
 #define SO_RESOLVE_ALL_MASK \
 	(SO_RESOLVE_KERNEL_MASK | SAFE_RESOLVE_NO_DOTDOT | SAFE_RESOLVE_USERSPACE)
 
+/* The kernel's RESOLVE_CACHED: accepted by safe_openat2() as openat2() does
+ * (EAGAIN with O_CREAT/O_TRUNC/O_TMPFILE); the walker ignores it. */
+#define SO_RESOLVE_CACHED 0x20ULL
+
 /* Maximum number of symlinks followed in one resolution (the kernel's MAXSYMLINKS). */
 #define SO_MAXSYMLINKS 40
 /* Bounded retries when a race (EAGAIN) is detected, fast path and walker alike. */

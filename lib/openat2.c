@@ -89,14 +89,15 @@ int so_copy_how(const struct safe_open_how *how, size_t size, struct safe_open_h
 /*
  * build_open_flags() of the kernel (every failure there is EINVAL, so their
  * order does not matter), plus this library's rule that exactly one of
- * BENEATH and IN_ROOT is set. RESOLVE_CACHED is not accepted (unknown bit).
+ * BENEATH and IN_ROOT is set. RESOLVE_CACHED is accepted like the kernel does;
+ * its EAGAIN for O_CREAT/O_TRUNC/O_TMPFILE comes last, as in the kernel.
  */
 int so_validate_how(const struct safe_open_how *how)
 {
 	uint64_t flags = how->flags & ~(uint64_t)O_CLOEXEC;
 	if (flags & ~SO_VALID_OPEN_FLAGS)
 		return so_fail(EINVAL);
-	if (how->resolve & ~SO_RESOLVE_ALL_MASK)
+	if (how->resolve & ~(SO_RESOLVE_ALL_MASK | SO_RESOLVE_CACHED))
 		return so_fail(EINVAL);
 	if (!(how->resolve & SAFE_RESOLVE_BENEATH) == !(how->resolve & SAFE_RESOLVE_IN_ROOT))
 		return so_fail(EINVAL);
@@ -116,6 +117,9 @@ int so_validate_how(const struct safe_open_how *how)
 	}
 	if ((flags & O_PATH) && (flags & ~SO_O_PATH_FLAGS))
 		return so_fail(EINVAL);
+	uint64_t uncached = (uint64_t)(O_TRUNC | O_CREAT) | SO_O_TMPFILE_BIT;
+	if ((how->resolve & SO_RESOLVE_CACHED) && (flags & uncached))
+		return so_fail(EAGAIN);
 	return 0;
 }
 
@@ -136,7 +140,7 @@ int so_openat2_fast(int dirfd, const char *path, const struct safe_open_how *how
 	struct open_how kh = {
 		.flags = how->flags | O_CLOEXEC,
 		.mode = how->mode,
-		.resolve = how->resolve & SO_RESOLVE_KERNEL_MASK,
+		.resolve = how->resolve & (SO_RESOLVE_KERNEL_MASK | SO_RESOLVE_CACHED),
 	};
 	for (int i = 0; i < SO_RACE_RETRIES; i++) {
 		long fd = sys_openat2(dirfd, path, &kh, sizeof(kh));
@@ -146,17 +150,28 @@ int so_openat2_fast(int dirfd, const char *path, const struct safe_open_how *how
 			atomic_store_explicit(&openat2_state, PROBE_MISSING, memory_order_relaxed);
 			return so_fail(ENOSYS);
 		}
-		if (errno != EAGAIN)
-			return -1;
+		if (errno != EAGAIN || (how->resolve & SO_RESOLVE_CACHED))
+			return -1; /* RESOLVE_CACHED's EAGAIN is no race */
 	}
 	return so_fail(EAGAIN);
 }
 
+/*
+ * The kernel's EAGAIN for ".." is global: a rename anywhere in the system
+ * during the lookup (rename_lock), or a mount anywhere (mount_lock), fails it.
+ * Under a steady stream of unrelated renames a path with ".." can then fail
+ * every retry. The walker's ".." check is local to the directories it walked,
+ * so after the bounded retries the walker gets its turn (with its own bounded
+ * retries) before EAGAIN is returned; RESOLVE_CACHED's EAGAIN is final.
+ */
 int so_open_validated(int dirfd, const char *path, const struct safe_open_how *how)
 {
-	if (!(how->resolve & (SAFE_RESOLVE_USERSPACE | SAFE_RESOLVE_NO_DOTDOT)) && so_have_openat2()) {
+	bool walk_only = how->resolve & (SAFE_RESOLVE_USERSPACE | SAFE_RESOLVE_NO_DOTDOT);
+	if (!walk_only && so_have_openat2()) {
 		int fd = so_openat2_fast(dirfd, path, how);
-		if (fd >= 0 || errno != ENOSYS)
+		if (fd >= 0 || (errno != ENOSYS && errno != EAGAIN))
+			return fd;
+		if (errno == EAGAIN && (how->resolve & SO_RESOLVE_CACHED))
 			return fd;
 	}
 	return so_walk_open(dirfd, path, how);

@@ -400,7 +400,8 @@ static int final_name(struct walk *w, const char *name, size_t end, bool slash, 
 		if (w->xdev) {
 			if (get_info(w, fd, &in) < 0)
 				return -1;
-			if (have_pre && !same_id(&in.id, &pin.id))
+			bool tmpfile = (of & O_TMPFILE) == O_TMPFILE;
+			if (have_pre && !tmpfile && !same_id(&in.id, &pin.id))
 				return WALK_RACE;
 			if (in.mnt != w->root_mnt)
 				return so_fail(EXDEV);
@@ -413,7 +414,7 @@ static int final_name(struct walk *w, const char *name, size_t end, bool slash, 
 	/* A symlink (or, for ENOTDIR, perhaps a non-directory): look at it. */
 	_cleanup_fd_ int lfd = openat(w->cur, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 	if (lfd < 0)
-		return WALK_RACE;
+		return errno == ENOENT ? WALK_RACE : -1; /* ENOENT: it just vanished */
 	if (get_info(w, lfd, &in) < 0)
 		return -1;
 	if (in.type == S_IFLNK) {
@@ -535,7 +536,8 @@ int so_walk_open(int dirfd, const char *path, const struct safe_open_how *how)
 	int ret = -1;
 	if (w->xdev) {
 		struct statx stx;
-		if (statx(dirfd, "", AT_EMPTY_PATH, STATX_TYPE | STATX_INO | STATX_MNT_ID, &stx) < 0)
+		unsigned int mask = STATX_TYPE | STATX_INO | STATX_MNT_ID;
+		if (statx(dirfd, "", AT_EMPTY_PATH, mask, &stx) < 0)
 			goto out;
 		if (!S_ISDIR(stx.stx_mode)) {
 			errno = ENOTDIR;
