@@ -559,7 +559,7 @@ static void print_detail(const char *path, const char *note)
 	else if (note)
 		snprintf(line, sizeof(line), "%.200s", expand(note, buf, sizeof(buf)));
 	if (strlen(line) > 96)
-		strcpy(line + 93, "...");
+		memcpy(line + 93, "...", 4);
 	printf("   %s%s%s\n", C.dim, line, C.off);
 }
 
@@ -662,7 +662,8 @@ static bool xattr_section(void)
 		printf("  %s%s: %s (%s)%s\n", e == EOPNOTSUPP ? C.warn : C.bad, photo, strerror(e),
 		       errname(e), C.off);
 		if (e == EOPNOTSUPP) {
-			printf("  this filesystem has no user.* xattrs; set TMPDIR to one that does\n");
+			printf("  this filesystem has no user.* xattrs; "
+			       "set TMPDIR to one that does\n");
 			return true;
 		}
 		return false;
@@ -678,7 +679,8 @@ static bool xattr_section(void)
 	for (int i = 0; i < 2; i++) {
 		ssize_t n = lgetxattr(path, names[i], val, sizeof(val) - 1);
 		if (n < 0) {
-			printf("    %-15s %smissing: %s%s\n", names[i], C.bad, strerror(errno), C.off);
+			printf("    %-15s %smissing: %s%s\n", names[i], C.bad, strerror(errno),
+			       C.off);
 			ok = false;
 			continue;
 		}
@@ -698,7 +700,8 @@ static bool xattr_section(void)
 	} rows[] = { { "safe_tmpfile_xattr()", &safe }, { "open(O_CREAT) + fsetxattr()", &naive } };
 	for (int i = 0; i < 2; i++) {
 		struct pubstats *s = rows[i].s;
-		printf("    %-28s %5lu files, name seen %6lu times: ", rows[i].how, s->rounds, s->seen);
+		printf("    %-28s %5lu files, name seen %6lu times: ", rows[i].how, s->rounds,
+		       s->seen);
 		if (s->err)
 			printf("%sfailed: %s%s\n", C.bad, strerror(s->err), C.off);
 		else if (s->bare)
@@ -710,7 +713,8 @@ static bool xattr_section(void)
 	if (safe.err || safe.bare || !safe.rounds)
 		ok = false;
 	if (!naive.err && !naive.bare)
-		printf("  %s(the naive window is a few microseconds; the watcher missed it this time)%s\n",
+		printf("  %s(the naive window is a few microseconds; the watcher missed it "
+		       "this time)%s\n",
 		       C.dim, C.off);
 	return ok;
 }
@@ -742,7 +746,8 @@ int main(void)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	init_colour();
 
-	snprintf(tmpl, sizeof(tmpl), "%s/safeopen-demo.XXXXXX", tmpdir && *tmpdir ? tmpdir : "/tmp");
+	snprintf(tmpl, sizeof(tmpl), "%s/safeopen-demo.XXXXXX",
+		 tmpdir && *tmpdir ? tmpdir : "/tmp");
 	if (!mkdtemp(tmpl))
 		die(tmpl);
 	if (!realpath(tmpl, base)) {
@@ -830,12 +835,12 @@ int main(void)
 
 	printf("%sEscapes%s in %u attacks:", C.bold, C.off, attacks_run);
 	for (int m = 0; m < M_COUNT; m++)
-		printf(" %s %s%u%s%s", method_title[m], escaped[m] ? C.bad : C.good, escaped[m], C.off,
-		       m == M_COUNT - 1 ? "." : ",");
+		printf(" %s %s%u%s%s", method_title[m], escaped[m] ? C.bad : C.good, escaped[m],
+		       C.off, m == M_COUNT - 1 ? "." : ",");
 	printf("\n");
 	if (nrp_lost) {
-		printf("realpath+check validates one walk of the path and opens with another, so it "
-		       "lost on\n");
+		printf("realpath+check validates one walk of the path and opens with another, "
+		       "so it lost on\n");
 		for (size_t k = 0; k < nrp_lost; k++)
 			printf("%s\"%s\"", k == 0 ? "" : k + 1 < nrp_lost ? ", " : " and ",
 			       attacks[rp_lost[k]].title);
@@ -844,7 +849,8 @@ int main(void)
 
 	bool lib_ok = !escaped[M_SAFE] && !escaped[M_WALKER] && !wrong;
 	if (wrong)
-		printf("%slibsafeopen gave %u wrong answer(s) for legitimate paths or attacks above.%s\n",
+		printf("%slibsafeopen gave %u wrong answer(s) for legitimate paths or attacks "
+		       "above.%s\n",
 		       C.bad, wrong, C.off);
 	if (!xattr_section())
 		lib_ok = false;

@@ -40,7 +40,7 @@ int main(int argc, char **argv)
 	struct sigaction sa = { .sa_handler = on_term };
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
-	time_t end = time(NULL) + atoi(argv[4]);
+	time_t end = time(NULL) + strtol(argv[4], NULL, 10);
 	unsigned long swaps = 0;
 	while (!stop && time(NULL) < end) {
 		if (renameat2(dfd, argv[2], dfd, argv[3], RENAME_EXCHANGE) < 0) {

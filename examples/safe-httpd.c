@@ -560,8 +560,9 @@ static bool send_head(struct conn *c, struct request *rq, int status, const char
 	int n = snprintf(buf, sizeof(buf),
 			 "HTTP/1.1 %d %s\r\nServer: safe-httpd/%s\r\nDate: %s\r\n"
 			 "%s%s%s%s%s%s%s\r\n",
-			 status, reason(status), safe_version(), date, ctype ? "Content-Type: " : "",
-			 ctype ? ctype : "", ctype ? "\r\n" : "", lm, cl,
+			 status, reason(status), safe_version(), date,
+			 ctype ? "Content-Type: " : "", ctype ? ctype : "", ctype ? "\r\n" : "",
+			 lm, cl,
 			 rq->keep_alive ? (rq->http11 ? "" : "Connection: keep-alive\r\n") :
 					  "Connection: close\r\n",
 			 extra ? extra : "");
@@ -701,7 +702,6 @@ static bool serve_get(struct conn *c, struct request *rq, bool head)
 		ok = send_error(c, rq, 500, NULL);
 	} else if (S_ISDIR(st.st_mode)) {
 		close(fd);
-		fd = -1;
 		if (rq->path[strlen(rq->path) - 1] != '/') {
 			char loc[PATH_MAX + 64];
 			int n = snprintf(loc, sizeof(loc), "Location: %.*s/\r\n",
@@ -923,8 +923,9 @@ static void serve_connection(int fd, const struct sockaddr_in *peer)
 				keep = serve_delete(c, rq);
 			} else {
 				keep = send_error(c, rq, 405,
-						  cfg.read_only ? "Allow: GET, HEAD\r\n" :
-								  "Allow: GET, HEAD, PUT, DELETE\r\n");
+						  cfg.read_only ?
+							  "Allow: GET, HEAD\r\n" :
+							  "Allow: GET, HEAD, PUT, DELETE\r\n");
 			}
 			keep = keep && rq->keep_alive;
 		}
@@ -1060,7 +1061,8 @@ int main(int argc, char **argv)
 			printf("safe-httpd (libsafeopen) %s\n", safe_version());
 			return 0;
 		default:
-			usage_error(optopt ? "invalid option or missing argument" : "invalid option",
+			usage_error(optopt ? "invalid option or missing argument" :
+					     "invalid option",
 				    argv[optind - 1]);
 		}
 	}
@@ -1096,7 +1098,8 @@ int main(int argc, char **argv)
 	addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	socklen_t alen = sizeof(addr);
 	int one = 1;
-	if (sfd < 0 || lfd < 0 || setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
+	if (sfd < 0 || lfd < 0 ||
+	    setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
 	    bind(lfd, (struct sockaddr *)&addr, sizeof(addr)) < 0 || listen(lfd, 128) < 0 ||
 	    getsockname(lfd, (struct sockaddr *)&addr, &alen) < 0) {
 		fprintf(stderr, "safe-httpd: 127.0.0.1:%u: %s\n", port, strerror(errno));
@@ -1116,12 +1119,14 @@ int main(int argc, char **argv)
 			break;
 	if (!started) {
 		fprintf(stderr, "safe-httpd: cannot start worker threads\n");
+		free(threads);
 		return 1;
 	}
 
 	struct timeval tv = { .tv_sec = cfg.timeout_ms / 1000 };
 	for (;;) {
-		struct pollfd p[2] = { { .fd = lfd, .events = POLLIN }, { .fd = sfd, .events = POLLIN } };
+		struct pollfd p[2] = { { .fd = lfd, .events = POLLIN },
+				       { .fd = sfd, .events = POLLIN } };
 		if (poll(p, 2, -1) < 0) {
 			if (errno == EINTR)
 				continue;
@@ -1131,7 +1136,8 @@ int main(int argc, char **argv)
 		if (p[1].revents) {
 			struct signalfd_siginfo si;
 			if (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si) && !cfg.quiet)
-				fprintf(stderr, "safe-httpd: %s, shutting down\n", strsignal((int)si.ssi_signo));
+				fprintf(stderr, "safe-httpd: %s, shutting down\n",
+					strsignal((int)si.ssi_signo));
 			break;
 		}
 		if (!p[0].revents)
@@ -1140,7 +1146,8 @@ int main(int argc, char **argv)
 		socklen_t plen = sizeof(peer);
 		int cfd = accept4(lfd, (struct sockaddr *)&peer, &plen, SOCK_CLOEXEC);
 		if (cfd < 0) {
-			if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)
+			if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS ||
+			    errno == ENOMEM)
 				poll(NULL, 0, 100); /* out of resources: do not spin */
 			continue;
 		}

@@ -289,10 +289,11 @@ static int cmd_stat(int argc, char **argv)
 			ret = fail(argv[i], errno);
 			continue;
 		}
-		char mode[11], target[PATH_MAX + 1];
+		char mode[11];
 		mode_string(st.st_mode, mode);
 		printf("  File: %s", argv[i]);
 		if (S_ISLNK(st.st_mode)) {
+			char target[PATH_MAX + 1];
 			ssize_t n = safe_readlinkat_beneath(rootfd, argv[i], target,
 							    sizeof(target) - 1, resolve);
 			if (n >= 0) {
@@ -303,8 +304,8 @@ static int cmd_stat(int argc, char **argv)
 		printf("\n  Type: %s\n", type_name(st.st_mode));
 		printf("  Size: %-12lld Blocks: %-9lld Links: %lu\n", (long long)st.st_size,
 		       (long long)st.st_blocks, (unsigned long)st.st_nlink);
-		printf("  Mode: %04o/%s   Uid: %u   Gid: %u\n", (unsigned)(st.st_mode & 07777), mode,
-		       (unsigned)st.st_uid, (unsigned)st.st_gid);
+		printf("  Mode: %04o/%s   Uid: %u   Gid: %u\n", (unsigned)(st.st_mode & 07777),
+		       mode, (unsigned)st.st_uid, (unsigned)st.st_gid);
 		printf(" Inode: %-12llu Device: %u,%u\n", (unsigned long long)st.st_ino,
 		       major(st.st_dev), minor(st.st_dev));
 		print_time("Access", &st.st_atim);
@@ -373,7 +374,7 @@ static int cmd_ls(int argc, char **argv)
 		qsort(names, n, sizeof(*names), cmp_names);
 	for (size_t i = 0; i < n; i++) {
 		struct stat st;
-		char mode[11], target[PATH_MAX + 1];
+		char mode[11];
 		if (!longfmt) {
 			printf("%s\n", names[i]);
 			continue;
@@ -388,6 +389,7 @@ static int cmd_ls(int argc, char **argv)
 		printf("%s %3lu %5u %5u %10lld %s", mode, (unsigned long)st.st_nlink,
 		       (unsigned)st.st_uid, (unsigned)st.st_gid, (long long)st.st_size, names[i]);
 		if (S_ISLNK(st.st_mode)) {
+			char target[PATH_MAX + 1];
 			ssize_t tl = readlinkat(dirfd(d), names[i], target, sizeof(target) - 1);
 			if (tl >= 0) {
 				target[tl] = '\0';
@@ -507,13 +509,15 @@ static int cmd_put(int argc, char **argv)
 		default:
 			free(xa);
 			if (optopt)
-				usage_error("put: invalid option or missing argument -- '%c'", optopt);
+				usage_error("put: invalid option or missing argument -- '%c'",
+					    optopt);
 			usage_error("put: invalid option '%s'", argv[optind - 1]);
 		}
 	}
 	if (optind >= argc || optind + 1 < argc) {
 		free(xa);
-		usage_error(optind >= argc ? "put: missing PATH" : "put: exactly one PATH expected");
+		usage_error(optind >= argc ? "put: missing PATH" :
+					     "put: exactly one PATH expected");
 	}
 	const char *path = argv[optind];
 
@@ -579,13 +583,20 @@ static const struct command {
 	const char *name;
 	int (*run)(int argc, char **argv);
 } commands[] = {
-	{ "cat", cmd_cat },	  { "stat", cmd_stat }, { "ls", cmd_ls }, { "resolve", cmd_resolve },
-	{ "mkdir", cmd_mkdir }, { "put", cmd_put },	  { "rm", cmd_rm },
+	{ "cat", cmd_cat },	{ "stat", cmd_stat }, { "ls", cmd_ls },	{ "resolve", cmd_resolve },
+	{ "mkdir", cmd_mkdir }, { "put", cmd_put },   { "rm", cmd_rm },
 };
 
 int main(int argc, char **argv)
 {
-	enum { OPT_IN_ROOT = 256, OPT_BENEATH, OPT_NO_SYMLINKS, OPT_NO_XDEV, OPT_NO_MAGIC, OPT_WALKER };
+	enum {
+		OPT_IN_ROOT = 256,
+		OPT_BENEATH,
+		OPT_NO_SYMLINKS,
+		OPT_NO_XDEV,
+		OPT_NO_MAGIC,
+		OPT_WALKER,
+	};
 	static const struct option opts[] = {
 		{ "in-root", no_argument, NULL, OPT_IN_ROOT },
 		{ "beneath", no_argument, NULL, OPT_BENEATH },
