@@ -863,7 +863,7 @@ static int probe_child(struct cell *c)
  * markers. */
 static void count_syscalls(struct cell *c, int kind, int row)
 {
-	char out[PATH_MAX], a_kind[8], a_method[8], a_row[8];
+	char out[PATH_MAX], a_kind[16], a_method[16], a_row[16];
 	if (snprintf(out, sizeof(out), "%s/strace.out", g.root) >= (int)sizeof(out))
 		return;
 	snprintf(a_kind, sizeof(a_kind), "%d", kind);
