@@ -12,9 +12,10 @@ TESTS += tests/test_fuzz
 VALGRIND_TESTS += tests/test_fuzz
 
 # ---------------------------------------------------------------- libFuzzer
-# ./configure --enable-fuzzing CC=clang (add --enable-asan --enable-ubsan for
-# memory errors too). The target compiles the library's sources itself so
-# that libFuzzer's coverage instrumentation reaches them.
+# ./configure --enable-fuzzing CC=clang. The target compiles the library's
+# sources itself, so that libFuzzer's coverage instrumentation reaches them,
+# and always adds ASan and UBSan (use a build directory without --enable-asan:
+# clang's shared-library ASan setup and libFuzzer's static one do not mix).
 EXTRA_DIST += fuzz/fuzz_resolve.c fuzz/resolve.dict fuzz/corpus
 FUZZ_SMOKE_TIME = 60
 FUZZ_SMOKE_FLAGS = -max_total_time=$(FUZZ_SMOKE_TIME) -timeout=20 -rss_limit_mb=2048 \
@@ -23,8 +24,12 @@ if ENABLE_FUZZING
 noinst_PROGRAMS += fuzz/fuzz_resolve
 fuzz_fuzz_resolve_SOURCES = fuzz/fuzz_resolve.c $(ATTACK_CORE) $(lib_libsafeopen_la_SOURCES)
 fuzz_fuzz_resolve_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/lib
-fuzz_fuzz_resolve_CFLAGS = $(AM_CFLAGS) -fsanitize=fuzzer
-fuzz_fuzz_resolve_LDFLAGS = $(AM_LDFLAGS) -fsanitize=fuzzer
+FUZZ_SAN = -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+	-fno-omit-frame-pointer -g
+fuzz_fuzz_resolve_CFLAGS = $(AM_CFLAGS) $(FUZZ_SAN)
+fuzz_fuzz_resolve_LDFLAGS = $(AM_LDFLAGS) $(FUZZ_SAN)
+# libFuzzer is C++ and uses libm; the C driver does not add them.
+fuzz_fuzz_resolve_LDADD = -lstdc++ -lm
 
 # Runs the target for FUZZ_SMOKE_TIME seconds from the committed seed corpus
 # (new inputs go to a scratch directory in the build tree). A mismatch aborts
