@@ -7,7 +7,9 @@
  * mounted at /proc. Instead we open /proc itself with O_NOFOLLOW, require the
  * procfs magic (PROC_SUPER_MAGIC) and the procfs root inode, and walk from it
  * to thread-self/fd without crossing a mount (openat2 RESOLVE_NO_XDEV where
- * available, else a check that every step stays on the same procfs device).
+ * available, else a check that the result is on the same procfs device and,
+ * where statx reports it, the same mount as /proc itself, which also catches
+ * a bind mount of another procfs directory).
  * An attacker who can mount over /proc or its subdirectories (a tmpfs with a
  * fake fd/3 symlink, a bind mount of another process's fd directory) is then
  * detected, and the reopened object is compared with the original inode.
@@ -24,7 +26,21 @@
 
 #define PROC_ROOT_INO 1
 
-static bool is_procfs(int fd, dev_t dev)
+#ifndef STATX_MNT_ID
+#define STATX_MNT_ID 0x00001000U
+#endif
+
+/* The mount id of fd, or 0 if statx cannot tell (old kernel). */
+static uint64_t mount_id(int fd)
+{
+	struct statx stx;
+	if (statx(fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW, STATX_MNT_ID, &stx) < 0 ||
+	    !(stx.stx_mask & STATX_MNT_ID))
+		return 0;
+	return stx.stx_mnt_id;
+}
+
+static bool is_procfs(int fd, dev_t dev, uint64_t mnt)
 {
 	struct statfs sfs;
 	struct stat st;
@@ -32,11 +48,13 @@ static bool is_procfs(int fd, dev_t dev)
 		return false;
 	if (fstat(fd, &st) < 0 || st.st_dev != dev || !S_ISDIR(st.st_mode))
 		return false;
+	if (mnt && mount_id(fd) != mnt)
+		return false;
 	return true;
 }
 
 /* Open "sub" (a path inside procfs) from the verified procfs root. */
-static int procfs_open_sub(int procfd, dev_t dev, const char *sub)
+static int procfs_open_sub(int procfd, dev_t dev, uint64_t mnt, const char *sub)
 {
 	int fd;
 	if (so_have_openat2()) {
@@ -56,7 +74,7 @@ static int procfs_open_sub(int procfd, dev_t dev, const char *sub)
 	if (fd < 0)
 		return -1;
 check:
-	if (!is_procfs(fd, dev)) {
+	if (!is_procfs(fd, dev, mnt)) {
 		so_close(fd);
 		return so_fail(ENXIO);
 	}
@@ -75,9 +93,10 @@ int so_procfs_fd_dir(void)
 	    st.st_ino != PROC_ROOT_INO)
 		return so_fail(ENXIO);
 
-	int fd = procfs_open_sub(procfd, st.st_dev, "thread-self/fd");
+	uint64_t mnt = mount_id(procfd);
+	int fd = procfs_open_sub(procfd, st.st_dev, mnt, "thread-self/fd");
 	if (fd < 0 && errno == ENOENT) /* kernels before 3.17 have no thread-self */
-		fd = procfs_open_sub(procfd, st.st_dev, "self/fd");
+		fd = procfs_open_sub(procfd, st.st_dev, mnt, "self/fd");
 	if (fd < 0 && errno != EMFILE && errno != ENFILE && errno != ENOMEM)
 		errno = ENXIO;
 	return fd;

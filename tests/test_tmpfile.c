@@ -869,6 +869,9 @@ struct child_args {
 	bool no_empty_path;   /* linkat(AT_EMPTY_PATH) fails with ENOENT (kernels < 6.10) */
 	int tmpfile_errno;    /* O_TMPFILE opens fail with this errno (0: allowed) */
 	bool no_renameat2;    /* renameat2 with flags fails with ENOSYS */
+	bool no_openat2;      /* openat2 fails with ENOSYS (kernels < 5.6) */
+	int spoof;            /* 1: a tmpfs over /proc; 2: another process's fd
+			       * directory bind-mounted over ours */
 	int expect_nlink;     /* -1: don't care; else st_nlink after safe_tmpfile_open */
 };
 
@@ -880,9 +883,50 @@ static int child_setup(const struct child_args *a)
 		CK(umount2("/proc", MNT_DETACH) == 0);
 		CK(access("/proc/self/fd", F_OK) == -1);
 	}
+	if (a->spoof) {
+		CK(unshare(CLONE_NEWNS) == 0);
+		CK(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0);
+		if (a->spoof == 1) {
+			CK(mount("none", "/proc", "tmpfs", 0, "mode=0755") == 0);
+			CK(mkdir("/proc/self", 0755) == 0 && mkdir("/proc/self/fd", 0755) == 0);
+			CK(symlink("self", "/proc/thread-self") == 0);
+		} else {
+			/* a helper whose fd table has an entry for every number
+			 * this process will use, so a probe through its fd
+			 * directory would succeed */
+			int pfd[2], ready[2];
+			CK(pipe2(pfd, O_CLOEXEC) == 0 && pipe2(ready, O_CLOEXEC) == 0);
+			pid_t helper = fork();
+			CK(helper >= 0);
+			if (helper == 0) {
+				close(pfd[1]);
+				close(ready[0]);
+				int nul = open("/dev/null", O_RDONLY);
+				for (int fd = 3; fd < 128; fd++)
+					if (fd != pfd[0] && fd != ready[1] && fd != nul)
+						(void)dup2(nul, fd);
+				char c = 'r';
+				(void)prctl(PR_SET_PDEATHSIG, SIGKILL);
+				if (write(ready[1], &c, 1) != 1 || read(pfd[0], &c, 1) < 0)
+					_exit(1);
+				_exit(0);
+			}
+			/* pfd[1] stays open until this child exits */
+			close(pfd[0]);
+			close(ready[1]);
+			char c;
+			CK(read(ready[0], &c, 1) == 1);
+			close(ready[0]);
+			char src[64], dst[64];
+			snprintf(src, sizeof(src), "/proc/%d/task/%d/fd", (int)helper, (int)helper);
+			snprintf(dst, sizeof(dst), "/proc/%d/task/%d/fd", (int)getpid(),
+				 (int)getpid());
+			CK(mount(src, dst, NULL, MS_BIND, NULL) == 0);
+		}
+	}
 	if (a->unpriv)
 		CK(sb_drop_privileges() == 0);
-	struct sb_rule rules[4];
+	struct sb_rule rules[6];
 	size_t n = 0;
 	if (a->no_empty_path)
 		rules[n++] = (struct sb_rule)SB_WHEN(SYS_linkat, ENOENT, 4, AT_EMPTY_PATH,
@@ -898,6 +942,8 @@ static int child_setup(const struct child_args *a)
 	if (a->no_renameat2)
 		rules[n++] = (struct sb_rule)SB_WHEN(SYS_renameat2, ENOSYS, 4, RENAME_NOREPLACE,
 						     RENAME_NOREPLACE);
+	if (a->no_openat2)
+		rules[n++] = (struct sb_rule)SB_ALWAYS(SYS_openat2, ENOSYS);
 	if (n)
 		CK(sb_seccomp(rules, n) == 0);
 	return 0;
@@ -1014,6 +1060,29 @@ START_TEST(unprivileged_no_proc)
 				.no_proc = true,
 				.expect_nlink = -1 };
 	run_child(&b);
+}
+END_TEST
+
+START_TEST(procfs_verified)
+{
+	/* As root, with AT_EMPTY_PATH refused: the procfs link is used when
+	 * /proc is genuine (through openat2 or the fallback walk), and a fake
+	 * /proc or a bind-mounted foreign fd directory is detected, which
+	 * leaves the named fallback. */
+	uint64_t fl = strategies[_i];
+	bool named = fl & SAFE_TMPFILE_NO_OTMPFILE;
+	for (int no2 = 0; no2 < 2; no2++) {
+		struct child_args a = { .flags = fl,
+					.no_empty_path = true,
+					.no_openat2 = no2,
+					.expect_nlink = named ? 1 : 0 };
+		run_child(&a);
+		for (int sp = 1; sp <= 2; sp++) {
+			a.spoof = sp;
+			a.expect_nlink = 1;
+			run_child(&a);
+		}
+	}
 }
 END_TEST
 
@@ -1495,6 +1564,7 @@ static Suite *tmpfile_suite(void)
 	tcase_add_loop_test(sb, unprivileged_procfs_route, 0, N_KERNEL_STRATEGIES);
 	tcase_add_loop_test(sb, unprivileged_no_proc, 0, N_KERNEL_STRATEGIES);
 	tcase_add_loop_test(sb, seccomp_no_otmpfile, 0, N_KERNEL_STRATEGIES);
+	tcase_add_loop_test(sb, procfs_verified, 0, N_KERNEL_STRATEGIES);
 	tcase_add_loop_test(sb, no_renameat2, 0, 1);
 	tcase_add_loop_test(sb, unprivileged_dropbox, 0, N_KERNEL_STRATEGIES);
 	tcase_add_loop_test(sb, unprivileged_setgid_directory, 0, N_KERNEL_STRATEGIES);
