@@ -60,6 +60,7 @@
 #include <linux/magic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/fsuid.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/sysmacros.h>
@@ -79,7 +80,8 @@
 
 #define WALK_IDS 256
 #define WALK_BUF (2 * PATH_MAX)
-#define WALK_RACE (-2)
+#define WALK_RACE (-2)     /* a race was detected: restart (bounded) */
+#define WALK_NEED_IDS (-4) /* a ".." needs identities the lean mode did not keep */
 
 struct walk_id {
 	uint64_t dev;
@@ -92,6 +94,7 @@ struct walk {
 	mode_t mode;
 	uint64_t resolve;
 	bool xdev;         /* SAFE_RESOLVE_NO_XDEV */
+	bool full;         /* record every directory's identity (else: lean mode) */
 	uint64_t root_mnt; /* mount id of the root, with xdev */
 	bool root_known;   /* ids[0] filled in (lazily) */
 
@@ -114,6 +117,7 @@ struct walk {
 struct info {
 	struct walk_id id;
 	mode_t type;
+	uid_t uid;
 	uint64_t mnt;
 };
 
@@ -143,8 +147,9 @@ static int get_info(const struct walk *w, int fd, struct info *in)
 	if (w->xdev) {
 		struct statx stx;
 		if (statx(fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW,
-			  STATX_TYPE | STATX_INO | STATX_MNT_ID, &stx) < 0)
+			  STATX_TYPE | STATX_INO | STATX_UID | STATX_MNT_ID, &stx) < 0)
 			return -1;
+		in->uid = stx.stx_uid;
 		in->id.dev = makedev(stx.stx_dev_major, stx.stx_dev_minor);
 		in->id.ino = stx.stx_ino;
 		in->type = stx.stx_mode & S_IFMT;
@@ -160,6 +165,7 @@ static int get_info(const struct walk *w, int fd, struct info *in)
 	in->id.dev = st.st_dev;
 	in->id.ino = st.st_ino;
 	in->type = st.st_mode & S_IFMT;
+	in->uid = st.st_uid;
 	in->mnt = 0;
 	return 0;
 }
@@ -186,6 +192,10 @@ static void jump_root(struct walk *w)
 
 static int push_id(struct walk *w, const struct walk_id *id)
 {
+	if (!w->full) {
+		w->depth++;
+		return 0;
+	}
 	if (w->depth + 1 >= w->ids_cap) {
 		size_t ncap = w->ids_cap * 2;
 		struct walk_id *n = malloc(ncap * sizeof(*n));
@@ -244,17 +254,49 @@ static int root_id(struct walk *w, struct walk_id *id)
 	return 0;
 }
 
+/* fs.protected_symlinks, read when it matters (rarely); unreadable: on. */
+static bool protected_symlinks(void)
+{
+	char c = '1';
+	int fd = open("/proc/sys/fs/protected_symlinks", O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd >= 0) {
+		if (read(fd, &c, 1) != 1)
+			c = '1';
+		so_close(fd);
+	}
+	return c != '0';
+}
+
+/*
+ * The kernel's may_follow_link() for a trailing symlink: with
+ * fs.protected_symlinks, a link in a sticky world-writable directory is only
+ * followed by its owner or when the directory's owner owns it (EACCES).
+ */
+static int may_follow_trailing(const struct walk *w, const struct info *lin)
+{
+	struct stat dst;
+	if (fstatat(w->cur, "", &dst, AT_EMPTY_PATH) < 0)
+		return -1;
+	if ((dst.st_mode & (S_ISVTX | S_IWOTH)) != (S_ISVTX | S_IWOTH))
+		return 0;
+	if (lin->uid == dst.st_uid || lin->uid == (uid_t)setfsuid((uid_t)-1))
+		return 0;
+	return protected_symlinks() ? so_fail(EACCES) : 0;
+}
+
 /*
  * Follow the symlink open as `lfd` (identity in *in) whose name ends at
  * buf[rest] (the rest of the path, possibly "" or "/...", follows it): the
  * checks of the kernel's pick_link()/nd_jump_link() in the same order, then
  * the body is spliced in front of the rest. Closes nothing.
  */
-static int follow_link(struct walk *w, int lfd, const struct info *in, size_t rest)
+static int follow_link(struct walk *w, int lfd, const struct info *in, size_t rest, bool trailing)
 {
 	if (w->links >= SO_MAXSYMLINKS)
 		return so_fail(ELOOP);
 	w->links++;
+	if (trailing && may_follow_trailing(w, in) < 0)
+		return -1;
 	if (w->resolve & SAFE_RESOLVE_NO_SYMLINKS)
 		return so_fail(ELOOP);
 	struct statfs sfs;
@@ -306,6 +348,8 @@ static int step_dotdot(struct walk *w)
 			return so_fail(EXDEV);
 		return 0; /* IN_ROOT: ".." at the root stays there */
 	}
+	if (!w->full && w->depth > 1)
+		return WALK_NEED_IDS;
 	_cleanup_fd_ int fd = openat(w->cur, "..", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return -1;
@@ -375,7 +419,7 @@ static int final_name(struct walk *w, const char *name, size_t end, bool slash, 
 			have_pre = true;
 			if (pin.type == S_IFLNK && follow) {
 				w->buf[end] = saved;
-				if (follow_link(w, pre, &pin, end) < 0)
+				if (follow_link(w, pre, &pin, end, true) < 0)
 					return -1;
 				return WALK_CONTINUE;
 			}
@@ -392,7 +436,7 @@ static int final_name(struct walk *w, const char *name, size_t end, bool slash, 
 				return -1;
 			if (in.type == S_IFLNK) {
 				w->buf[end] = saved;
-				if (follow_link(w, fd, &in, end) < 0)
+				if (follow_link(w, fd, &in, end, true) < 0)
 					return -1;
 				return WALK_CONTINUE;
 			}
@@ -421,7 +465,7 @@ static int final_name(struct walk *w, const char *name, size_t end, bool slash, 
 		if (w->xdev && in.mnt != w->root_mnt)
 			return so_fail(EXDEV);
 		w->buf[end] = saved;
-		if (follow_link(w, lfd, &in, end) < 0)
+		if (follow_link(w, lfd, &in, end, true) < 0)
 			return -1;
 		return WALK_CONTINUE;
 	}
@@ -483,17 +527,36 @@ static int walk_once(struct walk *w, const char *path, size_t len)
 			continue;
 		}
 
-		_cleanup_fd_ int fd = openat(w->cur, s, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		struct info in;
+		_cleanup_fd_ int fd = -1;
+		if (!w->full) {
+			/* Lean mode: one syscall per directory; only a failure
+			 * (a symlink, a non-directory) costs a second look. */
+			fd = openat(w->cur, s, O_PATH | O_NOFOLLOW | O_DIRECTORY | O_CLOEXEC);
+			if (fd >= 0) {
+				*e = saved;
+				w->depth++;
+				set_cur(w, take_fd(&fd));
+				w->pos = (size_t)(n - w->buf);
+				continue;
+			}
+			if (errno != ENOTDIR) {
+				*e = saved;
+				return -1;
+			}
+		}
+		fd = openat(w->cur, s, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 		*e = saved;
 		if (fd < 0)
-			return -1;
-		struct info in;
+			return (!w->full && errno == ENOENT) ? WALK_RACE : -1;
 		if (get_info(w, fd, &in) < 0)
 			return -1;
+		if (!w->full && in.type == S_IFDIR)
+			return WALK_RACE; /* ENOTDIR a moment ago */
 		if (w->xdev && in.mnt != w->root_mnt)
 			return so_fail(EXDEV);
 		if (in.type == S_IFLNK) {
-			if (follow_link(w, fd, &in, end) < 0)
+			if (follow_link(w, fd, &in, end, false) < 0)
 				return -1;
 			continue;
 		}
@@ -504,6 +567,20 @@ static int walk_once(struct walk *w, const char *path, size_t len)
 		set_cur(w, take_fd(&fd));
 		w->pos = (size_t)(n - w->buf);
 	}
+}
+
+/* Whether the path has a ".." component. */
+static bool has_dotdot(const char *p)
+{
+	while (*p) {
+		while (*p == '/')
+			p++;
+		if (p[0] == '.' && p[1] == '.' && (p[2] == '/' || p[2] == '\0'))
+			return true;
+		while (*p && *p != '/')
+			p++;
+	}
+	return false;
 }
 
 int so_walk_open(int dirfd, const char *path, const struct safe_open_how *how)
@@ -552,9 +629,17 @@ int so_walk_open(int dirfd, const char *path, const struct safe_open_how *how)
 			w->root_mnt = mount_id_fallback(dirfd, w->ids[0].dev);
 	}
 
+	/* Identities are only needed for "..": a path without one walks in lean
+	 * mode until a symlink body brings one in. */
+	w->full = w->xdev || has_dotdot(path);
 	for (int i = 0; i < SO_RACE_RETRIES; i++) {
 		ret = walk_once(w, path, len);
 		so_closep(&w->own);
+		if (ret == WALK_NEED_IDS) {
+			w->full = true;
+			ret = walk_once(w, path, len);
+			so_closep(&w->own);
+		}
 		if (ret != WALK_RACE)
 			goto out;
 		/* Buffers may have grown; keep them for the retry. */
