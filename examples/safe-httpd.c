@@ -252,8 +252,9 @@ static void sb_url(struct sbuf *b, const char *s)
 struct conn {
 	int fd;
 	char peer[32];
-	char buf[HEAD_MAX + 1];
-	size_t len; /* bytes in buf (the next request head, or pipelined data) */
+	char buf[HEAD_MAX + 1]; /* the request head, then body bytes and pipelined data */
+	size_t len;             /* bytes in buf */
+	size_t pos;             /* bytes of buf already consumed by the current request */
 };
 
 enum { READ_OK = 0, READ_CLOSE = -1 };
@@ -327,11 +328,12 @@ static void lingering_close(int fd)
 /* ------------------------------------------------------------------ requests */
 
 struct request {
-	const char *method, *target;
+	char method[16];
+	char target[HEAD_MAX + 1];
 	size_t head_len;
-	bool http11, keep_alive, expect_continue, has_length, has_host;
+	bool http11, keep_alive, expect_continue, has_length, chunked, has_host;
 	unsigned long long length;
-	const char *content_type;
+	char content_type[128]; /* empty: none, or too long to be a MIME type */
 	/* the URL path, percent-decoded once, and the path given to the library */
 	char path[PATH_MAX + 2];
 	char lpath[PATH_MAX + 3];
@@ -482,12 +484,15 @@ static int parse_head(struct conn *c, struct request *rq)
 	if (!sp1 || !sp2 || strchr(sp2 + 1, ' ') || sp1 == line || sp2 == sp1 + 1)
 		return 400;
 	*sp1 = *sp2 = '\0';
-	rq->method = line;
-	rq->target = sp1 + 1;
 	const char *version = sp2 + 1;
-	for (const char *m = rq->method; *m; m++)
+	for (const char *m = line; *m; m++)
 		if (!is_tchar((unsigned char)*m))
 			return 400;
+	if (strlen(line) >= sizeof(rq->method))
+		return 501; /* no method that long here */
+	/* copies: the buffer holding the head is reused for the body */
+	memcpy(rq->method, line, strlen(line) + 1);
+	memcpy(rq->target, sp1 + 1, strlen(sp1 + 1) + 1);
 	if (!strcmp(version, "HTTP/1.1"))
 		rq->http11 = true;
 	else if (strcmp(version, "HTTP/1.0"))
@@ -519,7 +524,10 @@ static int parse_head(struct conn *c, struct request *rq)
 			rq->has_length = true;
 			rq->length = len;
 		} else if (!strcasecmp(name, "Transfer-Encoding")) {
-			return 501; /* no chunked bodies here: the framing is unknown, close */
+			/* only "chunked"; anything else leaves the framing unknown */
+			if (strcasecmp(v, "chunked"))
+				return 501;
+			rq->chunked = true;
 		} else if (!strcasecmp(name, "Connection")) {
 			if (strcasestr(v, "close"))
 				rq->keep_alive = false;
@@ -530,7 +538,8 @@ static int parse_head(struct conn *c, struct request *rq)
 				return 417;
 			rq->expect_continue = true;
 		} else if (!strcasecmp(name, "Content-Type")) {
-			rq->content_type = v;
+			if (strlen(v) < sizeof(rq->content_type))
+				memcpy(rq->content_type, v, strlen(v) + 1);
 		} else if (!strcasecmp(name, "Host")) {
 			if (rq->has_host)
 				return 400;
@@ -538,6 +547,9 @@ static int parse_head(struct conn *c, struct request *rq)
 		}
 	}
 	if (rq->http11 && !rq->has_host)
+		return 400;
+	/* both framings at once is how requests are smuggled: refuse */
+	if (rq->chunked && (rq->has_length || !rq->http11))
 		return 400;
 	return decode_target(rq);
 }
@@ -579,7 +591,7 @@ static bool send_error(struct conn *c, struct request *rq, int status, const cha
 	if (!send_head(c, rq, status, "text/plain; charset=utf-8", (unsigned long long)n, NULL,
 		       extra))
 		return false;
-	if (!strcmp(rq->method ? rq->method : "", "HEAD"))
+	if (!strcmp(rq->method, "HEAD"))
 		return true;
 	rq->sent = (unsigned long long)n;
 	return send_all(c->fd, body, (size_t)n);
@@ -743,30 +755,117 @@ static bool serve_get(struct conn *c, struct request *rq, bool head)
 
 /* ------------------------------------------------------------------ PUT and DELETE */
 
-/* Read and throw away a request body we do not want. */
+/* The next bytes of the connection: what is left in the buffer, else the
+ * socket (with the timeout). Returns > 0, or -1 on EOF, error or timeout. */
+static ssize_t conn_read(struct conn *c, void *dst, size_t n)
+{
+	if (c->pos < c->len) {
+		size_t k = c->len - c->pos < n ? c->len - c->pos : n;
+		memcpy(dst, c->buf + c->pos, k);
+		c->pos += k;
+		return (ssize_t)k;
+	}
+	ssize_t r = recv_some(c, dst, n);
+	return r > 0 ? r : -1;
+}
+
+/* One line of chunked framing (size line or trailer), without its CR LF. */
+static int read_line(struct conn *c, char *line, size_t size)
+{
+	size_t n = 0;
+	for (;;) {
+		if (c->pos == c->len) {
+			/* the head has been copied out: the buffer is free */
+			c->pos = c->len = 0;
+			ssize_t r = recv_some(c, c->buf, HEAD_MAX);
+			if (r <= 0)
+				return -1;
+			c->len = (size_t)r;
+		}
+		char ch = c->buf[c->pos++];
+		if (ch == '\n')
+			break;
+		if (n + 1 >= size)
+			return -1;
+		line[n++] = ch;
+	}
+	if (n && line[n - 1] == '\r')
+		n--;
+	line[n] = '\0';
+	return 0;
+}
+
+/* A request body, Content-Length or chunked. */
+struct body {
+	unsigned long long left; /* bytes left in the body or the current chunk */
+	bool chunked, in_chunk, done;
+};
+
+static void body_init(struct body *b, const struct request *rq)
+{
+	*b = (struct body){ .left = rq->length, .chunked = rq->chunked };
+}
+
+/* Read body bytes. Returns > 0, 0 at the end of the body, -1 on a framing
+ * error, EOF or timeout (then the connection must be closed). */
+static ssize_t body_read(struct conn *c, struct body *b, void *dst, size_t n)
+{
+	char line[256];
+	if (b->done)
+		return 0;
+	if (b->chunked && !b->left) {
+		if (b->in_chunk && (read_line(c, line, sizeof(line)) < 0 || line[0]))
+			return -1; /* the CR LF after a chunk's data */
+		if (read_line(c, line, sizeof(line)) < 0)
+			return -1;
+		char *end;
+		errno = 0;
+		unsigned long long size = strtoull(line, &end, 16);
+		if (errno || end == line || !isxdigit((unsigned char)line[0]) ||
+		    (*end && *end != ';' && *end != ' ' && *end != '\t'))
+			return -1;
+		if (!size) {
+			/* last chunk: skip the trailer fields up to the blank line */
+			for (int i = 0; i <= FIELDS_MAX; i++) {
+				if (read_line(c, line, sizeof(line)) < 0)
+					return -1;
+				if (!line[0]) {
+					b->done = true;
+					return 0;
+				}
+			}
+			return -1;
+		}
+		b->left = size;
+		b->in_chunk = true;
+	}
+	if (!b->left) {
+		b->done = true;
+		return 0;
+	}
+	ssize_t r = conn_read(c, dst, b->left < n ? (size_t)b->left : n);
+	if (r > 0)
+		b->left -= (unsigned long long)r;
+	return r;
+}
+
+/* Read and throw away a request body we do not want (bounded). */
 static bool discard_body(struct conn *c, struct request *rq)
 {
-	unsigned long long left = rq->length;
-	if (left > DISCARD_MAX)
-		return false;
-	size_t have = c->len - rq->head_len;
-	size_t take = have < left ? have : (size_t)left;
-	memmove(c->buf + rq->head_len, c->buf + rq->head_len + take, have - take);
-	c->len -= take;
-	left -= take;
+	struct body b;
 	char tmp[4096];
-	while (left) {
-		ssize_t n = recv_some(c, tmp, left < sizeof(tmp) ? (size_t)left : sizeof(tmp));
-		if (n <= 0)
+	size_t total = 0;
+	ssize_t n;
+	body_init(&b, rq);
+	while ((n = body_read(c, &b, tmp, sizeof(tmp))) > 0)
+		if ((total += (size_t)n) > DISCARD_MAX)
 			return false;
-		left -= (unsigned long long)n;
-	}
-	return true;
+	return n == 0;
 }
 
 static bool serve_put(struct conn *c, struct request *rq)
 {
-	if (!rq->has_length) {
+	if (!rq->has_length && !rq->chunked) {
 		rq->keep_alive = false;
 		return send_error(c, rq, 411, NULL);
 	}
@@ -779,49 +878,49 @@ static bool serve_put(struct conn *c, struct request *rq)
 	int fd = safe_tmpfile_open(rootfd, rq->lpath, 0644, cfg.resolve, &tmp);
 	if (fd < 0) {
 		int st = status_for(errno);
-		if (rq->length)
+		if (rq->length || rq->chunked)
 			rq->keep_alive = false; /* the body was not read */
 		return send_error(c, rq, st, NULL);
 	}
-	if (rq->expect_continue && c->len == rq->head_len) {
+	/* The client waits for this before sending the body, unless it
+	 * already started. */
+	if (rq->expect_continue && c->pos == c->len) {
 		static const char cont[] = "HTTP/1.1 100 Continue\r\n\r\n";
 		if (!send_all(c->fd, cont, sizeof(cont) - 1)) {
 			safe_tmpfile_discard(tmp);
 			return false;
 		}
 	}
-	/* The body: first what came with the head, then the socket. */
-	unsigned long long left = rq->length;
-	size_t have = c->len - rq->head_len;
-	size_t take = have < left ? have : (size_t)left;
-	bool ok = true;
-	if (take && write(fd, c->buf + rq->head_len, take) != (ssize_t)take)
-		ok = false;
-	memmove(c->buf + rq->head_len, c->buf + rq->head_len + take, have - take);
-	c->len -= take;
-	left -= take;
+	struct body b;
 	char buf[65536];
-	while (ok && left) {
-		ssize_t n = recv_some(c, buf, left < sizeof(buf) ? (size_t)left : sizeof(buf));
-		if (n <= 0) {
-			/* client gone or too slow: nothing is published */
+	unsigned long long total = 0;
+	ssize_t n;
+	int werr = 0;
+	body_init(&b, rq);
+	while ((n = body_read(c, &b, buf, sizeof(buf))) > 0) {
+		total += (unsigned long long)n;
+		if (total > cfg.max_body) {
 			safe_tmpfile_discard(tmp);
-			return false;
+			rq->keep_alive = false;
+			return send_error(c, rq, 413, NULL);
 		}
-		if (write(fd, buf, (size_t)n) != n)
-			ok = false;
-		left -= (unsigned long long)n;
+		if (!werr && write(fd, buf, (size_t)n) != n)
+			werr = errno ? errno : EIO; /* keep reading: the body must be consumed */
 	}
-	if (!ok) {
-		int err = errno;
+	if (n < 0) {
+		/* client gone, too slow, or bad chunking: nothing is published */
 		safe_tmpfile_discard(tmp);
-		rq->keep_alive = rq->keep_alive && !left;
-		return send_error(c, rq, status_for(err), NULL) && !left;
+		rq->keep_alive = false;
+		send_error(c, rq, 400, NULL);
+		return false;
+	}
+	if (werr) {
+		safe_tmpfile_discard(tmp);
+		return send_error(c, rq, status_for(werr), NULL);
 	}
 	/* Phase two: the Content-Type as user.mime_type, then the name. */
-	struct safe_xattr xa = { "user.mime_type", rq->content_type,
-				 rq->content_type ? strlen(rq->content_type) : 0 };
-	size_t nxa = rq->content_type && valid_mime(rq->content_type, xa.size) ? 1 : 0;
+	struct safe_xattr xa = { "user.mime_type", rq->content_type, strlen(rq->content_type) };
+	size_t nxa = valid_mime(rq->content_type, xa.size) ? 1 : 0;
 	struct stat old;
 	bool existed = safe_fstatat_beneath(rootfd, rq->lpath, &old, cfg.resolve) == 0;
 	int out = safe_tmpfile_link(tmp, &xa, nxa, SAFE_TMPFILE_REPLACE);
@@ -834,9 +933,10 @@ static bool serve_put(struct conn *c, struct request *rq)
 	if (existed)
 		return send_head(c, rq, 204, NULL, 0, NULL, NULL);
 	char loc[PATH_MAX + 64];
-	int n = snprintf(loc, sizeof(loc), "Location: %.*s\r\n", (int)rq->raw_path_len,
-			 rq->raw_path);
-	return send_head(c, rq, 201, NULL, 0, NULL, n > 0 && (size_t)n < sizeof(loc) ? loc : NULL);
+	int len = snprintf(loc, sizeof(loc), "Location: %.*s\r\n", (int)rq->raw_path_len,
+			   rq->raw_path);
+	return send_head(c, rq, 201, NULL, 0, NULL,
+			 len > 0 && (size_t)len < sizeof(loc) ? loc : NULL);
 }
 
 static bool serve_delete(struct conn *c, struct request *rq)
@@ -857,7 +957,7 @@ static void log_request(const struct conn *c, const struct request *rq)
 		return;
 	char target[256];
 	size_t o = 0;
-	const char *t = rq->target ? rq->target : "-";
+	const char *t = rq->target[0] ? rq->target : "-";
 	/* never write control characters from the client to the log */
 	for (; *t && o + 5 < sizeof(target); t++) {
 		unsigned char ch = (unsigned char)*t;
@@ -867,7 +967,7 @@ static void log_request(const struct conn *c, const struct request *rq)
 			o += (size_t)snprintf(target + o, sizeof(target) - o, "\\x%02x", ch);
 	}
 	target[o] = '\0';
-	fprintf(stderr, "%s %s %s %d %llu\n", c->peer, rq->method ? rq->method : "-", target,
+	fprintf(stderr, "%s %s %s %d %llu\n", c->peer, rq->method[0] ? rq->method : "-", target,
 		rq->status, rq->sent);
 }
 
@@ -889,6 +989,7 @@ static void serve_connection(int fd, const struct sockaddr_in *peer)
 		int st = read_head(c, &rq->head_len);
 		if (st == READ_OK)
 			st = parse_head(c, rq);
+		c->pos = rq->head_len; /* the head is consumed (and copied out) */
 		if (st == READ_CLOSE) {
 			free(rq);
 			break;
@@ -907,14 +1008,14 @@ static void serve_connection(int fd, const struct sockaddr_in *peer)
 			if (nreq + 1 == REQUESTS_PER_CONN || atomic_load(&stopping) ||
 			    atomic_load(&queued) > 0)
 				rq->keep_alive = false;
-			if (!put && rq->length && !discard_body(c, rq)) {
+			if (!put && (rq->length || rq->chunked) && !discard_body(c, rq)) {
 				rq->keep_alive = false;
 				send_error(c, rq, 413, NULL);
 				keep = false;
 			} else if (head || !strcmp(rq->method, "GET")) {
 				keep = serve_get(c, rq, head);
 			} else if ((put || del) && cfg.read_only) {
-				if (put && rq->length)
+				if (put && (rq->length || rq->chunked))
 					rq->keep_alive = false; /* the body was not read */
 				keep = send_error(c, rq, 405, "Allow: GET, HEAD\r\n");
 			} else if (put) {
@@ -932,9 +1033,9 @@ static void serve_connection(int fd, const struct sockaddr_in *peer)
 		log_request(c, rq);
 		if (keep) {
 			/* keep what the client pipelined after this request */
-			size_t used = rq->head_len;
-			memmove(c->buf, c->buf + used, c->len - used);
-			c->len -= used;
+			memmove(c->buf, c->buf + c->pos, c->len - c->pos);
+			c->len -= c->pos;
+			c->pos = 0;
 		}
 		free(rq);
 		if (!keep)

@@ -147,6 +147,10 @@ check "PUT empty body: 201, empty file" test "$code" = 201 -a -f "$R/docs/empty.
 head -c 3500000 /dev/zero >"$T/big"
 req -T "$T/big" /docs/big
 check "PUT over --max-body: 413, nothing stored" test "$code" = 413 -a ! -e "$R/docs/big"
+req -T - -H 'Content-Type: text/x-piped' /docs/piped.bin <"$T/up1"
+check "PUT from a pipe (chunked by curl): 201, byte for byte" \
+	sh -c "test $code = 201 && cmp -s '$T/up1' '$R/docs/piped.bin'"
+rm -f "$R/docs/piped.bin"
 req -T "$T/up1" /nodir/x
 check "PUT into a missing directory: 404" test "$code" = 404
 req -X DELETE /docs/new.png
@@ -187,8 +191,16 @@ raw "GET /index.html HTTP/1.1\r\nHost: x\r\n$(printf 'X-A: %04d\\r\\n' $(seq 80)
 check "80 header fields: 431" test "$(raw_status)" = 431
 raw "GET /$(head -c 9000 /dev/zero | tr '\0' a) HTTP/1.1\r\nHost: x\r\n\r\n"
 check "request head over 8 KiB: 431" test "$(raw_status)" = 431
-raw 'PUT /docs/x HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n'
-check "chunked body: 501, nothing stored" test "$(raw_status)" = 501 -a ! -e "$R/docs/x"
+raw 'PUT /docs/x HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip\r\n\r\n'
+check "unknown transfer coding: 501, nothing stored" test "$(raw_status)" = 501 -a ! -e "$R/docs/x"
+raw 'PUT /docs/x HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nContent-Length: 3\r\n\r\n'
+check "chunked and Content-Length together: 400" test "$(raw_status)" = 400 -a ! -e "$R/docs/x"
+raw 'PUT /docs/x HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nab\r\n0\r\n\r\n'
+check "bad chunk size: 400, nothing stored" test "$(raw_status)" = 400 -a ! -e "$R/docs/x"
+raw 'PUT /docs/chunked.txt HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n5;ext=1\r\nhello\r\n7\r\n, world\r\n0\r\nX-Trailer: y\r\n\r\n'
+check "chunked PUT with an extension and a trailer: 201" \
+	test "$(raw_status)" = 201 -a "$(cat "$R/docs/chunked.txt")" = "hello, world"
+rm -f "$R/docs/chunked.txt"
 raw 'PUT /docs/x HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n'
 check "PUT without Content-Length: 411" test "$(raw_status)" = 411
 raw 'GET /index.html HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\nab'
