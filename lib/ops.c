@@ -61,11 +61,12 @@
 #define SYS_removexattrat 466
 #endif
 
-/* Argument block of getxattrat/setxattrat (struct xattr_args, Linux 6.13). */
+/* Argument block of getxattrat/setxattrat (struct xattr_args, Linux 6.13);
+ * read by the kernel only. */
 struct so_xattr_args {
-	uint64_t value;
-	uint32_t size;
-	uint32_t flags;
+	uint64_t value; /* cppcheck-suppress unusedStructMember */
+	uint32_t size;  /* cppcheck-suppress unusedStructMember */
+	uint32_t flags; /* cppcheck-suppress unusedStructMember */
 };
 
 /* Feature probes: the only globals, atomic, set once a syscall says ENOSYS. */
@@ -162,7 +163,7 @@ static int op_object_fd(int fd, const char *name)
 /* The verified procfs fd directory and the name of objfd's entry in it. */
 static int procfs_entry(int objfd, char name[16])
 {
-	snprintf(name, 16, "%d", objfd);
+	(void)snprintf(name, 16, "%d", objfd);
 	return so_procfs_fd_dir();
 }
 
@@ -217,12 +218,12 @@ DIR *safe_opendir_beneath(int dirfd, const char *path, uint64_t flags)
 		.mode = 0,
 		.resolve = resolve,
 	};
-	_cleanup_fd_ int fd = so_open_validated(dirfd, path, &how);
+	int fd = so_open_validated(dirfd, path, &how);
 	if (fd < 0)
 		return NULL;
-	DIR *d = fdopendir(fd);
-	if (d)
-		fd = -1; /* owned by the stream now */
+	DIR *d = fdopendir(fd); /* owns fd on success */
+	if (!d)
+		so_close(fd);
 	return d;
 }
 
@@ -615,7 +616,8 @@ enum xop { XGET, XSET, XLIST, XREMOVE };
 struct xreq {
 	enum xop op;
 	const char *name;
-	void *value;
+	void *out;      /* XGET, XLIST */
+	const void *in; /* XSET */
 	size_t size;
 	int xflags;
 };
@@ -624,7 +626,7 @@ struct xreq {
 static long xattrat(int fd, const char *name, int atf, const struct xreq *q)
 {
 	struct so_xattr_args args = {
-		.value = (uint64_t)(uintptr_t)q->value,
+		.value = (uint64_t)(uintptr_t)(q->op == XSET ? q->in : q->out),
 		.size = (uint32_t)(q->size > UINT32_MAX ? UINT32_MAX : q->size),
 		.flags = (uint32_t)q->xflags,
 	};
@@ -634,7 +636,7 @@ static long xattrat(int fd, const char *name, int atf, const struct xreq *q)
 	case XSET:
 		return syscall(SYS_setxattrat, fd, name, atf, q->name, &args, sizeof(args));
 	case XLIST:
-		return syscall(SYS_listxattrat, fd, name, atf, q->value, q->size);
+		return syscall(SYS_listxattrat, fd, name, atf, q->out, q->size);
 	case XREMOVE:
 		return syscall(SYS_removexattrat, fd, name, atf, q->name);
 	}
@@ -646,11 +648,11 @@ static long xattr_path(const char *p, const struct xreq *q)
 {
 	switch (q->op) {
 	case XGET:
-		return getxattr(p, q->name, q->value, q->size);
+		return getxattr(p, q->name, q->out, q->size);
 	case XSET:
-		return setxattr(p, q->name, q->value, q->size, q->xflags);
+		return setxattr(p, q->name, q->in, q->size, q->xflags);
 	case XLIST:
-		return listxattr(p, q->value, q->size);
+		return listxattr(p, q->out, q->size);
 	case XREMOVE:
 		return removexattr(p, q->name);
 	}
@@ -678,19 +680,18 @@ static long xattr_procfs(int obj, const struct xreq *q, bool have_at)
 			return r;
 		atomic_store_explicit(&no_xattrat, true, memory_order_relaxed);
 	}
-	struct so_ident want, got;
+	struct so_ident want;
 	if (so_ident_at(obj, NULL, &want) < 0)
 		return -1;
 	char p[64];
-	snprintf(p, sizeof(p), "/proc/thread-self/fd/%s", ent);
+	(void)snprintf(p, sizeof(p), "/proc/thread-self/fd/%s", ent);
 	struct stat st;
 	if (stat(p, &st) < 0) {
-		snprintf(p, sizeof(p), "/proc/self/fd/%s", ent);
+		(void)snprintf(p, sizeof(p), "/proc/self/fd/%s", ent);
 		if (stat(p, &st) < 0)
 			return so_fail(ENXIO);
 	}
-	got.dev = st.st_dev;
-	got.ino = st.st_ino;
+	struct so_ident got = { .dev = st.st_dev, .ino = st.st_ino };
 	if (!so_same_inode(&want, &got))
 		return so_fail(ENXIO);
 	return xattr_path(p, q);
@@ -701,7 +702,8 @@ static long xattr_op(int dirfd, const char *path, uint64_t flags, const struct x
 	uint64_t resolve = so_op_resolve(flags, SAFE_FOLLOW);
 	if (resolve == (uint64_t)-1)
 		return -1;
-	if (!path || (q->op != XLIST && !q->name) || (!q->value && q->size))
+	if (!path || (q->op != XLIST && !q->name) ||
+	    (q->size && !(q->op == XSET ? q->in : q->out)))
 		return so_fail(EFAULT);
 	struct so_last last;
 	const char *name;
@@ -727,27 +729,22 @@ static long xattr_op(int dirfd, const char *path, uint64_t flags, const struct x
 ssize_t safe_getxattr_beneath(int dirfd, const char *path, const char *name, void *value,
 			      size_t size, uint64_t flags)
 {
-	struct xreq q = { .op = XGET, .name = name, .value = value, .size = size };
+	struct xreq q = { .op = XGET, .name = name, .out = value, .size = size };
 	return xattr_op(dirfd, path, flags, &q);
 }
 
 int safe_setxattr_beneath(int dirfd, const char *path, const char *name, const void *value,
 			  size_t size, int xattr_flags, uint64_t flags)
 {
-	struct xreq q = {
-		.op = XSET,
-		.name = name,
-		.value = (void *)(uintptr_t)value,
-		.size = size,
-		.xflags = xattr_flags,
-	};
+	struct xreq q = { .op = XSET, .name = name, .in = value, .size = size, .xflags = xattr_flags };
 	return (int)xattr_op(dirfd, path, flags, &q);
 }
 
+/* NOLINTNEXTLINE(readability-non-const-parameter): the kernel writes *list */
 ssize_t safe_listxattr_beneath(int dirfd, const char *path, char *list, size_t size,
 			       uint64_t flags)
 {
-	struct xreq q = { .op = XLIST, .value = list, .size = size };
+	struct xreq q = { .op = XLIST, .out = list, .size = size };
 	return xattr_op(dirfd, path, flags, &q);
 }
 
