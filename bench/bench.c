@@ -152,7 +152,8 @@ static const char *const t_head[NR_T] = { "safe O_TMPFILE", "safe NO_OTMPF", "ra
 					  "mkstemp+ren" };
 
 enum kind { K_OPEN, K_TMP };
-enum status { ST_OK, ST_WRONG, ST_NOSYS, ST_NA, ST_FAIL };
+enum { SEC_SHAPES = 1, SEC_TMPFILE = 2, SEC_DEPTH = 4, SEC_ALL = 7 };
+enum status { ST_OK, ST_WRONG, ST_NOSYS, ST_NA, ST_FAIL, ST_SKIP };
 
 #define NR_MAIN 8
 #define NR_DEPTH 9 /* 1, 2, 4, ... 256 components */
@@ -201,10 +202,11 @@ static struct {
 	int batches;
 	double batch_ns;
 	int cpu;
+	unsigned only; /* sections to run: SEC_* bits */
 	clockid_t clock; /* CLOCK_MONOTONIC, or CLOCK_THREAD_CPUTIME_ID (--clock cpu) */
 	const char *dir, *csv;
 	char exe[PATH_MAX];
-} g = { .rootfd = -1, .batches = 7, .batch_ns = 100e6, .cpu = -1, .clock = CLOCK_MONOTONIC,
+} g = { .rootfd = -1, .only = SEC_ALL, .batches = 7, .batch_ns = 100e6, .cpu = -1, .clock = CLOCK_MONOTONIC,
 	.dir = "." };
 
 static volatile sig_atomic_t stop;
@@ -801,7 +803,7 @@ static bool ratio(const struct cell *a, const struct cell *b, double *r, double 
 {
 	if (a->st != ST_OK || b->st != ST_OK || a->nb == 0 || a->nb != b->nb)
 		return false;
-	double v[MAX_BATCHES];
+	double v[MAX_BATCHES] = { 0 };
 	for (int i = 0; i < a->nb; i++)
 		v[i] = a->ns[i] / b->ns[i];
 	double mn, mx;
@@ -971,6 +973,9 @@ static void cell_text(const struct cell *c, char *buf, size_t n)
 	case ST_FAIL:
 		snprintf(buf, n, "FAILED");
 		return;
+	case ST_SKIP:
+		snprintf(buf, n, "-");
+		return;
 	}
 }
 
@@ -1068,7 +1073,7 @@ static void print_details(void)
 	bool any = false;
 	for (int i = 0; i < n; i++) {
 		struct cell *c = all[i];
-		if (c->st == ST_OK)
+		if (c->st == ST_OK || c->st == ST_SKIP)
 			continue;
 		if (!any)
 			printf("\nCells without a number:\n");
@@ -1181,9 +1186,19 @@ static void run_syscall_counts(void)
 		for (int m = 0; m < NR_T && !stop; m++)
 			if (tmp_cells[r][m].st == ST_OK)
 				count_syscalls(&tmp_cells[r][m], 1, r);
-	if (main_cells[0][0].sys < 0) {
-		printf("  %s (is strace installed and ptrace allowed?)\n",
-		       main_cells[0][0].sysdetail[0] ? main_cells[0][0].sysdetail : "no count");
+	struct cell *all[NR_CELLS];
+	int n = all_cells(all), counted = 0, tried = 0;
+	const char *why = "no count";
+	for (int i = 0; i < n; i++) {
+		if (all[i]->st != ST_OK)
+			continue;
+		tried++;
+		counted += all[i]->sys >= 0;
+		if (all[i]->sysdetail[0] && all[i]->sys < 0)
+			why = all[i]->sysdetail;
+	}
+	if (tried && !counted) {
+		printf("  %s (is strace installed and ptrace allowed?)\n", why);
 		return;
 	}
 	printf("%-16s", "shape");
@@ -1289,8 +1304,10 @@ static void print_figures(const char *what, const char *res, const struct verdic
 
 static void target_line(const char *what, const struct verdict *v)
 {
-	const char *res = v->missed ? "MISSED" : v->missing ? (v->met ? "incomplete" : "not evaluated")
-							   : "met";
+	const char *res = v->missed ? "MISSED"
+			  : !v->met  ? "not evaluated"
+			  : v->missing ? "incomplete"
+				       : "met";
 	print_figures(what, res, v);
 	if (v->missing)
 		printf("      (-: a cell has no number, see \"Cells without a number\")\n");
@@ -1406,7 +1423,8 @@ static void report_targets(void)
 static void csv_cell(FILE *f, const char *section, const char *shape, int comps,
 		     const char *method, const struct cell *c)
 {
-	static const char *const stname[] = { "ok", "WRONG", "ENOSYS", "n/a", "FAILED" };
+	static const char *const stname[] = { "ok",	"WRONG",  "ENOSYS",
+					      "n/a", "FAILED", "skipped" };
 	const char *pre = section;
 	fprintf(f, "%s,%s,%d,%s,status,%s\n", pre, shape, comps, method, stname[c->st]);
 	for (int b = 0; b < c->nb; b++)
@@ -1449,18 +1467,58 @@ static int write_csv(const char *file)
 
 /* ------------------------------------------------------------------ main */
 
+static void print_tmpfile_section(void)
+{
+	printf("\nsafe_tmpfile_xattr: ns per create+close of tmp/NAME (unlink untimed)\n");
+	printf("%-16s", "xattrs");
+	for (int m = 0; m < NR_T; m++)
+		printf(" %15s", t_head[m]);
+	if (!g.verify_only)
+		printf(" %8s %8s %8s", "safe/raw", "safe/mks", "fb/mks");
+	printf("\n");
+	for (int r = 0; r < NR_XATTR_ROWS && !stop; r++) {
+		const struct cell *row = tmp_cells[r];
+		measure_row(tmp_cells[r], NR_T);
+		printf("%-16d", xattr_rows[r]);
+		for (int m = 0; m < NR_T; m++)
+			print_cell(&row[m], 15);
+		if (!g.verify_only) {
+			print_ratio(&row[T_SAFE], &row[T_RAW], 8);
+			print_ratio(&row[T_SAFE], &row[T_MKSTEMP], 8);
+			print_ratio(&row[T_SAFE_FALLBACK], &row[T_MKSTEMP], 8);
+		}
+		printf("\n");
+		fflush(stdout);
+	}
+}
+
+static void print_depth_section(void)
+{
+	printf("\nCost against depth: ns per open+close of d/d/.../f\n");
+	print_open_header("components");
+	for (int r = 0; r < NR_DEPTH && !stop; r++) {
+		measure_row(depth_cells[r], NR_M);
+		char label[16];
+		snprintf(label, sizeof(label), "%d", shapes[NR_MAIN + r].components);
+		print_open_row(label, depth_cells[r]);
+	}
+	if (!g.verify_only && !stop)
+		print_linearity();
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: bench [--dir DIR] [--csv FILE] [--quick] [--verify-only] [--cpu N]\n"
 		"             [--clock wall|cpu] [--batches N] [--batch-ms MS] [--no-strace]\n"
-		"             [--allow-enosys]\n"
+		"             [--only shapes|tmpfile|depth] [--allow-enosys]\n"
 		"  --dir DIR      build the test tree in DIR (default: the current directory;\n"
 		"                 e.g. /dev/shm for tmpfs)\n"
 		"  --csv FILE     write every figure (each batch, medians, allocations, syscalls)\n"
 		"  --quick        short batches (2 ms): a smoke run, figures are rough\n"
 		"  --verify-only  check that every method opens the right object; no timing;\n"
 		"                 exit status 1 if a cell is wrong\n"
+		"  --only S       run one section: shapes, tmpfile or depth\n"
 		"  --cpu N        pin to CPU N (sched_setaffinity)\n"
 		"  --clock C      wall (default: CLOCK_MONOTONIC) or cpu (the thread's CPU time,\n"
 		"                 user + system: leaves out the time other processes hold the\n"
@@ -1477,7 +1535,7 @@ static void init_cells(void)
 		struct cell *row = r < NR_MAIN ? main_cells[r] : depth_cells[r - NR_MAIN];
 		for (int m = 0; m < NR_M; m++) {
 			row[m] = (struct cell){ .kind = K_OPEN, .method = m, .shape = &shapes[r],
-						.allocs = -1, .sys = -1 };
+						.st = ST_SKIP, .allocs = -1, .sys = -1 };
 			row[m].expected_wrong =
 				shapes[r].in_root && (m == M_OPENAT || m == M_REALPATH);
 		}
@@ -1485,8 +1543,8 @@ static void init_cells(void)
 	for (int r = 0; r < NR_XATTR_ROWS; r++)
 		for (int m = 0; m < NR_T; m++)
 			tmp_cells[r][m] = (struct cell){ .kind = K_TMP, .method = m,
-							 .nx = xattr_rows[r], .allocs = -1,
-							 .sys = -1 };
+							 .nx = xattr_rows[r], .st = ST_SKIP,
+							 .allocs = -1, .sys = -1 };
 }
 
 static struct cell *probe_cell(int kind, int method, int row)
@@ -1552,6 +1610,16 @@ int main(int argc, char **argv)
 			g.csv = v;
 			i++;
 		} else if (!strcmp(a, "--cpu") && v && !parse_int(v, 0, CPU_SETSIZE - 1, &g.cpu)) {
+			i++;
+		} else if (!strcmp(a, "--only") && v) {
+			g.only = !strcmp(v, "shapes")	 ? SEC_SHAPES
+				 : !strcmp(v, "tmpfile") ? SEC_TMPFILE
+				 : !strcmp(v, "depth")	 ? SEC_DEPTH
+							 : 0;
+			if (!g.only) {
+				usage(stderr);
+				return 2;
+			}
 			i++;
 		} else if (!strcmp(a, "--clock") && v && (!strcmp(v, "wall") || !strcmp(v, "cpu"))) {
 			g.clock = !strcmp(v, "cpu") ? CLOCK_THREAD_CPUTIME_ID : CLOCK_MONOTONIC;
@@ -1642,45 +1710,19 @@ int main(int argc, char **argv)
 			       ncpu);
 	}
 
-	printf("\n");
-	print_open_header("shape");
-	for (int r = 0; r < NR_MAIN && !stop; r++) {
+	if (g.only & SEC_SHAPES) {
+		printf("\n");
+		print_open_header("shape");
+	}
+	for (int r = 0; r < NR_MAIN && !stop && (g.only & SEC_SHAPES); r++) {
 		measure_row(main_cells[r], NR_M);
 		print_open_row(shapes[r].label, main_cells[r]);
 	}
 
-	printf("\nsafe_tmpfile_xattr: ns per create+close of tmp/NAME (unlink untimed)\n");
-	printf("%-16s", "xattrs");
-	for (int m = 0; m < NR_T; m++)
-		printf(" %15s", t_head[m]);
-	if (!g.verify_only)
-		printf(" %8s %8s %8s", "safe/raw", "safe/mks", "fb/mks");
-	printf("\n");
-	for (int r = 0; r < NR_XATTR_ROWS && !stop; r++) {
-		const struct cell *row = tmp_cells[r];
-		measure_row(tmp_cells[r], NR_T);
-		printf("%-16d", xattr_rows[r]);
-		for (int m = 0; m < NR_T; m++)
-			print_cell(&row[m], 15);
-		if (!g.verify_only) {
-			print_ratio(&row[T_SAFE], &row[T_RAW], 8);
-			print_ratio(&row[T_SAFE], &row[T_MKSTEMP], 8);
-			print_ratio(&row[T_SAFE_FALLBACK], &row[T_MKSTEMP], 8);
-		}
-		printf("\n");
-		fflush(stdout);
-	}
-
-	printf("\nCost against depth: ns per open+close of d/d/.../f\n");
-	print_open_header("components");
-	for (int r = 0; r < NR_DEPTH && !stop; r++) {
-		measure_row(depth_cells[r], NR_M);
-		char label[16];
-		snprintf(label, sizeof(label), "%d", shapes[NR_MAIN + r].components);
-		print_open_row(label, depth_cells[r]);
-	}
-	if (!g.verify_only && !stop)
-		print_linearity();
+	if (g.only & SEC_TMPFILE)
+		print_tmpfile_section();
+	if (g.only & SEC_DEPTH)
+		print_depth_section();
 
 	print_allocs();
 	if (!g.verify_only && !g.no_strace && !stop)
