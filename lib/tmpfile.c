@@ -314,8 +314,12 @@ static int link_unnamed(struct safe_tmpfile *t, const char *name)
 			return -1;
 	}
 	_cleanup_fd_ int fddir = so_procfs_fd_dir();
-	if (fddir < 0)
+	if (fddir < 0) {
+		/* keep AT_EMPTY_PATH's answer (ENOENT) if it was tried */
+		if (t->strategy == TMP_EMPTY_PATH && errno == ENXIO)
+			errno = ENOENT;
 		return -1;
+	}
 	char num[16];
 	snprintf(num, sizeof(num), "%d", t->fd);
 	/* The entry must lead to our inode (it is our own fd table in a

@@ -767,6 +767,53 @@ START_TEST(two_phase)
 }
 END_TEST
 
+START_TEST(two_phase_lost_parent)
+{
+	/* The directory goes away before publication (unnamed file), or the
+	 * hidden name is removed by someone else (fallback): the link fails,
+	 * the handle can still be discarded, nothing is left. */
+	uint64_t fl = strategies[_i];
+	struct tdir d;
+	tdir_make(&d, "tmpfile");
+	struct safe_tmpfile *t;
+	if (!(fl & SAFE_TMPFILE_NO_OTMPFILE)) {
+		ck_assert_int_eq(mkdirat(d.fd, "sub", 0755), 0);
+		int fd = safe_tmpfile_open(d.fd, "sub/f", 0644, fl, &t);
+		ck_assert_int_ge(fd, 0);
+		ck_assert_int_eq(unlinkat(d.fd, "sub", AT_REMOVEDIR), 0);
+		ck_assert_int_eq(safe_tmpfile_link(t, xa3, 3, 0), -1);
+		ck_assert_int_eq(errno, ENOENT);
+		ck_assert_int_eq(safe_tmpfile_link(t, xa3, 3, SAFE_TMPFILE_REPLACE), -1);
+		ck_assert_int_eq(errno, ENOENT);
+	} else {
+		int fd = safe_tmpfile_open(d.fd, "f", 0644, fl, &t);
+		ck_assert_int_ge(fd, 0);
+		char *ls = fx_dir_listing(d.fd, ".");
+		ck_assert_int_eq(strncmp(ls, ".safeopen-", 10), 0);
+		ls[strlen(ls) - 1] = '\0';
+		/* someone swaps another file in under the hidden name */
+		ck_assert_int_eq(unlinkat(d.fd, ls, 0), 0);
+		int other = openat(d.fd, ls, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+		ck_assert_int_ge(other, 0);
+		close(other);
+		ck_assert_int_eq(safe_tmpfile_link(t, xa3, 3, 0), -1);
+		ck_assert_int_eq(errno, ENOENT);
+		ck_assert_int_eq(faccessat(d.fd, "f", F_OK, AT_SYMLINK_NOFOLLOW), -1);
+		/* discard does not remove what is not its own */
+		ck_assert_int_eq(safe_tmpfile_discard(t), 0);
+		ck_assert_int_eq(faccessat(d.fd, ls, F_OK, AT_SYMLINK_NOFOLLOW), 0);
+		ck_assert_int_eq(unlinkat(d.fd, ls, 0), 0);
+		free(ls);
+		t = NULL;
+	}
+	ck_assert_int_eq(safe_tmpfile_discard(t), 0);
+	char *ls = fx_dir_listing(d.fd, ".");
+	ck_assert_str_eq(ls, "");
+	free(ls);
+	tdir_free(&d);
+}
+END_TEST
+
 static int two_phase_errors_case(int dfd, uint64_t fl)
 {
 	struct safe_tmpfile *t = (struct safe_tmpfile *)&t;
@@ -1554,6 +1601,7 @@ static Suite *tmpfile_suite(void)
 	tcase_add_loop_test(tc, ext4_xattr_space, 0, N_KERNEL_STRATEGIES);
 	tcase_add_loop_test(tc, two_phase, 0, N_STRATEGIES);
 	tcase_add_loop_test(tc, two_phase_errors, 0, N_STRATEGIES);
+	tcase_add_loop_test(tc, two_phase_lost_parent, 0, N_KERNEL_STRATEGIES);
 	tcase_add_loop_test(tc, concurrent_creators, 0, N_STRATEGIES);
 	suite_add_tcase(s, tc);
 
