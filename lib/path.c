@@ -89,5 +89,12 @@ int so_resolve_parent(int dirfd, const char *path, uint64_t resolve, struct so_l
 		.mode = 0,
 		.resolve = resolve,
 	};
-	return so_open_validated(dirfd, parent, &how);
+	int fd = so_open_validated(dirfd, parent, &how);
+	/* NO_DOTDOT refuses every ".." component, the last one included (after
+	 * the parent, as a left-to-right walk would). */
+	if (fd >= 0 && (resolve & SAFE_RESOLVE_NO_DOTDOT) && !strcmp(last->name, "..")) {
+		so_close(fd);
+		return so_fail(EXDEV);
+	}
+	return fd;
 }

@@ -566,6 +566,15 @@ START_TEST(argument_errors)
 	ck_fails(safe_removexattr_beneath(E.rootfd, "file", NULL, m), EFAULT);
 	ck_fails(safe_statx_beneath(E.rootfd, "file", m, 0x80000000U, &(struct statx){ 0 }),
 		 EINVAL);
+	/* NO_DOTDOT: any "..", the last component included, is EXDEV. */
+	uint64_t nd = m | SAFE_RESOLVE_BENEATH | SAFE_RESOLVE_NO_DOTDOT;
+	ck_fails(safe_mkdirat_beneath(E.rootfd, "a/..", 0755, nd), EXDEV);
+	ck_fails(safe_unlinkat_beneath(E.rootfd, "a/..", nd | SAFE_REMOVEDIR), EXDEV);
+	ck_fails(safe_renameat_beneath(E.rootfd, "a/b/..", "x", nd), EXDEV);
+	ck_fails(safe_fstatat_beneath(E.rootfd, "a/..", &(struct stat){ 0 }, nd), EXDEV);
+	ck_fails(safe_rmtree_beneath(E.rootfd, "a/b/../b", nd), EXDEV);
+	ck_fails(safe_mkdirat_beneath(E.rootfd, "a/../q", 0755, nd | SAFE_MKDIR_PARENTS), EXDEV);
+	ck_fails(safe_realpath_beneath(E.rootfd, "a/..", (char[8]){ 0 }, 8, nd), EXDEV);
 	ck_fails(safe_readlinkat_beneath(E.rootfd, "chain", (char[8]){ 0 }, 0, m), EINVAL);
 	ck_fails(safe_symlinkat_beneath("", E.rootfd, "x", m), ENOENT);
 	char *after = fx_tree_snapshot(E.base);
