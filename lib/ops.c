@@ -408,21 +408,26 @@ int safe_unlinkat_beneath(int dirfd, const char *path, uint64_t flags)
  * of a non-directory as link + unlink (never replaces; the old name goes
  * away after the new one exists); EXCHANGE and NOREPLACE of a directory
  * cannot be emulated: EINVAL. */
-static int rename_fallback(int ofd, const char *oname, int nfd, const char *nname,
-			   unsigned int rflags)
+static int rename_fallback(int ofd, const struct so_last *olast, const char *oname, int nfd,
+			   const struct so_last *nlast, const char *nname, unsigned int rflags)
 {
-	if (!rflags)
+	if (!rflags) /* renameat() follows neither name, trailing slash or not */
 		return renameat(ofd, oname, nfd, nname);
+	if (so_is_dot_or_dotdot(olast->name) || so_is_dot_or_dotdot(nlast->name))
+		return so_fail(EBUSY);
 	if (rflags & SO_RENAME_EXCHANGE)
 		return so_fail(EINVAL);
+	/* The bare name: with a trailing slash fstatat/linkat would follow. */
 	struct stat st;
-	if (fstatat(ofd, oname, &st, AT_SYMLINK_NOFOLLOW) < 0)
+	if (fstatat(ofd, olast->name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return -1;
 	if (S_ISDIR(st.st_mode))
 		return so_fail(EINVAL);
-	if (linkat(ofd, oname, nfd, nname, 0) < 0)
+	if (olast->trailing_slash || nlast->trailing_slash)
+		return so_fail(ENOTDIR);
+	if (linkat(ofd, olast->name, nfd, nname, 0) < 0)
 		return -1;
-	if (unlinkat(ofd, oname, 0) < 0) {
+	if (unlinkat(ofd, olast->name, 0) < 0) {
 		int err = errno;
 		(void)unlinkat(nfd, nname, 0);
 		return so_fail(err);
@@ -458,7 +463,7 @@ int safe_renameat_beneath(int dirfd, const char *oldpath, const char *newpath, u
 			return (int)r;
 		atomic_store_explicit(&no_renameat2, true, memory_order_relaxed);
 	}
-	return rename_fallback(ofd, oname, nfd, nname, rflags);
+	return rename_fallback(ofd, &olast, oname, nfd, &nlast, nname, rflags);
 }
 
 /* ------------------------------------------------------------------ link, symlink, readlink */

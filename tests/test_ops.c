@@ -1205,6 +1205,14 @@ static int rename_fallback_child(void *arg)
 	errno = 0;
 	CK(safe_renameat_beneath(E.rootfd, "f3", "up/victim", m | SAFE_RENAME_NOREPLACE) == -1 &&
 	   errno == EXDEV);
+	/* A trailing slash does not make the fallback follow "up" outside. */
+	errno = 0;
+	CK(safe_renameat_beneath(E.rootfd, "up/", "u2", m | SAFE_RENAME_NOREPLACE) == -1 &&
+	   errno == ENOTDIR);
+	errno = 0;
+	CK(safe_renameat_beneath(E.rootfd, "f3", "a/..", m | SAFE_RENAME_NOREPLACE) == -1 &&
+	   errno == EBUSY);
+	CK(faccessat(E.rootfd, "up", F_OK, AT_SYMLINK_NOFOLLOW) == 0);
 	return 0;
 }
 
