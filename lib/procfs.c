@@ -113,7 +113,7 @@ int so_procfs_reopen(int fd, int flags)
 		return -1;
 
 	char name[16];
-	snprintf(name, sizeof(name), "%d", fd);
+	(void)snprintf(name, sizeof(name), "%d", fd);
 
 	/* The entry must be the magic link of our own descriptor. */
 	struct stat lst;
@@ -122,12 +122,17 @@ int so_procfs_reopen(int fd, int flags)
 	if (!S_ISLNK(lst.st_mode))
 		return so_fail(ENXIO);
 
-	_cleanup_fd_ int nfd = openat(fddir, name, flags | O_CLOEXEC);
+	int nfd = openat(fddir, name, flags | O_CLOEXEC);
 	if (nfd < 0)
 		return -1;
+	int err = 0;
 	if (fstat(nfd, &now) < 0)
-		return -1;
-	if (now.st_dev != orig.st_dev || now.st_ino != orig.st_ino)
-		return so_fail(EXDEV);
-	return take_fd(&nfd);
+		err = errno;
+	else if (now.st_dev != orig.st_dev || now.st_ino != orig.st_ino)
+		err = EXDEV;
+	if (err) {
+		so_close(nfd);
+		return so_fail(err);
+	}
+	return nfd;
 }

@@ -195,7 +195,7 @@ static int probe_link(int fd, int parentfd)
 	if (fddir < 0)
 		return errno == ENXIO ? 0 : -1;
 	char num[16];
-	snprintf(num, sizeof(num), "%d", fd);
+	(void)snprintf(num, sizeof(num), "%d", fd);
 	(void)linkat(fddir, num, parentfd, ".", AT_SYMLINK_FOLLOW);
 	if (errno == EEXIST)
 		return TMP_PROCFS;
@@ -321,7 +321,7 @@ static int link_unnamed(struct safe_tmpfile *t, const char *name)
 		return -1;
 	}
 	char num[16];
-	snprintf(num, sizeof(num), "%d", t->fd);
+	(void)snprintf(num, sizeof(num), "%d", t->fd);
 	/* The entry must lead to our inode (it is our own fd table in a
 	 * verified procfs; this also catches a descriptor swapped under us). */
 	struct stat a, b;
