@@ -314,7 +314,7 @@ static int open_with(enum method m, const char *path, int flags)
 
 /* ------------------------------------------------------------------ judging one attempt */
 
-enum verdict { V_REFUSED, V_CHECK, V_RIGHT, V_OTHER_INSIDE, V_OUTSIDE };
+enum verdict { V_REFUSED, V_CHECK, V_RIGHT, V_OTHER_INSIDE, V_OUTSIDE, V_NOT_RUN };
 
 struct result {
 	enum verdict v;
@@ -489,7 +489,7 @@ static struct result attempt_race(enum method m, const char *path, const struct 
 	atomic_store(&race_stop, true);
 	pthread_join(t, NULL);
 	if (atomic_load(&race_err)) {
-		r.v = V_REFUSED;
+		r.v = V_NOT_RUN; /* the filesystem cannot swap the two names */
 		r.err = atomic_load(&race_err);
 		r.tries = 0;
 	} else if (r.escapes) {
@@ -524,6 +524,10 @@ static void print_cell(const struct result *r, bool last)
 		break;
 	case V_OTHER_INSIDE:
 		snprintf(text, sizeof(text), "wrong file inside");
+		colour = C.warn;
+		break;
+	case V_NOT_RUN:
+		snprintf(text, sizeof(text), "not run (%s)", errname(r->err));
 		colour = C.warn;
 		break;
 	case V_OUTSIDE:
@@ -813,7 +817,7 @@ int main(void)
 				if (m == M_REALPATH)
 					rp_lost[nrp_lost++] = i;
 			}
-			if (m >= M_SAFE && r.v != V_OUTSIDE) {
+			if (m >= M_SAFE && r.v != V_OUTSIDE && r.v != V_NOT_RUN) {
 				bool right = a->refuse ? r.v == V_REFUSED : r.v == V_RIGHT;
 				wrong += !right;
 			}
@@ -826,12 +830,13 @@ int main(void)
 		return 130;
 	}
 
-	printf("\n%sopened inside%s: the right file, inside the root.  %srefused E...%s: refused "
-	       "with that errno.\n",
-	       C.good, C.off, C.good, C.off);
-	printf("%sOPENED / CREATED / TRUNCATED OUTSIDE%s: the attack worked.  Race row: escapes "
-	       "out of attempts\nin %.1f s per method.\n\n",
-	       C.bad, C.off, RACE_SECONDS);
+	printf("\n%sopened inside%s      the right file, inside the root\n", C.good, C.off);
+	printf("%srefused EXDEV%s ...  refused, with that errno\n",
+	       C.good, C.off);
+	printf("%sOPENED OUTSIDE%s     the attack worked (also CREATED, TRUNCATED OUTSIDE)\n", C.bad,
+	       C.off);
+	printf("%sn/N%s                the race: escapes out of N attempts in %.1f s per method\n\n",
+	       C.bold, C.off, RACE_SECONDS);
 
 	printf("%sEscapes%s in %u attacks:", C.bold, C.off, attacks_run);
 	for (int m = 0; m < M_COUNT; m++)
