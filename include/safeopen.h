@@ -232,8 +232,9 @@ SAFE_PUBLIC SAFE_NODISCARD int safe_openat_beneath(int dirfd, const char *path, 
  * ".safeopen-" followed by 16 random characters is created with
  * @c O_CREAT|O_EXCL|O_NOFOLLOW in the same directory (with the requested
  * bits plus owner read and write, so that the kernel computes the final mode)
- * and immediately narrowed to mode 0600 until publication, filled in as above, and moved onto the final name with
- * renameat2(@c RENAME_NOREPLACE) (rename(2) for REPLACE); where renameat2 is
+ * and immediately narrowed to mode 0600 until publication, filled in as
+ * above, and moved onto the final name with renameat2(@c RENAME_NOREPLACE)
+ * (rename(2) for REPLACE); where renameat2 is
  * unsupported, linkat(2) followed by unlinkat(2) of the hidden name. The
  * hidden name is visible in directory listings while it exists, and a crash
  * can leave it behind (it never carries the final name).

@@ -220,7 +220,8 @@ static int create_and_check(int dirfd, const char *name, mode_t mode, const stru
 		r = 1;
 	r = r || check_xattrs(fd, x, n);
 	if (!r && write(fd, "data", 4) != 4) {
-		fprintf(stderr, "write to the returned fd (mode %04o): %s\n", mode, strerror(errno));
+		fprintf(stderr, "write to the returned fd (mode %04o): %s\n", mode,
+			strerror(errno));
 		r = 1;
 	}
 	close(fd);
@@ -386,7 +387,9 @@ START_TEST(default_acl)
 	/* minimal default ACL u::rwx g::r-x o::--- replaces the umask */
 	ck_assert_int_eq(mkdirat(d.fd, "min", 0755), 0);
 	static const struct acl_ent amin[] = {
-		{ ACL_USER_OBJ, 7, ACL_NOID }, { ACL_GROUP_OBJ, 5, ACL_NOID }, { ACL_OTHER, 0, ACL_NOID }
+		{ ACL_USER_OBJ, 7, ACL_NOID },
+		{ ACL_GROUP_OBJ, 5, ACL_NOID },
+		{ ACL_OTHER, 0, ACL_NOID },
 	};
 	size_t len = acl_value(buf, amin, 3);
 	int mfd = openat(d.fd, "min", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -415,7 +418,9 @@ START_TEST(default_acl)
 	/* extended default ACL: the new file gets an access ACL as well */
 	ck_assert_int_eq(mkdirat(d.fd, "ext", 0755), 0);
 	static const struct acl_ent aext[] = {
-		{ ACL_USER_OBJ, 7, ACL_NOID }, { ACL_USER, 7, 1234 }, { ACL_GROUP_OBJ, 5, ACL_NOID },
+		{ ACL_USER_OBJ, 7, ACL_NOID },
+		{ ACL_USER, 7, 1234 },
+		{ ACL_GROUP_OBJ, 5, ACL_NOID },
 		{ ACL_MASK, 7, ACL_NOID },     { ACL_OTHER, 5, ACL_NOID },
 	};
 	len = acl_value(buf, aext, 5);
@@ -443,7 +448,9 @@ START_TEST(acl_xattr_from_caller)
 	tdir_make(&d, "tmpfile");
 	char buf[128];
 	static const struct acl_ent a[] = {
-		{ ACL_USER_OBJ, 6, ACL_NOID }, { ACL_USER, 4, 1234 }, { ACL_GROUP_OBJ, 4, ACL_NOID },
+		{ ACL_USER_OBJ, 6, ACL_NOID },
+		{ ACL_USER, 4, 1234 },
+		{ ACL_GROUP_OBJ, 4, ACL_NOID },
 		{ ACL_MASK, 4, ACL_NOID },     { ACL_OTHER, 0, ACL_NOID },
 	};
 	size_t len = acl_value(buf, a, 5);
@@ -492,7 +499,9 @@ START_TEST(replaces)
 	uint64_t fl = strategies[_i];
 	struct tdir d;
 	tdir_make(&d, "tmpfile");
-	static const char *const spec[] = { "f target old content", "d adir", "l alink target", NULL };
+	static const char *const spec[] = {
+		"f target old content", "d adir", "l alink target", NULL,
+	};
 	fx_build(d.fd, spec);
 	int old = openat(d.fd, "target", O_RDONLY | O_CLOEXEC);
 	ck_assert_int_ge(old, 0);
@@ -600,7 +609,9 @@ static int errors_case(struct tdir *d, uint64_t fl)
 	/* a (well-formed) default ACL on a regular file */
 	char acl[64];
 	static const struct acl_ent amin[] = {
-		{ ACL_USER_OBJ, 7, ACL_NOID }, { ACL_GROUP_OBJ, 5, ACL_NOID }, { ACL_OTHER, 0, ACL_NOID }
+		{ ACL_USER_OBJ, 7, ACL_NOID },
+		{ ACL_GROUP_OBJ, 5, ACL_NOID },
+		{ ACL_OTHER, 0, ACL_NOID },
 	};
 	bad[1] = (struct safe_xattr){ "system.posix_acl_default", acl, acl_value(acl, amin, 3) };
 	EXPECT_FAIL(dfd, EACCES, safe_tmpfile_xattr(dfd, "n", 0644, bad, 2, fl));
@@ -640,7 +651,10 @@ static int ext4_enospc(int dfd, uint64_t fl, const char *v, size_t vlen)
 {
 	struct safe_xattr big[] = { { "user.a", v, 100 }, { "user.big", v, vlen } };
 	struct safe_xattr four[] = {
-		{ "user.a", v, 1000 }, { "user.b", v, 1000 }, { "user.c", v, 1000 }, { "user.d", v, 1000 }
+		{ "user.a", v, 1000 },
+		{ "user.b", v, 1000 },
+		{ "user.c", v, 1000 },
+		{ "user.d", v, 1000 },
 	};
 	EXPECT_FAIL(dfd, ENOSPC, safe_tmpfile_xattr(dfd, "f", 0644, big, 2, fl));
 	EXPECT_FAIL(dfd, ENOSPC, safe_tmpfile_xattr(dfd, "f", 0644, four, 4, fl));
@@ -665,7 +679,11 @@ START_TEST(ext4_xattr_space)
 	}
 	static char v[16384];
 	memset(v, 'v', sizeof(v));
-	struct safe_xattr fit[] = { { "user.a", v, 1000 }, { "user.b", v, 1000 }, { "user.c", v, 1000 } };
+	struct safe_xattr fit[] = {
+		{ "user.a", v, 1000 },
+		{ "user.b", v, 1000 },
+		{ "user.c", v, 1000 },
+	};
 	RUN(create_and_check(d.fd, "f", 0644, fit, 3, fl));
 	/* the kernel's verdict on a plain file is the oracle (ENOSPC here,
 	 * unless the filesystem has ea_inode) */
@@ -1004,7 +1022,8 @@ static int child_scenario(void *arg)
 		return 1;
 	int dfd = a->dirfd;
 	uint64_t fl = a->flags;
-	if (create_and_check(dfd, "f", 0644, xa3, 3, fl) || create_and_check(dfd, "f", 0, xa3, 3, fl) ||
+	if (create_and_check(dfd, "f", 0644, xa3, 3, fl) ||
+	    create_and_check(dfd, "f", 0, xa3, 3, fl) ||
 	    create_and_check(dfd, "f", 0444, xa3, 3, fl | SAFE_TMPFILE_SYNC))
 		return 1;
 	/* strategy seen from outside */
@@ -1019,7 +1038,8 @@ static int child_scenario(void *arg)
 	CK(count_hidden(dfd) == (int)st.st_nlink);
 	CK(write(fd, "abc", 3) == 3);
 	CK(safe_tmpfile_link(t, xa3, 3, 0) == fd);
-	if (check_fd(fd, dfd, "two") || check_xattrs(fd, xa3, 3) || check_like_oracle(fd, dfd, 0640))
+	if (check_fd(fd, dfd, "two") || check_xattrs(fd, xa3, 3) ||
+	    check_like_oracle(fd, dfd, 0640))
 		return 1;
 	close(fd);
 	/* replace, plain and synced */
