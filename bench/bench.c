@@ -155,10 +155,12 @@ enum kind { K_OPEN, K_TMP };
 enum { SEC_SHAPES = 1, SEC_TMPFILE = 2, SEC_DEPTH = 4, SEC_ALL = 7 };
 enum status { ST_OK, ST_WRONG, ST_NOSYS, ST_NA, ST_FAIL, ST_SKIP };
 
-#define NR_MAIN 8
+#define NR_MAIN 9
 #define NR_DEPTH 9 /* 1, 2, 4, ... 256 components */
 #define NR_SHAPES (NR_MAIN + NR_DEPTH)
 #define MAX_DEPTH 256
+#define TREE_DEPTH 320  /* levels of d/ in the tree */
+#define DOTDOT_DEPTH 300 /* the dotdot shape: DOTDOT_DEPTH x "d/" + "../f" */
 #define BIGDIR_ENTRIES 10000
 #define MAX_BATCHES 101
 #define CHUNK 256 /* creations timed between untimed clean-ups */
@@ -167,8 +169,9 @@ static const int xattr_rows[NR_XATTR_ROWS] = { 0, 1, 4 };
 
 struct shape {
 	const char *key, *label;
-	char path[2 * MAX_DEPTH + 16];
+	char path[2 * TREE_DEPTH + 16];
 	const char *expect; /* symlink-free path of the object; NULL: ENOENT expected */
+	char expbuf[2 * TREE_DEPTH + 16];
 	int components;
 	bool in_root; /* resolved IN_ROOT (absolute symlink) */
 	bool create;  /* O_CREAT|O_EXCL of a new name under "new/" */
@@ -254,6 +257,8 @@ static void init_shapes(void)
 		  false },
 		{ "abslink", "abs link INROOT", "abs/lnk", "abs/tgt/file", 2, true, false },
 		{ "comp64", "64 components", NULL, NULL, 64, false, false },
+		/* d/ x 300, then "../f": the walker tracks identities 300 deep */
+		{ "dotdot300", "300 deep + ..", NULL, NULL, DOTDOT_DEPTH + 2, false, false },
 		{ "bigdir", "10k-entry dir", "big/e05000", "big/e05000", 2, false, false },
 		{ "enoent", "nonexistent", "d/d/d/missing", NULL, 4, false, false },
 		{ "creat", "O_CREAT|O_EXCL", "new/", NULL, 2, false, true },
@@ -283,7 +288,8 @@ static void init_shapes(void)
 		}
 		/* (comps - 1) directories "d" and the file "f" in the last one. */
 		size_t n = 0;
-		for (int c = 1; c < comps; c++) {
+		bool dotdot = i < NR_MAIN && !strcmp(s->key, "dotdot300");
+		for (int c = 1; c < (dotdot ? DOTDOT_DEPTH + 1 : comps); c++) {
 			s->path[n++] = 'd';
 			s->path[n++] = '/';
 		}
@@ -291,6 +297,14 @@ static void init_shapes(void)
 		s->path[n] = '\0';
 		s->expect = s->path;
 		s->components = comps;
+		if (dotdot) {
+			/* DOTDOT_DEPTH x "d/" + "../f" names (DOTDOT_DEPTH - 1) x "d/" + "f" */
+			snprintf(s->expbuf, sizeof(s->expbuf), "%.*sf", 2 * (DOTDOT_DEPTH - 1),
+				 s->path);
+			snprintf(s->path + 2 * DOTDOT_DEPTH, sizeof(s->path) - 2 * DOTDOT_DEPTH,
+				 "../f");
+			s->expect = s->expbuf;
+		}
 	}
 	for (int i = 0; i < 4; i++) {
 		snprintf(xattr_names[i], sizeof(xattr_names[i]), "user.bench%d", i);
@@ -313,7 +327,7 @@ static int build_tree(int rootfd)
 	for (int level = 0; cur >= 0; level++) {
 		if (touch(cur, "f") < 0)
 			goto fail_cur;
-		if (level == MAX_DEPTH - 1)
+		if (level == TREE_DEPTH - 1)
 			break;
 		if (mkdirat(cur, "d", 0755) < 0)
 			goto fail_cur;
@@ -1128,6 +1142,21 @@ static void print_linearity(void)
 		double r2 = num * num / (den * (n * syy - sy * sy));
 		printf("  %-16s a = %7.0f ns  b = %6.1f ns/component  R^2 = %.4f\n", m_key[m], a,
 		       b, r2);
+	}
+	/* Linear means a constant marginal cost per added component. */
+	printf("marginal cost per added component, (t(2n) - t(n)) / n, for n = 1, 2, 4, ... 128:\n");
+	for (int m = 0; m < NR_M; m++) {
+		printf("  %-16s", m_key[m]);
+		for (int r = 1; r < NR_DEPTH; r++) {
+			const struct cell *a = &depth_cells[r - 1][m], *b = &depth_cells[r][m];
+			if (a->st != ST_OK || b->st != ST_OK || !a->nb || !b->nb) {
+				printf(" %6s", "-");
+				continue;
+			}
+			double n = shapes[NR_MAIN + r - 1].components;
+			printf(" %6.0f", (b->med - a->med) / n);
+		}
+		printf("\n");
 	}
 }
 
