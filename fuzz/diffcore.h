@@ -127,6 +127,10 @@ extern unsigned long dc_kernel_quirks;
 bool dc_outcome_equivalent(const struct dc_tree *t, const struct dc_case *c, const char *want,
 			   const char *got);
 
+/* True if the raw openat2 syscall works here (valgrind answers ENOSYS; then
+ * dc_run_case() compares the default path with the walker instead). */
+bool dc_kernel_has_openat2(void);
+
 /* Print how often the oracle gave each outcome (this process, so far). */
 void dc_stats_print(void);
 

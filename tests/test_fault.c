@@ -146,7 +146,9 @@ static int child_openat2_blocked(void *arg)
 	long ncases = fx_scale(O2_CASES, 10);
 
 	/* All trees and the oracle (raw openat2) first, while it still works;
-	 * the last tree is the fixed adversarial one. */
+	 * the last tree is the fixed adversarial one. Under valgrind, which
+	 * does not know openat2, the walker before the filter is the oracle. */
+	bool kernel = dc_kernel_has_openat2();
 	for (int k = 0; k < O2_TREES; k++) {
 		struct dc_tree *t = &trees[k];
 		snprintf(t->base, sizeof(t->base), "%s/o2-%d", root_path, k);
@@ -162,7 +164,8 @@ static int child_openat2_blocked(void *arg)
 			struct dc_rng cr = { dc_mix(r.s, (uint64_t)i) };
 			dc_case_generate(t, &cr, c);
 			c->resolve &= ~SAFE_RESOLVE_NO_DOTDOT;
-			(void)dc_outcome(t, c, 0, oracle[k * O2_CASES + i], sizeof(oracle[0]));
+			(void)dc_outcome(t, c, kernel ? 0 : 2, oracle[k * O2_CASES + i],
+					 sizeof(oracle[0]));
 		}
 	}
 	if (p->warm) {
@@ -174,7 +177,7 @@ static int child_openat2_blocked(void *arg)
 	struct sb_rule rule = SB_ALWAYS(SYS_openat2, p->err);
 	CHILD_CHECK(sb_seccomp(&rule, 1) == 0, "seccomp: %s", strerror(errno));
 	errno = 0;
-	CHILD_CHECK(syscall(SYS_openat2, AT_FDCWD, ".", NULL, 0) < 0 && errno == p->err,
+	CHILD_CHECK(!kernel || (syscall(SYS_openat2, AT_FDCWD, ".", NULL, 0) < 0 && errno == p->err),
 		    "the filter does not work");
 
 	int fds_before = fx_fd_count();
