@@ -157,21 +157,31 @@ int so_openat2_fast(int dirfd, const char *path, const struct safe_open_how *how
 }
 
 /*
- * The kernel's EAGAIN for ".." is global: a rename anywhere in the system
- * during the lookup (rename_lock), or a mount anywhere (mount_lock), fails it.
- * Under a steady stream of unrelated renames a path with ".." can then fail
- * every retry. The walker's ".." check is local to the directories it walked,
- * so after the bounded retries the walker gets its turn (with its own bounded
- * retries) before EAGAIN is returned; RESOLVE_CACHED's EAGAIN is final.
+ * Two kernel answers are handed to the walker:
+ * - EAGAIN for ".." is global: a rename anywhere in the system during the
+ *   lookup (rename_lock), or a mount anywhere (mount_lock), fails it. Under a
+ *   steady stream of unrelated renames a path with ".." can fail every retry.
+ *   The walker's ".." check is local to the directories it walked, so after
+ *   the bounded retries the walker gets its turn (with its own bounded
+ *   retries) before EAGAIN is returned. RESOLVE_CACHED's EAGAIN is final.
+ * - ELOOP: the kernel counts the links followed in an abandoned RCU-walk
+ *   attempt again in the ref-walk retry (total_link_count is per open, not
+ *   per attempt). RCU walks are abandoned, e.g., at ".." in the root under
+ *   BENEATH, so a walk with more than 20 links can get ELOOP where the
+ *   answer is EXDEV (or, after a dcache miss, success). The walker counts
+ *   each link once; it confirms every ELOOP (an error path: nothing was
+ *   opened or created), so both paths give the same, deterministic answer.
  */
 int so_open_validated(int dirfd, const char *path, const struct safe_open_how *how)
 {
 	bool walk_only = how->resolve & (SAFE_RESOLVE_USERSPACE | SAFE_RESOLVE_NO_DOTDOT);
 	if (!walk_only && so_have_openat2()) {
 		int fd = so_openat2_fast(dirfd, path, how);
-		if (fd >= 0 || (errno != ENOSYS && errno != EAGAIN))
+		if (fd >= 0)
 			return fd;
 		if (errno == EAGAIN && (how->resolve & SO_RESOLVE_CACHED))
+			return fd;
+		if (errno != ENOSYS && errno != EAGAIN && errno != ELOOP)
 			return fd;
 	}
 	return so_walk_open(dirfd, path, how);

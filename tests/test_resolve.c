@@ -976,6 +976,38 @@ START_TEST(protected_symlinks_sticky)
 }
 END_TEST
 
+/* The kernel counts the links of an abandoned RCU walk again in the ref-walk
+ * retry; ".." in the root under BENEATH abandons the RCU walk. 21 links then
+ * "..": the answer is EXDEV; openat2 often says ELOOP (accepted from the raw
+ * syscall only); the library must say EXDEV both ways. */
+START_TEST(kernel_link_double_count)
+{
+	struct env e;
+	env_setup(&e);
+	build_chain(e.rootfd, "rc", ".", 30); /* rcN: N links to the root */
+	bool kernel = kernel_has_openat2();
+	static const char *const paths[] = { "rc21/../file", "rc30/..", "dch30/../../x" };
+	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
+		for (int way = 0; way < RUN_MODES; way++) {
+			if (way == RUN_KERNEL && !kernel)
+				continue;
+			int fd = open_way(way, e.rootfd, paths[i], O_RDONLY, 0, B);
+			int err = fd < 0 ? errno : 0;
+			if (fd >= 0)
+				close(fd);
+			if (way == RUN_KERNEL) {
+				ck_assert_msg(fd < 0 && (err == EXDEV || err == ELOOP), "%s: %s",
+					      paths[i], errname(err));
+				continue;
+			}
+			ck_assert_msg(fd < 0 && err == EXDEV, "%s via %s: %s", paths[i],
+				      mode_names[way], fd >= 0 ? "an fd" : errname(err));
+		}
+	}
+	env_teardown(&e);
+}
+END_TEST
+
 /* ------------------------------------------------------------------ magic links through procfs */
 
 struct prow {
@@ -1513,6 +1545,7 @@ static Suite *resolve_suite(void)
 	tcase_add_test(tc, deep_path_constant_fds);
 	tcase_add_test(tc, long_link_bodies);
 	tcase_add_test(tc, protected_symlinks_sticky);
+	tcase_add_test(tc, kernel_link_double_count);
 	tcase_add_test(tc, magic_links);
 	tcase_add_test(tc, no_xdev_mounts);
 	tcase_add_test(tc, without_openat2_enosys);
