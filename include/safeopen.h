@@ -123,6 +123,10 @@ struct safe_open_how {
  * open of a FIFO or device) only ever happens on an object already known to
  * lie beneath @p dirfd.
  *
+ * Besides the @c SAFE_RESOLVE_* bits, @p how->resolve accepts the kernel's
+ * @c RESOLVE_CACHED (0x20) as openat2() does (@c EAGAIN with @c O_CREAT,
+ * @c O_TRUNC or @c O_TMPFILE); the userspace walker ignores it.
+ *
  * @param dirfd  Directory the path is resolved in (the root), or
  *               @c AT_FDCWD. Borrowed.
  * @param path   The untrusted path.
@@ -154,10 +158,14 @@ struct safe_open_how {
  * @retval ENAMETOOLONG @p path exceeds @c PATH_MAX or a component exceeds
  *         @c NAME_MAX.
  * @retval EEXIST @c O_CREAT|O_EXCL and the name exists (a symlink included).
- * @retval EISDIR Write access or @c O_CREAT on a directory.
+ * @retval EISDIR Write access or @c O_CREAT on a directory; @c O_CREAT with a
+ *         trailing slash.
+ * @retval EACCES A directory on the way is not searchable; a trailing
+ *         symlink in a sticky world-writable directory refused by
+ *         @c fs.protected_symlinks; the final open is not permitted.
  * @par Errors
- *      Any other error of openat(2) for the final open (@c EACCES,
- *      @c EMFILE, @c ENOSPC, @c EROFS, ...).
+ *      Any other error of openat(2) for the final open (@c EMFILE,
+ *      @c ENOSPC, @c EROFS, @c ENXIO, ...).
  */
 SAFE_PUBLIC SAFE_NODISCARD int safe_openat2(int dirfd, const char *path,
                                             const struct safe_open_how *how, size_t size);
