@@ -611,6 +611,16 @@ int so_walk_open(int dirfd, const char *path, const struct safe_open_how *how)
 	w->own = -1;
 
 	int ret = -1;
+	/* Pin the current directory for the whole call, as the kernel does: a
+	 * chdir() by another thread must not move the root under the walk. If
+	 * "." cannot be opened (no search permission), the walk itself reports
+	 * the kernel's error on AT_FDCWD. */
+	_cleanup_fd_ int cwdfd = -1;
+	if (dirfd == AT_FDCWD) {
+		cwdfd = openat(AT_FDCWD, ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (cwdfd >= 0)
+			w->rootfd = dirfd = cwdfd;
+	}
 	if (w->xdev) {
 		struct statx stx;
 		unsigned int mask = STATX_TYPE | STATX_INO | STATX_MNT_ID;
