@@ -654,6 +654,8 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		if (!strcmp(name, commands[i].name))
 			cmd = &commands[i];
+	if (!cmd && name[0] == '-')
+		usage_error("unknown command '%s' (options go before ROOT)", name);
 	if (!cmd)
 		usage_error("unknown command '%s'", name);
 

@@ -53,15 +53,17 @@ so "$R" cat dir/file.txt dir/sub/two.txt; expect "cat two files" 0 "$(printf 'he
 so "$R" cat inlink; expect "cat follows a link inside" 0 hello ""
 so "$R" cat dir/sub/up; expect "cat: link climbing with .. but staying inside" 0 hello ""
 so "$R" cat ../secret
-expect "cat ../secret: refused, exit 1" 1 "" "safeopen: ../secret: path escapes the root directory (EXDEV)"
+ESC="path escapes the root directory (EXDEV)"
+expect "cat ../secret: refused, exit 1" 1 "" "safeopen: ../secret: $ESC"
 so "$R" cat link-out
-expect "cat through a symlink to outside" 1 "" "safeopen: link-out: path escapes the root directory (EXDEV)"
+expect "cat through a symlink to outside" 1 "" "safeopen: link-out: $ESC"
 so "$R" cat abs-link; expect "cat through an absolute symlink" 1 ""
 so "$R" cat "$T/secret"
 expect "cat an absolute path" 1 "" "safeopen: $T/secret: path escapes the root directory (EXDEV)"
 so "$R" cat dir/../../secret; expect "cat dir/../../secret" 1 ""
 so "$R" cat nope dir/file.txt
-expect "cat: a missing file does not stop the others" 1 hello "safeopen: nope: No such file or directory"
+expect "cat: a missing file does not stop the others" 1 hello \
+	"safeopen: nope: No such file or directory"
 so --walker "$R" cat dir/file.txt; expect "--walker cat" 0 hello ""
 so --walker "$R" cat ../secret
 expect "--walker cat ../secret" 1 "" "safeopen: ../secret: path escapes the root directory (EXDEV)"
@@ -78,7 +80,8 @@ check "xargs output has both files" grep -qx world "$T/out"
 
 # ---------------------------------------------------------------- stat, ls, resolve
 so "$R" stat dir/file.txt; expect "stat a file" 0
-check "stat: type and size" sh -c "grep -q 'Type: regular file' '$T/out' && grep -q 'Size: 6 ' '$T/out'"
+check "stat: type and size" \
+	sh -c "grep -q 'Type: regular file' '$T/out' && grep -q 'Size: 6 ' '$T/out'"
 so "$R" stat inlink; expect "stat a link" 0
 check "stat: a link is described, not followed" grep -q 'File: inlink -> dir/file.txt' "$T/out"
 so "$R" stat link-out; expect "stat a link pointing outside (the link itself is inside)" 0
@@ -90,8 +93,9 @@ check "ls -l shows link targets" grep -q ' up -> ../../dir/file.txt$' "$T/out"
 so "$R" ls link-out; expect "ls through a link to outside" 1 "" \
 	"safeopen: link-out: path escapes the root directory (EXDEV)"
 so "$R" resolve dir/sub/up; expect "resolve a link" 0 dir/file.txt ""
-so "$R" resolve dir/./sub/../file.txt .; expect "resolve . and .." 0 "$(printf 'dir/file.txt\n.')" ""
-so "$R" resolve ../x; expect "resolve an escape" 1 "" "safeopen: ../x: path escapes the root directory (EXDEV)"
+so "$R" resolve dir/./sub/../file.txt .
+expect "resolve . and .." 0 "$(printf 'dir/file.txt\n.')" ""
+so "$R" resolve ../x; expect "resolve an escape" 1 "" "safeopen: ../x: $ESC"
 so --in-root "$R" resolve /../dir/../inlink; expect "--in-root resolve" 0 dir/file.txt ""
 
 # ---------------------------------------------------------------- mkdir
@@ -116,7 +120,8 @@ check "put: xattrs stored" sh -c "grep -qx ' Xattr: user.mime_type=\"text/plain\
 	grep -qx ' Xattr: user.origin=\"test-cli\"' '$T/out'"
 if command -v getfattr >/dev/null 2>&1; then
 	check "put: getfattr agrees" sh -c \
-		"getfattr --absolute-names --only-values -n user.mime_type '$R/dir/up.txt' | grep -qx text/plain"
+		"getfattr --absolute-names --only-values -n user.mime_type '$R/dir/up.txt' |
+		grep -qx text/plain"
 fi
 check "put: mode 0666 minus umask" test "$(stat -c %a "$R/dir/up.txt")" = 644
 "$SAFEOPEN" "$R" put dir/up.txt <"$T/in2" >"$T/out" 2>"$T/err"; rc=$?
@@ -132,7 +137,8 @@ expect "put ../planted refused" 1 "" "safeopen: ../planted: path escapes the roo
 expect "put through a link to outside refused" 1 ""
 check "nothing planted outside" test ! -e "$T/planted"
 ls -a "$R/dir" >"$T/listing"
-check "no temporary names left behind" test "$(cat "$T/listing" | tr '\n' ' ')" = ". .. file.txt sub up.txt "
+check "no temporary names left behind" \
+	test "$(tr '\n' ' ' <"$T/listing")" = ". .. file.txt sub up.txt "
 "$SAFEOPEN" "$R" put empty/zero </dev/null >"$T/out" 2>"$T/err"; rc=$?
 expect "put an empty file" 0 "" ""
 check "empty file exists" test -f "$R/empty/zero" -a ! -s "$R/empty/zero"
@@ -156,6 +162,9 @@ check "usage error names the problem" grep -q '^safeopen: missing ROOT' "$T/err"
 so "$R"; expect "no command" 2 ""
 so "$R" frobnicate x; expect "unknown command" 2 ""
 so --frob "$R" cat x; expect "unknown option" 2 ""
+so "$R" --in-root cat x; expect "option after ROOT" 2 ""
+check "option after ROOT: the message says where options go" \
+	grep -q 'options go before ROOT' "$T/err"
 so "$R" cat; expect "cat without PATH" 2 ""
 so "$R" put; expect "put without PATH" 2 ""
 so "$R" put a b; expect "put with two PATHs" 2 ""

@@ -118,7 +118,8 @@ req /docs/sub/home
 check "GET through a link using .. inside" cmp -s "$T/body" "$R/index.html"
 req /docs/
 check "listing: 200 with the names" \
-	sh -c "test $code = 200 && grep -q 'href=\"readme.txt\"' '$T/body' && grep -q 'href=\"sub/\"' '$T/body'"
+	sh -c "test $code = 200 && grep -q 'href=\"readme.txt\"' '$T/body' &&
+	grep -q 'href=\"sub/\"' '$T/body'"
 req /docs
 check "directory without /: 301 to /docs/" test "$code" = 301 -a "$(header Location)" = /docs/
 req /nope.txt
@@ -133,7 +134,8 @@ check "PUT new file: 201" test "$code" = 201
 check "PUT: stored byte for byte" cmp -s "$T/up1" "$R/docs/new.png"
 if command -v getfattr >/dev/null 2>&1; then
 	check "PUT: Content-Type stored as user.mime_type" test \
-		"$(getfattr --absolute-names --only-values -n user.mime_type "$R/docs/new.png")" = image/png
+		"$(getfattr --absolute-names --only-values -n user.mime_type "$R/docs/new.png")" = \
+		image/png
 fi
 req /docs/new.png
 check "GET it back: byte for byte, type from the xattr" \
@@ -143,7 +145,8 @@ check "PUT replace with Expect: 100-continue: 204" test "$code" = 204
 check "PUT replace: byte for byte" cmp -s "$T/up2" "$R/docs/new.png"
 : >"$T/empty"
 req -T "$T/empty" /docs/empty.txt
-check "PUT empty body: 201, empty file" test "$code" = 201 -a -f "$R/docs/empty.txt" -a ! -s "$R/docs/empty.txt"
+check "PUT empty body: 201, empty file" \
+	test "$code" = 201 -a -f "$R/docs/empty.txt" -a ! -s "$R/docs/empty.txt"
 head -c 3500000 /dev/zero >"$T/big"
 req -T "$T/big" /docs/big
 check "PUT over --max-body: 413, nothing stored" test "$code" = 413 -a ! -e "$R/docs/big"
@@ -174,7 +177,8 @@ check "no temporary names left in the tree" \
 check "keep-alive: two requests, one connection" \
 	sh -c "cmp -s '$T/k1' '$R/index.html' && cmp -s '$T/k2' '$R/docs/readme.txt' &&
 	test \"\$(cat '$T/conns')\" = '1 0 '"
-raw 'GET /index.html HTTP/1.1\r\nHost: x\r\n\r\nGET /docs/readme.txt HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n'
+raw 'GET /index.html HTTP/1.1\r\nHost: x\r\n\r\n'\
+'GET /docs/readme.txt HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n'
 check "pipelining: two responses in order" \
 	sh -c "grep -c '^HTTP/1.1 200' '$T/raw' | grep -qx 2 && grep -q 'read me' '$T/raw'"
 
@@ -197,7 +201,8 @@ raw 'PUT /docs/x HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nContent-Le
 check "chunked and Content-Length together: 400" test "$(raw_status)" = 400 -a ! -e "$R/docs/x"
 raw 'PUT /docs/x HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nab\r\n0\r\n\r\n'
 check "bad chunk size: 400, nothing stored" test "$(raw_status)" = 400 -a ! -e "$R/docs/x"
-raw 'PUT /docs/chunked.txt HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n5;ext=1\r\nhello\r\n7\r\n, world\r\n0\r\nX-Trailer: y\r\n\r\n'
+raw 'PUT /docs/chunked.txt HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n'\
+'Connection: close\r\n\r\n5;ext=1\r\nhello\r\n7\r\n, world\r\n0\r\nX-Trailer: y\r\n\r\n'
 check "chunked PUT with an extension and a trailer: 201" \
 	test "$(raw_status)" = 201 -a "$(cat "$R/docs/chunked.txt")" = "hello, world"
 rm -f "$R/docs/chunked.txt"
@@ -262,7 +267,8 @@ attack_ok=yes
 for a in "${attacks[@]}"; do
 	for method in GET HEAD; do
 		if [ $method = HEAD ]; then req -I "$a"; else req "$a"; fi
-		if leaked "$T/body" "$T/hdr" || grep -q '^root:' "$T/body" || [ "$code" = 200 ]; then
+		if leaked "$T/body" "$T/hdr" || grep -q '^root:' "$T/body" ||
+			[ "$code" = 200 ]; then
 			attack_ok=no
 			echo "# ESCAPE? $method ${a:0:80}: status $code"
 		fi
@@ -337,10 +343,12 @@ check "every answer is 200/201/204 (inside) or 403 (escape refused)" \
 echo "# statuses: $(sort "$T/codes" | uniq -c | tr '\n' ' ')"
 check "the race was real: some requests got the file inside, some were refused" \
 	sh -c "grep -qx 200 '$T/codes' && grep -qx 403 '$T/codes'"
-check "no response carried the secret" sh -c "! cat '$T'/r.* '$T'/p.* 2>/dev/null | grep -q '$TOKEN'"
+check "no response carried the secret" \
+	sh -c "! cat '$T'/r.* '$T'/p.* 2>/dev/null | grep -q '$TOKEN'"
 check "no PUT landed outside" test -z "$(ls "$T/outside" | grep put-)"
 check "every PUT that succeeded is inside, byte for byte" sh -c \
-	"for f in '$R'/race/put-*; do [ -e \"\$f\" ] || continue; cmp -s \"\$f\" '$T/upfile' || exit 1; done"
+	"for f in '$R'/race/put-*; do [ -e \"\$f\" ] || continue;
+	cmp -s \"\$f\" '$T/upfile' || exit 1; done"
 check "server alive after the race" kill -0 "$PID"
 req /index.html
 check "server still serves" cmp -s "$T/body" "$R/index.html"
@@ -362,6 +370,35 @@ for _ in $(seq 50); do
 done
 PID=
 check "SIGTERM: clean exit with status 0 (got $status)" test "$status" = 0
+
+# ---------------------------------------------------------------- --in-root, userspace walker
+"$HTTPD" -q --in-root --walker --timeout 2 "$R" 0 >"$T/port2" 2>"$T/log2" &
+PID=$!
+for _ in $(seq 50); do
+	grep -q '^listening on 127.0.0.1:[0-9]' "$T/port2" && break
+	sleep 0.1
+done
+PORT=$(sed -n 's/^listening on 127.0.0.1:\([0-9]*\)$/\1/p' "$T/port2")
+BASE=http://127.0.0.1:$PORT
+req /../../index.html
+check "--in-root --walker: /../../index.html stays inside: 200, the root's index" \
+	sh -c "test $code = 200 && cmp -s '$T/body' '$R/index.html'"
+inroot_ok=yes
+for a in "${attacks[@]}" /abs-out /link-out /dir-out/secret.txt; do
+	req "$a"
+	if leaked "$T/body" "$T/hdr"; then inroot_ok=no; echo "# ESCAPE (in-root) ${a:0:80}"; fi
+done
+check "--in-root --walker: no traversal attempt returns the secret" test $inroot_ok = yes
+req /abs-out
+check "--in-root: an absolute link resolves inside the root (404 here)" test "$code" = 404
+kill -INT "$PID"
+status=timeout
+for _ in $(seq 50); do
+	if ! kill -0 "$PID" 2>/dev/null; then wait "$PID"; status=$?; break; fi
+	sleep 0.1
+done
+PID=
+check "SIGINT: clean exit with status 0 (got $status)" test "$status" = 0
 
 if [ $failed -eq 0 ]; then
 	echo "PASS: test-httpd ($n checks)"
