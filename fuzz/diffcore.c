@@ -993,7 +993,7 @@ static int call_impl(const struct dc_tree *t, const struct dc_case *c, int impl)
 		int tries = 0;
 		do
 			fd = syscall(SYS_openat2, dfd, c->path, &kh, sizeof(kh));
-		while (fd < 0 && errno == EAGAIN && ++tries < 64);
+		while (fd < 0 && errno == EAGAIN && ++tries < 1000);
 		return (int)fd;
 	}
 	struct safe_open_how h = {
@@ -1099,29 +1099,27 @@ int dc_outcome(struct dc_tree *t, const struct dc_case *c, int impl, char *buf, 
 	return result_clean(&r) ? 0 : 1;
 }
 
-unsigned long dc_kernel_quirks;
+unsigned long dc_kernel_quirks, dc_kernel_eagain;
 
 /*
  * The kernel counts the links it followed during an abandoned RCU-walk
  * attempt again in the ref-walk retry (nameidata.total_link_count is set once
- * per open, not per attempt). An RCU walk is abandoned with -ECHILD, among
- * other reasons, at ".." in the root under RESOLVE_BENEATH and at ".." across
- * a mount under RESOLVE_NO_XDEV - exactly where the definitive answer is
- * EXDEV. So a walk that followed more than 20 links before such a ".." gets
- * ELOOP from openat2 (most of the time: it depends on the dcache) where a
- * walk that counts each link once - the library's walker - says EXDEV.
- * Observed on 6.18: chain c1 -> ... -> c21 -> ".", path "c1/../d/x",
- * BENEATH|NO_XDEV: openat2 ELOOP 50 of 50 calls, EXDEV on a cold dcache.
- * Accepted only in that exact shape: kernel ELOOP, library EXDEV, BENEATH or
- * NO_XDEV, and a ".." in the path or in a link body.
+ * per open, not per attempt), and an RCU walk is abandoned (-ECHILD) at ".."
+ * in the root under RESOLVE_BENEATH - exactly where the answer is EXDEV. So a
+ * walk that followed more than 20 links before such a ".." gets ELOOP from
+ * openat2 (nearly always; on a cold dcache sometimes EXDEV) where a walk that
+ * counts each link once - the library's walker - says EXDEV. Observed on
+ * 6.18: chain c1 -> ... -> c30 -> ".", path "c1/../d/x", BENEATH: openat2
+ * ELOOP in 48 of 50 calls. Accepted only in that exact shape: kernel ELOOP,
+ * library EXDEV, BENEATH, and a ".." in the path or in a link body.
  */
 static bool kernel_restart_eloop(const struct dc_tree *t, const struct dc_case *c,
 				 const struct dc_result *want, const struct dc_result *got)
 {
 	return want->kind == R_ERR && want->err == ELOOP && got->kind == R_ERR &&
 	       got->err == EXDEV && !got->leftover[0] &&
-	       (c->resolve & (SAFE_RESOLVE_BENEATH | SAFE_RESOLVE_NO_XDEV)) &&
-	       (has_dotdot_component(c->path) || t->dotdot_links || t->has_mounts);
+	       (c->resolve & SAFE_RESOLVE_BENEATH) &&
+	       (has_dotdot_component(c->path) || t->dotdot_links);
 }
 
 bool dc_outcome_equivalent(const struct dc_tree *t, const struct dc_case *c, const char *want,
@@ -1135,6 +1133,12 @@ bool dc_outcome_equivalent(const struct dc_tree *t, const struct dc_case *c, con
 	describe_result(&g, gs, sizeof(gs));
 	if (!strcmp(want, ws) && !strcmp(got, gs) && kernel_restart_eloop(t, c, &w, &g)) {
 		dc_kernel_quirks++;
+		return true;
+	}
+	struct dc_result a = { .kind = R_ERR, .err = EAGAIN };
+	describe_result(&a, ws, sizeof(ws));
+	if (!strcmp(want, ws)) {
+		dc_kernel_eagain++; /* no oracle (see dc_run_case) */
 		return true;
 	}
 	return false;
@@ -1207,6 +1211,14 @@ int dc_run_case(struct dc_tree *t, const struct dc_case *c, int impls, char *out
 		if (!ok && kernel_restart_eloop(t, c, &want, r)) {
 			ok = true;
 			dc_kernel_quirks++;
+		}
+		/* The kernel fails a ".." step with EAGAIN on any rename anywhere
+		 * in the system; on a busy machine a path with a hundred ".."
+		 * may never get through. Then there is no oracle: the result only
+		 * has to be clean. */
+		if (!ok && kernel && want.kind == R_ERR && want.err == EAGAIN && result_clean(r)) {
+			ok = true;
+			dc_kernel_eagain++;
 		}
 		if (!result_clean(r) || (!kernel && !result_clean(&raw)))
 			ok = false;

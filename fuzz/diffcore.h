@@ -121,6 +121,9 @@ int dc_outcome(struct dc_tree *t, const struct dc_case *c, int impl, char *buf, 
 /* Cases where the kernel's ELOOP came from its RCU-walk restart counting links
  * twice and the library's EXDEV was accepted (see diffcore.c). */
 extern unsigned long dc_kernel_quirks;
+/* Cases where raw openat2 kept failing with EAGAIN (a rename somewhere in the
+ * system during each of 1000 tries): no oracle, only cleanliness checked. */
+extern unsigned long dc_kernel_eagain;
 
 /* Two dc_outcome() strings for the same case agree (equal, or the kernel
  * double-counted-link ELOOP above). */
