@@ -258,7 +258,8 @@ static int cmp_str(const void *a, const void *b)
 
 static char *join_sorted(char **lines, size_t n)
 {
-	qsort(lines, n, sizeof(*lines), cmp_str);
+	if (n) /* qsort(NULL, 0) is undefined behaviour */
+		qsort(lines, n, sizeof(*lines), cmp_str);
 	size_t total = 1;
 	for (size_t i = 0; i < n; i++)
 		total += strlen(lines[i]) + 1;
