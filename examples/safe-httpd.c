@@ -395,7 +395,7 @@ static int read_head(struct conn *c, size_t *head_len)
 
 static bool is_tchar(unsigned char c)
 {
-	return isalnum(c) || strchr("!#$%&'*+-.^_`|~", c);
+	return isalnum(c) || (c && strchr("!#$%&'*+-.^_`|~", c));
 }
 
 static int hexval(int c)
@@ -559,7 +559,7 @@ static int parse_head(struct conn *c, struct request *rq)
 static bool send_head(struct conn *c, struct request *rq, int status, const char *ctype,
 		      unsigned long long clen, const time_t *mtime, const char *extra)
 {
-	char buf[1024], date[64], lm[96] = "";
+	char buf[PATH_MAX + 1024], date[64], lm[96] = ""; /* extra may hold a Location */
 	http_date(time(NULL), date, sizeof(date));
 	if (mtime) {
 		char d[48];
