@@ -741,7 +741,9 @@ ssize_t safe_getxattr_beneath(int dirfd, const char *path, const char *name, voi
 int safe_setxattr_beneath(int dirfd, const char *path, const char *name, const void *value,
 			  size_t size, int xattr_flags, uint64_t flags)
 {
-	struct xreq q = { .op = XSET, .name = name, .in = value, .size = size, .xflags = xattr_flags };
+	struct xreq q = {
+		.op = XSET, .name = name, .in = value, .size = size, .xflags = xattr_flags,
+	};
 	return (int)xattr_op(dirfd, path, flags, &q);
 }
 

@@ -422,8 +422,8 @@ START_TEST(escapes_touch_nothing)
 			}
 		}
 		if (op->follows) {
-			for (size_t k = 0; k < sizeof(trailing_escapes) / sizeof(trailing_escapes[0]);
-			     k++) {
+			size_t nt = sizeof(trailing_escapes) / sizeof(trailing_escapes[0]);
+			for (size_t k = 0; k < nt; k++) {
 				const char *path = trailing_escapes[k];
 				errno = 0;
 				int r = op->fn(E.rootfd, path, flags);
@@ -807,10 +807,21 @@ START_TEST(rmtree_cases)
 	env_open();
 	uint64_t m = MODE(_i);
 	static const char *const spec[] = {
-		"d t",          "d t/d1",          "d t/d1/d2",         "f t/d1/d2/f1 x",
-		"f t/f0 y",     "p t/d1/fifo",     "l t/d1/esc ../../../outside", "l t/abs /",
-		"h t/hard file", "d t/d1/e",       "d t/d1/e/e2",       "l t/d1/e/e2/v ../../../../../outside/victim",
-		"d t/d3",       "d t/d3/d4",       NULL,
+		"d t",
+		"d t/d1",
+		"d t/d1/d2",
+		"f t/d1/d2/f1 x",
+		"f t/f0 y",
+		"p t/d1/fifo",
+		"l t/d1/esc ../../../outside",
+		"l t/abs /",
+		"h t/hard file",
+		"d t/d1/e",
+		"d t/d1/e/e2",
+		"l t/d1/e/e2/v ../../../../../outside/victim",
+		"d t/d3",
+		"d t/d3/d4",
+		NULL,
 	};
 	fx_build(E.rootfd, spec);
 	char *out_before = fx_tree_snapshot(E.outside);
@@ -1144,7 +1155,7 @@ START_TEST(realpath_race_exchange)
 }
 END_TEST
 
-/* ---------------------------------------------------------------- rename, link, symlink, readlink */
+/* ---------------------------------------------------------------- rename, link, (read)link */
 
 START_TEST(rename_cases)
 {
@@ -1440,7 +1451,8 @@ START_TEST(xattr_cases)
 	ck_fails(safe_listxattr_beneath(E.rootfd, "a/b/file", v, 3, m), ERANGE);
 	/* Directories through ".", "..", trailing slashes. */
 	ck_assert_int_eq(safe_setxattr_beneath(E.rootfd, "a/b/..", "user.d", "d", 1, 0, m), 0);
-	ck_assert_int_eq(safe_getxattr_beneath(E.rootfd, "link_dir/", "user.d", v, sizeof(v), m), 1);
+	ck_assert_int_eq(safe_getxattr_beneath(E.rootfd, "link_dir/", "user.d", v, sizeof(v), m),
+			 1);
 	ck_assert_int_eq(safe_removexattr_beneath(E.rootfd, "a/.", "user.d", m), 0);
 	ck_fails(safe_removexattr_beneath(E.rootfd, "a", "user.d", m), ENODATA);
 	ck_assert_int_eq(safe_removexattr_beneath(E.rootfd, "a/b/file", "user.a", m), 0);
