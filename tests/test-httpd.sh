@@ -54,10 +54,13 @@ req() {
 	[ -f "$T/hdr" ] || : >"$T/hdr"
 }
 header() { tr -d '\r' <"$T/hdr" | sed -n "s/^$1: //Ip" | tail -1; }
-# raw TEXT: send TEXT (printf format) on a new connection, response in $T/raw
+# raw TEXT: send TEXT (printf format) on a new connection, read until the
+# server closes it; response in $T/raw, $raw_rc 0 if the server closed it
+# (124 if the 10 s guard had to)
 raw() {
 	timeout 10 bash -c 'exec 3<>"/dev/tcp/127.0.0.1/$1" || exit 1
 		printf "$2" >&3; cat <&3' raw "$PORT" "$1" >"$T/raw" 2>/dev/null
+	raw_rc=$?
 }
 raw_status() { head -1 "$T/raw" | tr -d '\r' | cut -d' ' -f2; }
 
@@ -210,14 +213,12 @@ raw 'PUT /docs/x HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n'
 check "PUT without Content-Length: 411" test "$(raw_status)" = 411
 raw 'GET /index.html HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\nab'
 check "conflicting Content-Length: 400" test "$(raw_status)" = 400
-start=$(date +%s)
 raw 'GET /index.html HTTP/1.1\r\n'
-check "slow request head: 408 after the timeout" \
-	test "$(raw_status)" = 408 -a $(($(date +%s) - start)) -le 6
-start=$(date +%s)
+check "incomplete request head: 408 after the timeout, connection closed" \
+	test "$(raw_status)" = 408 -a "$raw_rc" = 0
 raw ''
-check "idle connection closed after the timeout" \
-	test ! -s "$T/raw" -a $(($(date +%s) - start)) -le 6
+check "idle connection closed by the server after the timeout, no response" \
+	test ! -s "$T/raw" -a "$raw_rc" = 0
 
 # ---------------------------------------------------------------- traversal attempts
 LONG=$(printf './%.0s' $(seq 2100))
