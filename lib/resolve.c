@@ -8,8 +8,11 @@
  *
  * Invariant: the walk's current directory `cur` is always either the root
  * (dirfd) or a directory the walk reached from the root by steps of the two
- * kinds below, and the walk records the identity (st_dev, st_ino) of every
- * directory on its current chain root -> cur (ids[0] = root ... ids[depth]).
+ * kinds below. In full mode the walk records the identity (st_dev, st_ino)
+ * of every directory on its current chain root -> cur (ids[0] = root ...
+ * ids[depth]); a path without ".." walks in lean mode, recording only the
+ * depth, and restarts in full mode if a symlink body brings a ".." that needs
+ * an identity it did not record.
  *
  *  1. Descending: a single name (never containing '/') is opened relative to
  *     cur with O_PATH|O_NOFOLLOW. Whatever the name is at that instant, the
@@ -49,10 +52,12 @@
  * the walker. With NO_XDEV the name is checked O_PATH first, so the real open
  * never crosses a mount that was there before it.
  *
- * The walker holds at most three fds of its own at any time (cur, the step
- * being examined, one probe) and closes them on every path. It allocates no
- * memory for a path within PATH_MAX, with short link bodies and depth <= 256;
- * beyond that it grows heap buffers rather than fail.
+ * The walker holds a constant number of fds of its own whatever the depth
+ * (the pinned cwd for AT_FDCWD, cur, and at most three while examining the
+ * last component), all O_CLOEXEC, closed on every path. It allocates no
+ * memory for a path within PATH_MAX with link bodies that fit next to it
+ * (8 KiB in all) and depth <= 256 (any depth in lean mode); beyond that it
+ * grows heap buffers rather than fail.
  */
 #include "internal.h"
 
@@ -142,32 +147,42 @@ static uint64_t mount_id_fallback(int fd, uint64_t dev)
 	return dev | (1ULL << 63);
 }
 
-static int get_info(const struct walk *w, int fd, struct info *in)
+/* Type, identity, owner and (with want_mnt) mount id of fd (or AT_FDCWD).
+ * statx (4.11+) reports the mount id since 5.8; before that, or without
+ * statx at all, name_to_handle_at() supplies it. */
+static int info_of(int fd, bool want_mnt, struct info *in)
 {
-	if (w->xdev) {
+	if (want_mnt) {
 		struct statx stx;
-		if (statx(fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW,
-			  STATX_TYPE | STATX_INO | STATX_UID | STATX_MNT_ID, &stx) < 0)
+		unsigned int mask = STATX_TYPE | STATX_INO | STATX_UID | STATX_MNT_ID;
+		if (statx(fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW, mask, &stx) == 0) {
+			in->uid = stx.stx_uid;
+			in->id.dev = makedev(stx.stx_dev_major, stx.stx_dev_minor);
+			in->id.ino = stx.stx_ino;
+			in->type = stx.stx_mode & S_IFMT;
+			if (stx.stx_mask & STATX_MNT_ID)
+				in->mnt = stx.stx_mnt_id;
+			else
+				in->mnt = mount_id_fallback(fd, in->id.dev);
+			return 0;
+		}
+		if (errno != ENOSYS)
 			return -1;
-		in->uid = stx.stx_uid;
-		in->id.dev = makedev(stx.stx_dev_major, stx.stx_dev_minor);
-		in->id.ino = stx.stx_ino;
-		in->type = stx.stx_mode & S_IFMT;
-		if (stx.stx_mask & STATX_MNT_ID)
-			in->mnt = stx.stx_mnt_id;
-		else
-			in->mnt = mount_id_fallback(fd, in->id.dev);
-		return 0;
 	}
 	struct stat st;
-	if (fstat(fd, &st) < 0)
+	if (fstatat(fd, "", &st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0)
 		return -1;
 	in->id.dev = st.st_dev;
 	in->id.ino = st.st_ino;
 	in->type = st.st_mode & S_IFMT;
 	in->uid = st.st_uid;
-	in->mnt = 0;
+	in->mnt = want_mnt ? mount_id_fallback(fd, st.st_dev) : 0;
 	return 0;
+}
+
+static int get_info(const struct walk *w, int fd, struct info *in)
+{
+	return info_of(fd, w->xdev, in);
 }
 
 static bool same_id(const struct walk_id *a, const struct walk_id *b)
@@ -622,21 +637,16 @@ int so_walk_open(int dirfd, const char *path, const struct safe_open_how *how)
 			w->rootfd = dirfd = cwdfd;
 	}
 	if (w->xdev) {
-		struct statx stx;
-		unsigned int mask = STATX_TYPE | STATX_INO | STATX_MNT_ID;
-		if (statx(dirfd, "", AT_EMPTY_PATH, mask, &stx) < 0)
+		struct info rin;
+		if (info_of(dirfd, true, &rin) < 0)
 			goto out;
-		if (!S_ISDIR(stx.stx_mode)) {
+		if (rin.type != S_IFDIR) {
 			errno = ENOTDIR;
 			goto out;
 		}
-		w->ids[0].dev = makedev(stx.stx_dev_major, stx.stx_dev_minor);
-		w->ids[0].ino = stx.stx_ino;
+		w->ids[0] = rin.id;
 		w->root_known = true;
-		if (stx.stx_mask & STATX_MNT_ID)
-			w->root_mnt = stx.stx_mnt_id;
-		else
-			w->root_mnt = mount_id_fallback(dirfd, w->ids[0].dev);
+		w->root_mnt = rin.mnt;
 	}
 
 	/* Identities are only needed for "..": a path without one walks in lean
