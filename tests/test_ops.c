@@ -1120,6 +1120,49 @@ START_TEST(mkdir_parents_race_symlink_swap)
 }
 END_TEST
 
+/*
+ * Every operation while an attacker exchanges a directory of the tree with a
+ * symlink to the outside directory that has the same contents (vdir/inner,
+ * vdir/sub/deep): whatever each call returns, nothing outside changes.
+ */
+START_TEST(ops_race_symlink_swap)
+{
+	env_open();
+	uint64_t m = MODE(_i) | ((_i & 2) ? SAFE_RESOLVE_IN_ROOT : 0);
+	char *before = fx_tree_snapshot(E.outside);
+	static const char *const spec[] = {
+		"d t", "d t/d", "f t/d/inner x", "d t/d/sub", "f t/d/sub/deep y", NULL,
+	};
+	fx_build(E.rootfd, spec);
+	char tgt[PATH_MAX];
+	pj(tgt, E.outside, "vdir");
+	build_link(E.rootfd, "t/l", tgt);
+	int tfd = openat(E.rootfd, "t", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	ck_assert_int_ge(tfd, 0);
+	struct swapper s = { .dirfd = tfd, .a = "d", .b = "l" };
+	pthread_t th;
+	ck_assert_int_eq(pthread_create(&th, NULL, swap_thread, &s), 0);
+	static const char *const paths[] = { "t/d/inner", "t/d/sub", "t/d/sub/", "t/d/sub/deep",
+					     "t/d/sub/..", "t/d/new" };
+	long calls = fx_scale(6, 6);
+	for (int o = 0; o < N_OPS; o++) {
+		for (long c = 0; c < calls; c++) {
+			for (size_t k = 0; k < sizeof(paths) / sizeof(paths[0]); k++)
+				(void)ops[o].fn(E.rootfd, paths[k], m);
+		}
+	}
+	atomic_store(&s.stop, true);
+	pthread_join(th, NULL);
+	char *after = fx_tree_snapshot(E.outside);
+	ck_assert_str_eq(before, after);
+	ck_assert_int_gt(atomic_load(&s.swaps), 0);
+	free(before);
+	free(after);
+	close(tfd);
+	env_close();
+}
+END_TEST
+
 /* realpath while an attacker exchanges two directories: every answer names
  * the object at the time it was verified (one of the two names), or EAGAIN. */
 START_TEST(realpath_race_exchange)
@@ -1676,6 +1719,7 @@ static Suite *ops_suite(void)
 	tcase_add_loop_test(race, rmtree_race_symlink_swap, 0, 4);
 	tcase_add_loop_test(race, mkdir_parents_race_symlink_swap, 0, 4);
 	tcase_add_loop_test(race, realpath_race_exchange, 0, 2);
+	tcase_add_loop_test(race, ops_race_symlink_swap, 0, 4);
 	suite_add_tcase(s, race);
 	return s;
 }
