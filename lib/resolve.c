@@ -8,11 +8,12 @@
  *
  * Invariant: the walk's current directory `cur` is always either the root
  * (dirfd) or a directory the walk reached from the root by steps of the two
- * kinds below. In full mode the walk records the identity (st_dev, st_ino)
- * of every directory on its current chain root -> cur (ids[0] = root ...
- * ids[depth]); a path without ".." walks in lean mode, recording only the
- * depth, and restarts in full mode if a symlink body brings a ".." that needs
- * an identity it did not record.
+ * kinds below. The walk knows the level of cur (0: the root) and records the
+ * identity (st_dev, st_ino) of every directory on its chain root -> cur that
+ * a ".." may climb back to: from the lowest level a ".." of the path climbs
+ * to, and from the level of the first symlink followed on (a body may bring
+ * ".."). Other levels cost one openat(O_DIRECTORY) each; a ".." to an
+ * unrecorded level restarts the walk with every level recorded.
  *
  *  1. Descending: a single name (never containing '/') is opened relative to
  *     cur with O_PATH|O_NOFOLLOW. Whatever the name is at that instant, the
@@ -84,6 +85,7 @@
 #define SO_PROC_DYNAMIC_FIRST 0xF0000000ULL
 
 #define WALK_IDS 256
+#define NO_LEVEL SIZE_MAX
 #define WALK_BUF (2 * PATH_MAX)
 #define WALK_RACE (-2)     /* a race was detected: restart (bounded) */
 #define WALK_NEED_IDS (-4) /* a ".." needs identities the lean mode did not keep */
@@ -99,13 +101,17 @@ struct walk {
 	mode_t mode;
 	uint64_t resolve;
 	bool xdev;         /* SAFE_RESOLVE_NO_XDEV */
-	bool full;         /* record every directory's identity (else: lean mode) */
 	uint64_t root_mnt; /* mount id of the root, with xdev */
-	bool root_known;   /* ids[0] filled in (lazily) */
+	bool root_known;   /* root filled in (lazily) */
+	struct walk_id root;
+	/* Identities are recorded for the directories at levels >= known_from
+	 * (ids[level - known_from]); NO_LEVEL: none (lean walk). known_init is
+	 * where each attempt starts. */
+	size_t known_from, known_init;
 
 	int cur;           /* current directory: rootfd or own */
 	int own;           /* our fd for cur, or -1 */
-	size_t depth;      /* ids[0..depth] is the chain root..cur */
+	size_t depth;      /* level of cur: 0 is the root */
 	int links;         /* symlinks followed so far */
 
 	struct walk_id *ids;
@@ -205,24 +211,64 @@ static void jump_root(struct walk *w)
 	w->depth = 0;
 }
 
+/* Make ids[] hold the identity of `level` (>= known_from). */
+static int ids_reserve(struct walk *w, size_t level)
+{
+	size_t need = level - w->known_from + 1;
+	if (need <= w->ids_cap)
+		return 0;
+	size_t ncap = w->ids_cap * 2;
+	while (ncap < need)
+		ncap *= 2;
+	struct walk_id *n = malloc(ncap * sizeof(*n));
+	if (!n)
+		return so_fail(ENOMEM);
+	memcpy(n, w->ids, w->ids_cap * sizeof(*n));
+	if (w->ids != w->ids_local)
+		free(w->ids);
+	w->ids = n;
+	w->ids_cap = ncap;
+	return 0;
+}
+
+/* Descend one level; record the identity if that level is tracked. */
 static int push_id(struct walk *w, const struct walk_id *id)
 {
-	if (!w->full) {
-		w->depth++;
+	size_t level = w->depth + 1;
+	if (level >= w->known_from) {
+		if (ids_reserve(w, level) < 0)
+			return -1;
+		w->ids[level - w->known_from] = *id;
+	}
+	w->depth = level;
+	return 0;
+}
+
+/*
+ * A symlink is about to be followed: its body may climb with ".." into the
+ * directories walked so far, so from here on every level at or above the
+ * current one is tracked (the current directory's identity is taken now).
+ * Levels below stay untracked; a ".." to one of them restarts the walk with
+ * everything tracked.
+ */
+static int track_from_here(struct walk *w)
+{
+	if (w->depth == 0) {
+		if (w->known_from > 1) {
+			w->known_from = 1;
+		}
 		return 0;
 	}
-	if (w->depth + 1 >= w->ids_cap) {
-		size_t ncap = w->ids_cap * 2;
-		struct walk_id *n = malloc(ncap * sizeof(*n));
-		if (!n)
-			return so_fail(ENOMEM);
-		memcpy(n, w->ids, (w->depth + 1) * sizeof(*n));
-		if (w->ids != w->ids_local)
-			free(w->ids);
-		w->ids = n;
-		w->ids_cap = ncap;
-	}
-	w->ids[++w->depth] = *id;
+	if (w->known_from <= w->depth)
+		return 0;
+	struct stat st;
+	if (fstatat(w->cur, "", &st, AT_EMPTY_PATH) < 0)
+		return -1;
+	w->known_from = w->depth;
+	if (ids_reserve(w, w->depth) < 0)
+		return -1;
+	w->ids[0].dev = st.st_dev;
+	w->ids[0].ino = st.st_ino;
 	return 0;
 }
 
@@ -261,11 +307,11 @@ static int root_id(struct walk *w, struct walk_id *id)
 		struct stat st;
 		if (fstatat(w->rootfd, "", &st, AT_EMPTY_PATH) < 0)
 			return -1;
-		w->ids[0].dev = st.st_dev;
-		w->ids[0].ino = st.st_ino;
+		w->root.dev = st.st_dev;
+		w->root.ino = st.st_ino;
 		w->root_known = true;
 	}
-	*id = w->ids[0];
+	*id = w->root;
 	return 0;
 }
 
@@ -337,6 +383,8 @@ static int follow_link(struct walk *w, int lfd, const struct info *in, size_t re
 		return so_fail((w->resolve & SAFE_RESOLVE_NO_MAGICLINKS) ? ELOOP : EXDEV);
 	if (r == 0)
 		return so_fail(ENOENT);
+	if (track_from_here(w) < 0)
+		return -1;
 	memmove(w->buf + rest - (size_t)r, w->buf, (size_t)r);
 	w->pos = rest - (size_t)r;
 	if (w->buf[w->pos] == '/') {
@@ -363,7 +411,8 @@ static int step_dotdot(struct walk *w)
 			return so_fail(EXDEV);
 		return 0; /* IN_ROOT: ".." at the root stays there */
 	}
-	if (!w->full && w->depth > 1)
+	size_t up = w->depth - 1;
+	if (up > 0 && up < w->known_from)
 		return WALK_NEED_IDS;
 	_cleanup_fd_ int fd = openat(w->cur, "..", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
@@ -372,11 +421,11 @@ static int step_dotdot(struct walk *w)
 	struct walk_id want;
 	if (get_info(w, fd, &in) < 0)
 		return -1;
-	if (w->depth == 1) {
+	if (up == 0) {
 		if (root_id(w, &want) < 0)
 			return -1;
 	} else {
-		want = w->ids[w->depth - 1];
+		want = w->ids[up - w->known_from];
 	}
 	if (!same_id(&in.id, &want))
 		return WALK_RACE;
@@ -496,6 +545,7 @@ static int walk_once(struct walk *w, const char *path, size_t len)
 	w->own = -1;
 	w->depth = 0;
 	w->links = 0;
+	w->known_from = w->known_init;
 	w->pos = w->cap - len - 1;
 	memcpy(w->buf + w->pos, path, len + 1);
 
@@ -544,9 +594,10 @@ static int walk_once(struct walk *w, const char *path, size_t len)
 
 		struct info in;
 		_cleanup_fd_ int fd = -1;
-		if (!w->full) {
-			/* Lean mode: one syscall per directory; only a failure
-			 * (a symlink, a non-directory) costs a second look. */
+		bool lean = w->depth + 1 < w->known_from && !w->xdev;
+		if (lean) {
+			/* An untracked level: one syscall per directory; only a
+			 * failure (a symlink, a non-directory) costs a second look. */
 			fd = openat(w->cur, s, O_PATH | O_NOFOLLOW | O_DIRECTORY | O_CLOEXEC);
 			if (fd >= 0) {
 				*e = saved;
@@ -563,10 +614,10 @@ static int walk_once(struct walk *w, const char *path, size_t len)
 		fd = openat(w->cur, s, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 		*e = saved;
 		if (fd < 0)
-			return (!w->full && errno == ENOENT) ? WALK_RACE : -1;
+			return (lean && errno == ENOENT) ? WALK_RACE : -1;
 		if (get_info(w, fd, &in) < 0)
 			return -1;
-		if (!w->full && in.type == S_IFDIR)
+		if (lean && in.type == S_IFDIR)
 			return WALK_RACE; /* ENOTDIR a moment ago */
 		if (w->xdev && in.mnt != w->root_mnt)
 			return so_fail(EXDEV);
@@ -584,18 +635,30 @@ static int walk_once(struct walk *w, const char *path, size_t len)
 	}
 }
 
-/* Whether the path has a ".." component. */
-static bool has_dotdot(const char *p)
+/*
+ * The lowest level above the root that a ".." of the path itself climbs to
+ * (NO_LEVEL if none): only directories from that level on need their
+ * identity recorded, until a symlink body may bring other "..".
+ */
+static size_t first_dotdot_level(const char *p)
 {
+	size_t level = 0, min = NO_LEVEL;
 	while (*p) {
 		while (*p == '/')
 			p++;
-		if (p[0] == '.' && p[1] == '.' && (p[2] == '/' || p[2] == '\0'))
-			return true;
-		while (*p && *p != '/')
-			p++;
+		const char *e = p;
+		while (*e && *e != '/')
+			e++;
+		size_t n = (size_t)(e - p);
+		if (n == 2 && p[0] == '.' && p[1] == '.') {
+			if (level > 0 && --level > 0 && level < min)
+				min = level;
+		} else if (n > 0 && !(n == 1 && p[0] == '.')) {
+			level++;
+		}
+		p = e;
 	}
-	return false;
+	return min;
 }
 
 int so_walk_open(int dirfd, const char *path, const struct safe_open_how *how)
@@ -644,19 +707,20 @@ int so_walk_open(int dirfd, const char *path, const struct safe_open_how *how)
 			errno = ENOTDIR;
 			goto out;
 		}
-		w->ids[0] = rin.id;
+		w->root = rin.id;
 		w->root_known = true;
 		w->root_mnt = rin.mnt;
 	}
 
-	/* Identities are only needed for "..": a path without one walks in lean
-	 * mode until a symlink body brings one in. */
-	w->full = w->xdev || has_dotdot(path);
+	/* Identities are only needed for "..": record them from the lowest
+	 * level a ".." of the path climbs to (all with NO_XDEV, which stats
+	 * every step anyway); a symlink extends that (track_from_here). */
+	w->known_init = w->xdev ? 1 : first_dotdot_level(path);
 	for (int i = 0; i < SO_RACE_RETRIES; i++) {
 		ret = walk_once(w, path, len);
 		so_closep(&w->own);
 		if (ret == WALK_NEED_IDS) {
-			w->full = true;
+			w->known_init = 1;
 			ret = walk_once(w, path, len);
 			so_closep(&w->own);
 		}
