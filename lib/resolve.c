@@ -57,8 +57,8 @@
  * (the pinned cwd for AT_FDCWD, cur, and at most three while examining the
  * last component), all O_CLOEXEC, closed on every path. It allocates no
  * memory for a path within PATH_MAX with link bodies that fit next to it
- * (8 KiB in all) and depth <= 256 (any depth in lean mode); beyond that it
- * grows heap buffers rather than fail.
+ * (8 KiB in all) and 256 recorded levels (unrecorded ones cost nothing);
+ * beyond that it grows heap buffers rather than fail.
  */
 #include "internal.h"
 
@@ -88,7 +88,7 @@
 #define NO_LEVEL SIZE_MAX
 #define WALK_BUF (2 * PATH_MAX)
 #define WALK_RACE (-2)     /* a race was detected: restart (bounded) */
-#define WALK_NEED_IDS (-4) /* a ".." needs identities the lean mode did not keep */
+#define WALK_NEED_IDS (-4) /* a ".." needs an identity that was not recorded */
 
 struct walk_id {
 	uint64_t dev;
