@@ -102,12 +102,13 @@ void dc_describe_case(const struct dc_case *c, char *buf, size_t size);
 
 /*
  * Run the case through raw openat2, safe_openat2 and safe_openat2|USERSPACE
- * (which of the two library paths: bit 0 default, bit 1 walker), compare, and
+ * (which of the library paths: DC_IMPL_* bits), compare, and
  * undo any creation. Returns 0 when everything agrees, else 1 with a
  * description of the mismatch in out (which names the case and all results).
  */
 #define DC_IMPL_DEFAULT 1
 #define DC_IMPL_WALKER 2
+#define DC_IMPL_FSTATAT 4 /* safe_fstatat_beneath, for O_PATH(|O_NOFOLLOW) cases */
 int dc_run_case(struct dc_tree *t, const struct dc_case *c, int impls, char *out, size_t size);
 
 /*

@@ -54,7 +54,7 @@ static int max_reports = 5;
 static uint64_t seed;
 static long total_cases;
 static double total_time;
-static int impls = DC_IMPL_DEFAULT | DC_IMPL_WALKER;
+static int impls = DC_IMPL_DEFAULT | DC_IMPL_WALKER | DC_IMPL_FSTATAT;
 
 static void read_env(void)
 {
