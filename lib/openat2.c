@@ -71,9 +71,11 @@ int so_copy_how(const struct safe_open_how *how, size_t size, struct safe_open_h
 {
 	if (size < SAFE_OPEN_HOW_SIZE_VER0)
 		return so_fail(EINVAL);
-	long page = sysconf(_SC_PAGESIZE);
-	if (size > (size_t)(page > 0 ? page : 4096))
-		return so_fail(E2BIG);
+	if (size > sizeof(*out)) {
+		long page = sysconf(_SC_PAGESIZE);
+		if (size > (size_t)(page > 0 ? page : 4096))
+			return so_fail(E2BIG);
+	}
 	if (!how)
 		return so_fail(EFAULT);
 	if (size > sizeof(*out)) {
