@@ -1008,6 +1008,46 @@ static void run_impl(struct dc_tree *t, const struct dc_case *c, int impl, struc
 {
 	memset(res, 0, sizeof(*res));
 	errno = 0;
+	if (impl == 4) {
+		/* safe_realpath_beneath(): a canonical path (no ".", "..", "//",
+		 * symlinks) that leads, without following anything, to the object
+		 * O_PATH opens. */
+		char buf[PATH_MAX];
+		int dfd = pick_dirfd(t, c->dirsel);
+		ssize_t n = safe_realpath_beneath(dfd, c->path, buf, sizeof(buf), c->resolve);
+		if (n < 0) {
+			res->kind = R_ERR;
+			res->err = errno;
+			return;
+		}
+		res->fl = O_PATH;
+		res->cloexec = true;
+		res->kind = R_UNKNOWN;
+		bool canonical = (size_t)n == strlen(buf) &&
+				 (!strcmp(buf, ".") ||
+				  (buf[0] != '/' && buf[n - 1] != '/' && !strstr(buf, "//") &&
+				   !has_dotdot_component(buf) && strncmp(buf, "./", 2) &&
+				   !strstr(buf, "/./") && (n < 2 || strcmp(buf + n - 2, "/."))));
+		struct open_how kh = { .flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
+				       .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS };
+		int fd = canonical ? (int)syscall(SYS_openat2, dfd, buf, &kh, sizeof(kh)) : -1;
+		struct stat st;
+		if (fd < 0 || fstat(fd, &st) < 0) {
+			setf(res->what, sizeof(res->what), "non-canonical \"%.200s\" (%s)", buf,
+			     canonical ? strerror(errno) : "syntax");
+		} else {
+			const struct dc_obj *o = find_obj(t, st.st_dev, st.st_ino);
+			res->kind = o ? R_OBJ : R_UNKNOWN;
+			if (o)
+				setf(res->what, sizeof(res->what), "%s", o->path);
+			else
+				setf(res->what, sizeof(res->what), "object dev %lu ino %lu",
+				     (unsigned long)st.st_dev, (unsigned long)st.st_ino);
+		}
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
 	if (impl == 3) {
 		/* safe_fstatat_beneath(): the object O_PATH(|O_NOFOLLOW) names */
 		struct stat st;
@@ -1198,7 +1238,7 @@ bool dc_kernel_has_openat2(void)
 
 int dc_run_case(struct dc_tree *t, const struct dc_case *c, int impls, char *out, size_t size)
 {
-	struct dc_result raw, lib[3];
+	struct dc_result raw, lib[4];
 	bool bad = false;
 	/* safe_fstatat_beneath() joins in for O_PATH and O_PATH|O_NOFOLLOW: it
 	 * must stat the object those open. */
@@ -1206,6 +1246,12 @@ int dc_run_case(struct dc_tree *t, const struct dc_case *c, int impls, char *out
 	if ((impls & DC_IMPL_FSTATAT) &&
 	    !((plain == O_PATH || plain == (O_PATH | O_NOFOLLOW)) && !c->mode && !c->expect_einval))
 		impls &= ~DC_IMPL_FSTATAT;
+	/* safe_realpath_beneath() for O_PATH (trailing link followed), outside
+	 * procfs (magic links have no path) and without NO_SYMLINKS. */
+	if ((impls & DC_IMPL_REALPATH) &&
+	    !(plain == O_PATH && !c->mode && !c->expect_einval && c->dirsel != DC_DIR_PROC &&
+	      !(c->resolve & SAFE_RESOLVE_NO_SYMLINKS)))
+		impls &= ~DC_IMPL_REALPATH;
 	/* Without openat2 (valgrind does not know it) the walker is the
 	 * reference: the default path must agree with it, and both must be
 	 * clean. */
@@ -1233,12 +1279,12 @@ int dc_run_case(struct dc_tree *t, const struct dc_case *c, int impls, char *out
 	bool strict_dotdot = dotdot && !has_dotdot_component(c->path) && !t->dotdot_links &&
 			     c->dirsel != DC_DIR_PROC;
 
-	for (int i = 0; i < 3; i++) {
+	for (int i = 0; i < 4; i++) {
 		if (!(impls & (1 << i)))
 			continue;
 		run_impl(t, c, i + 1, &lib[i]);
 		struct dc_result *r = &lib[i];
-		bool ok = i == 2 ? same_object_or_errno(r, &want) : same_result(r, &want);
+		bool ok = i >= 2 ? same_object_or_errno(r, &want) : same_result(r, &want);
 		if (!ok && dotdot && !strict_dotdot && !c->expect_einval)
 			ok = r->kind == R_ERR && r->err == EXDEV;
 		if (!ok && kernel_restart_eloop(t, c, &want, r)) {
@@ -1272,8 +1318,8 @@ int dc_run_case(struct dc_tree *t, const struct dc_case *c, int impls, char *out
 						  : " (NO_DOTDOT: this or EXDEV)")
 				 : "");
 	static const char *const label[] = { "safe_openat2 default:  ", "safe_openat2 walker:   ",
-					     "safe_fstatat_beneath:  " };
-	for (int i = 0; i < 3; i++) {
+					     "safe_fstatat_beneath:  ", "safe_realpath_beneath: " };
+	for (int i = 0; i < 4; i++) {
 		if (!(impls & (1 << i)))
 			continue;
 		describe_result(&lib[i], rs, sizeof(rs));

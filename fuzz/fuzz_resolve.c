@@ -123,7 +123,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memcpy(c.path, data + 4, plen);
 	c.path[plen] = '\0';
 
-	if (dc_run_case(tree, &c, DC_IMPL_DEFAULT | DC_IMPL_WALKER | DC_IMPL_FSTATAT, msg,
+	if (dc_run_case(tree, &c, DC_IMPL_DEFAULT | DC_IMPL_WALKER | DC_IMPL_FSTATAT |
+				 DC_IMPL_REALPATH, msg,
 			sizeof(msg))) {
 		fprintf(stderr, "fuzz_resolve: %s", msg);
 		dc_tree_print(tree);

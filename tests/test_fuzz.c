@@ -25,8 +25,13 @@
  * budget in seconds, default 60; the suite stops early and says how many
  * cases ran), SAFEOPEN_FUZZ_STATS (set: print
  * the distribution of the kernel's answers), SAFEOPEN_FUZZ_REPORTS (mismatches
- * printed before a variant stops, default 5), SAFEOPEN_FUZZ_IMPL ("default" or "walker": compare only that
- * library path; default both). Under valgrind the case count is divided by 8.
+ * printed before a variant stops, default 5), SAFEOPEN_FUZZ_IMPL (a list of
+ * "default", "walker", "fstatat", "realpath": compare only those library
+ * functions; default all four). safe_fstatat_beneath() joins the comparison
+ * for O_PATH and O_PATH|O_NOFOLLOW cases (it must stat the object those
+ * open) and safe_realpath_beneath() for O_PATH cases without NO_SYMLINKS and
+ * outside procfs (a canonical path, re-resolved without following anything,
+ * must reach the same object). Under valgrind the case count is divided by 8.
  */
 #include "config.h"
 
@@ -54,7 +59,7 @@ static int max_reports = 5;
 static uint64_t seed;
 static long total_cases;
 static double total_time;
-static int impls = DC_IMPL_DEFAULT | DC_IMPL_WALKER | DC_IMPL_FSTATAT;
+static int impls = DC_IMPL_DEFAULT | DC_IMPL_WALKER | DC_IMPL_FSTATAT | DC_IMPL_REALPATH;
 
 static void read_env(void)
 {
@@ -73,10 +78,17 @@ static void read_env(void)
 		max_reports = atoi(s) > 0 ? atoi(s) : 1;
 	/* For narrowing a failure down: compare only one library path. */
 	s = getenv("SAFEOPEN_FUZZ_IMPL");
-	if (s && !strcmp(s, "default"))
-		impls = DC_IMPL_DEFAULT;
-	else if (s && !strcmp(s, "walker"))
-		impls = DC_IMPL_WALKER;
+	if (s && *s) {
+		impls = 0;
+		if (strstr(s, "default"))
+			impls |= DC_IMPL_DEFAULT;
+		if (strstr(s, "walker"))
+			impls |= DC_IMPL_WALKER;
+		if (strstr(s, "fstatat"))
+			impls |= DC_IMPL_FSTATAT;
+		if (strstr(s, "realpath"))
+			impls |= DC_IMPL_REALPATH;
+	}
 }
 
 enum variant { V_ROOT, V_FIXED, V_UNPRIV, V_MOUNTS };
