@@ -345,6 +345,24 @@ static int may_follow_trailing(const struct walk *w, const struct info *lin)
 	return protected_symlinks() ? so_fail(EACCES) : 0;
 }
 
+/* Put the body (read to buf[0..r)) in front of the rest of the path, which
+ * starts at buf[rest]; an absolute body is EXDEV or a jump to the root. */
+static int splice_body(struct walk *w, size_t r, size_t rest)
+{
+	if (r == 0)
+		return so_fail(ENOENT);
+	if (track_from_here(w) < 0)
+		return -1;
+	memmove(w->buf + rest - r, w->buf, r);
+	w->pos = rest - r;
+	if (w->buf[w->pos] == '/') {
+		if (w->resolve & SAFE_RESOLVE_BENEATH)
+			return so_fail(EXDEV);
+		jump_root(w);
+	}
+	return 0;
+}
+
 /*
  * Follow the symlink open as `lfd` (identity in *in) whose name ends at
  * buf[rest] (the rest of the path, possibly "" or "/...", follows it): the
@@ -381,18 +399,54 @@ static int follow_link(struct walk *w, int lfd, const struct info *in, size_t re
 	}
 	if (sfs.f_type == PROC_SUPER_MAGIC && in->id.ino < SO_PROC_DYNAMIC_FIRST)
 		return so_fail((w->resolve & SAFE_RESOLVE_NO_MAGICLINKS) ? ELOOP : EXDEV);
-	if (r == 0)
-		return so_fail(ENOENT);
-	if (track_from_here(w) < 0)
-		return -1;
-	memmove(w->buf + rest - (size_t)r, w->buf, (size_t)r);
-	w->pos = rest - (size_t)r;
-	if (w->buf[w->pos] == '/') {
-		if (w->resolve & SAFE_RESOLVE_BENEATH)
-			return so_fail(EXDEV);
-		jump_root(w);
+	return splice_body(w, (size_t)r, rest);
+}
+
+/*
+ * A component in the middle of the path that is not a directory (its
+ * O_DIRECTORY open said ENOTDIR), NUL-terminated in place at buf[end] where
+ * `saved` belongs. Usually a symlink: read it by name into the free space in
+ * front of the path, one syscall instead of open + fstat + readlink + close.
+ * The name is a single component of cur, so whatever it is at that instant
+ * is a child of a directory beneath the root. Links on procfs (magic links
+ * are told apart by their inode), bodies that do not fit, and anything that
+ * is not a symlink take the careful way through an O_PATH descriptor.
+ */
+static int middle_nondir(struct walk *w, const char *name, size_t end, char saved)
+{
+	ssize_t r = readlinkat(w->cur, name, w->buf, w->pos);
+	if (r >= 0 && (size_t)r < w->pos) {
+		struct statfs sfs;
+		if (fstatfs(w->cur, &sfs) < 0)
+			return -1;
+		if (sfs.f_type != PROC_SUPER_MAGIC) {
+			/* pick_link()'s checks; the body is already read (a
+			 * failure to read takes the careful way, in order). */
+			w->buf[end] = saved;
+			if (w->links >= SO_MAXSYMLINKS)
+				return so_fail(ELOOP);
+			w->links++;
+			if (w->resolve & SAFE_RESOLVE_NO_SYMLINKS)
+				return so_fail(ELOOP);
+			if (sfs.f_flags & ST_NOSYMFOLLOW)
+				return so_fail(ELOOP);
+			return splice_body(w, (size_t)r, end);
+		}
 	}
-	return 0;
+	_cleanup_fd_ int fd = openat(w->cur, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	w->buf[end] = saved;
+	if (fd < 0)
+		return errno == ENOENT ? WALK_RACE : -1; /* ENOTDIR a moment ago */
+	struct info in;
+	if (get_info(w, fd, &in) < 0)
+		return -1;
+	if (in.type == S_IFDIR)
+		return WALK_RACE; /* ENOTDIR a moment ago */
+	if (w->xdev && in.mnt != w->root_mnt)
+		return so_fail(EXDEV);
+	if (in.type != S_IFLNK)
+		return so_fail(ENOTDIR);
+	return follow_link(w, fd, &in, end, false);
 }
 
 /* A ".." step: see the safety argument at the top. */
@@ -592,44 +646,31 @@ static int walk_once(struct walk *w, const char *path, size_t len)
 			continue;
 		}
 
-		struct info in;
-		_cleanup_fd_ int fd = -1;
-		bool lean = w->depth + 1 < w->known_from && !w->xdev;
-		if (lean) {
-			/* An untracked level: one syscall per directory; only a
-			 * failure (a symlink, a non-directory) costs a second look. */
-			fd = openat(w->cur, s, O_PATH | O_NOFOLLOW | O_DIRECTORY | O_CLOEXEC);
-			if (fd >= 0) {
-				*e = saved;
-				w->depth++;
-				set_cur(w, take_fd(&fd));
-				w->pos = (size_t)(n - w->buf);
-				continue;
-			}
+		/* In the middle: a directory, or a symlink to follow. */
+		_cleanup_fd_ int fd = openat(w->cur, s, O_PATH | O_NOFOLLOW | O_DIRECTORY | O_CLOEXEC);
+		if (fd < 0) {
 			if (errno != ENOTDIR) {
 				*e = saved;
 				return -1;
 			}
-		}
-		fd = openat(w->cur, s, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-		*e = saved;
-		if (fd < 0)
-			return (lean && errno == ENOENT) ? WALK_RACE : -1;
-		if (get_info(w, fd, &in) < 0)
-			return -1;
-		if (lean && in.type == S_IFDIR)
-			return WALK_RACE; /* ENOTDIR a moment ago */
-		if (w->xdev && in.mnt != w->root_mnt)
-			return so_fail(EXDEV);
-		if (in.type == S_IFLNK) {
-			if (follow_link(w, fd, &in, end, false) < 0)
-				return -1;
+			int r = middle_nondir(w, s, end, saved);
+			if (r < 0)
+				return r;
 			continue;
 		}
-		if (in.type != S_IFDIR)
-			return so_fail(ENOTDIR);
-		if (push_id(w, &in.id) < 0)
-			return -1;
+		*e = saved;
+		if (w->xdev || w->depth + 1 >= w->known_from) {
+			/* A level a ".." may climb back to: record it. */
+			struct info in;
+			if (get_info(w, fd, &in) < 0)
+				return -1;
+			if (w->xdev && in.mnt != w->root_mnt)
+				return so_fail(EXDEV);
+			if (push_id(w, &in.id) < 0)
+				return -1;
+		} else {
+			w->depth++;
+		}
 		set_cur(w, take_fd(&fd));
 		w->pos = (size_t)(n - w->buf);
 	}
