@@ -647,7 +647,8 @@ static int walk_once(struct walk *w, const char *path, size_t len)
 		}
 
 		/* In the middle: a directory, or a symlink to follow. */
-		_cleanup_fd_ int fd = openat(w->cur, s, O_PATH | O_NOFOLLOW | O_DIRECTORY | O_CLOEXEC);
+		int dflags = O_PATH | O_NOFOLLOW | O_DIRECTORY | O_CLOEXEC;
+		_cleanup_fd_ int fd = openat(w->cur, s, dflags);
 		if (fd < 0) {
 			if (errno != ENOTDIR) {
 				*e = saved;
