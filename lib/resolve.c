@@ -19,14 +19,15 @@
  *     cur with O_PATH|O_NOFOLLOW. Whatever the name is at that instant, the
  *     object is a child of cur (or the root of a mount on that child), so it
  *     is beneath whenever cur is. Symlinks are never followed by the kernel:
- *     the walker reads the body from the link fd itself (readlinkat(fd, ""))
- *     and splices it in front of the rest of the path, so a body is resolved
- *     with exactly the same rules as the path (an absolute body is EXDEV under
- *     BENEATH and restarts at the root under IN_ROOT; its ".." are checked).
+ *     the walker reads the body (readlinkat() of the single name relative to
+ *     cur, or of the link's own O_PATH fd) and splices it in front of the
+ *     rest of the path, so a body is resolved with exactly the same rules
+ *     as the path (an absolute body is EXDEV under BENEATH and restarts at
+ *     the root under IN_ROOT; its ".." are checked).
  *  2. Climbing: ".." at depth 0 is EXDEV (BENEATH) or a no-op (IN_ROOT) and
  *     touches nothing above the root. At depth d > 0 the walker opens ".."
- *     of cur and accepts it only if its identity equals ids[d-1], the
- *     directory the walk descended from. A concurrent rename that moved cur
+ *     of cur and accepts it only if its identity equals the recorded one
+ *     of level d-1, the directory the walk descended from. A concurrent rename that moved cur
  *     elsewhere makes ".." a different directory: that is reported as a
  *     race, the whole resolution restarts (bounded: SO_RACE_RETRIES), then
  *     EAGAIN. Hence ".." only ever lands on a directory the walk itself
