@@ -1008,6 +1008,30 @@ static void run_impl(struct dc_tree *t, const struct dc_case *c, int impl, struc
 {
 	memset(res, 0, sizeof(*res));
 	errno = 0;
+	if (impl == 5) {
+		/* safe_opendir_beneath(): the directory O_RDONLY|O_DIRECTORY opens */
+		DIR *d = safe_opendir_beneath(pick_dirfd(t, c->dirsel), c->path, c->resolve);
+		struct stat st;
+		if (!d) {
+			res->kind = R_ERR;
+			res->err = errno;
+			return;
+		}
+		res->fl = O_RDONLY;
+		res->cloexec = fcntl(dirfd(d), F_GETFD) & FD_CLOEXEC;
+		res->kind = R_UNKNOWN;
+		if (fstat(dirfd(d), &st) == 0) {
+			const struct dc_obj *o = find_obj(t, st.st_dev, st.st_ino);
+			res->kind = o ? R_OBJ : R_UNKNOWN;
+			if (o)
+				setf(res->what, sizeof(res->what), "%s", o->path);
+			else
+				setf(res->what, sizeof(res->what), "object dev %lu ino %lu",
+				     (unsigned long)st.st_dev, (unsigned long)st.st_ino);
+		}
+		closedir(d);
+		return;
+	}
 	if (impl == 4) {
 		/* safe_realpath_beneath(): a canonical path (no ".", "..", "//",
 		 * symlinks) that leads, without following anything, to the object
@@ -1238,7 +1262,7 @@ bool dc_kernel_has_openat2(void)
 
 int dc_run_case(struct dc_tree *t, const struct dc_case *c, int impls, char *out, size_t size)
 {
-	struct dc_result raw, lib[4];
+	struct dc_result raw, lib[5];
 	bool bad = false;
 	/* safe_fstatat_beneath() joins in for O_PATH and O_PATH|O_NOFOLLOW: it
 	 * must stat the object those open. */
@@ -1252,6 +1276,11 @@ int dc_run_case(struct dc_tree *t, const struct dc_case *c, int impls, char *out
 	    !(plain == O_PATH && !c->mode && !c->expect_einval && c->dirsel != DC_DIR_PROC &&
 	      !(c->resolve & SAFE_RESOLVE_NO_SYMLINKS)))
 		impls &= ~DC_IMPL_REALPATH;
+	/* safe_opendir_beneath() for O_RDONLY|O_DIRECTORY */
+	if ((impls & DC_IMPL_OPENDIR) &&
+	    !((plain & ~(uint64_t)O_NONBLOCK) == (O_RDONLY | O_DIRECTORY) && !c->mode &&
+	      !c->expect_einval))
+		impls &= ~DC_IMPL_OPENDIR;
 	/* Without openat2 (valgrind does not know it) the walker is the
 	 * reference: the default path must agree with it, and both must be
 	 * clean. */
@@ -1279,7 +1308,7 @@ int dc_run_case(struct dc_tree *t, const struct dc_case *c, int impls, char *out
 	bool strict_dotdot = dotdot && !has_dotdot_component(c->path) && !t->dotdot_links &&
 			     c->dirsel != DC_DIR_PROC;
 
-	for (int i = 0; i < 4; i++) {
+	for (int i = 0; i < 5; i++) {
 		if (!(impls & (1 << i)))
 			continue;
 		run_impl(t, c, i + 1, &lib[i]);
@@ -1319,7 +1348,7 @@ int dc_run_case(struct dc_tree *t, const struct dc_case *c, int impls, char *out
 				 : "");
 	static const char *const label[] = { "safe_openat2 default:  ", "safe_openat2 walker:   ",
 					     "safe_fstatat_beneath:  ", "safe_realpath_beneath: " };
-	for (int i = 0; i < 4; i++) {
+	for (int i = 0; i < 5; i++) {
 		if (!(impls & (1 << i)))
 			continue;
 		describe_result(&lib[i], rs, sizeof(rs));

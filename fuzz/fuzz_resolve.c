@@ -3,8 +3,10 @@
  * libFuzzer target: differential resolution of fuzzer-chosen paths and flags
  * over a fixed adversarial tree (dc_fixed_spec in diffcore.c), comparing raw
  * openat2(2) with safe_openat2() (default path and SAFE_RESOLVE_USERSPACE
- * walker). Any mismatch prints the case and aborts, so libFuzzer saves the
- * reproducing input (crash-<sha1>); rerun it with ./fuzz/fuzz_resolve FILE.
+ * walker), and where the flags allow, with safe_fstatat_beneath(),
+ * safe_realpath_beneath() and safe_opendir_beneath(). Any mismatch prints the
+ * case and aborts, so libFuzzer saves the reproducing input (fuzz-smoke-crash-*
+ * under make fuzz-smoke); rerun it with ./fuzz/fuzz_resolve FILE.
  *
  * Input layout:
  *   byte 0   dirfd selector (root, subdirectory, /proc/self, a file, bad fd)
@@ -123,9 +125,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memcpy(c.path, data + 4, plen);
 	c.path[plen] = '\0';
 
-	if (dc_run_case(tree, &c, DC_IMPL_DEFAULT | DC_IMPL_WALKER | DC_IMPL_FSTATAT |
-				 DC_IMPL_REALPATH, msg,
-			sizeof(msg))) {
+	static const int impls = DC_IMPL_DEFAULT | DC_IMPL_WALKER | DC_IMPL_FSTATAT |
+				 DC_IMPL_REALPATH | DC_IMPL_OPENDIR;
+	if (dc_run_case(tree, &c, impls, msg, sizeof(msg))) {
 		fprintf(stderr, "fuzz_resolve: %s", msg);
 		dc_tree_print(tree);
 		abort();
