@@ -70,7 +70,8 @@ static void appendf(char *buf, size_t size, const char *fmt, ...)
 }
 
 /* snprintf without the truncation warnings: truncation is fine here. */
-static void setf(char *buf, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void setf(char *buf, size_t size, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 static void setf(char *buf, size_t size, const char *fmt, ...)
 {
 	va_list ap;
@@ -121,7 +122,7 @@ static const char *const inside_names[] = {
 
 struct gen_ent {
 	char path[200]; /* relative to root; "" is the root */
-	char type;      /* 'd', 'f', 'l', 'p' */
+	char type;	/* 'd', 'f', 'l', 'p' */
 	int depth;
 };
 
@@ -158,8 +159,8 @@ static struct gen_ent *gen_add(struct gen *g, struct dc_rng *r, char type)
 	for (int tries = 0; tries < 8; tries++) {
 		const char *name = inside_names[dc_below(r, N_INSIDE_NAMES)];
 		char path[200];
-		int w = snprintf(path, sizeof(path), "%s%s%s", parent->path, *parent->path ? "/" : "",
-				 name);
+		int w = snprintf(path, sizeof(path), "%s%s%s", parent->path,
+				 *parent->path ? "/" : "", name);
 		if (w < 0 || (size_t)w >= sizeof(path) || gen_exists(g, path))
 			continue;
 		struct gen_ent *e = &g->ents[g->n++];
@@ -171,8 +172,8 @@ static struct gen_ent *gen_add(struct gen *g, struct dc_rng *r, char type)
 	return NULL;
 }
 
-static const char *const dir_modes[] = { "0755", "0755", "0755", "0777", "0711", "0700",
-					 "0555", "0000", "0751" };
+static const char *const dir_modes[] = { "0755", "0755", "0755", "0777", "0711",
+					 "0700", "0555", "0000", "0751" };
 
 /* "../" repeated n times into buf. */
 static void ups(char *buf, size_t size, int n)
@@ -223,8 +224,9 @@ static void link_target(const struct dc_tree *t, const struct gen *g, struct dc_
 			appendf(buf, size, "/");
 		break;
 	case 3: /* same directory name (may be itself: a loop) */
-		appendf(buf, size, "%s", strrchr(e->path, '/') ? strrchr(e->path, '/') + 1
-							     : (*e->path ? e->path : "."));
+		appendf(buf, size, "%s",
+			strrchr(e->path, '/') ? strrchr(e->path, '/') + 1
+					      : (*e->path ? e->path : "."));
 		break;
 	case 4:
 	case 5: /* junk of tree names and dots */
@@ -236,8 +238,8 @@ static void link_target(const struct dc_tree *t, const struct gen *g, struct dc_
 			appendf(buf, size, "/..");
 		break;
 	case 7: { /* escape by climbing */
-		static const char *const outside[] = { "out/a", "out/d", "out", "a", "out/d/f",
-						       "root/../out", "out/up", "" };
+		static const char *const outside[] = { "out/a",	  "out/d",	 "out",	   "a",
+						       "out/d/f", "root/../out", "out/up", "" };
 		ups(u, sizeof(u), up + 1 + (int)dc_below(r, 2));
 		appendf(buf, size, "%s%s", u, outside[dc_below(r, 8)]);
 		break;
@@ -246,8 +248,9 @@ static void link_target(const struct dc_tree *t, const struct gen *g, struct dc_
 		appendf(buf, size, "%s/%s", t->base, dc_chance(r, 50) ? "out/d" : "out/a");
 		break;
 	case 9: {
-		static const char *const dots[] = { ".", "..", "../..", "./", "..//.", "/", "//..",
-						    "/..", "/../../..", "./.", "../root" };
+		static const char *const dots[] = { ".",	 "..",	"../..",  "./",
+						    "..//.",	 "/",	"//..",	  "/..",
+						    "/../../..", "./.", "../root" };
 		appendf(buf, size, "%s", dots[dc_below(r, 11)]);
 		break;
 	}
@@ -461,7 +464,8 @@ static int build_line(struct dc_tree *t, const char *line)
 	case 'c':
 		return fchmodat(fd, path, (mode_t)strtoul(rest, NULL, 8), 0);
 	case 'f': {
-		int f = openat(fd, path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+		int f = openat(fd, path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+			       0644);
 		if (f < 0)
 			return -1;
 		close(f);
@@ -520,7 +524,7 @@ int dc_tree_build(struct dc_tree *t)
 	for (size_t i = 0; i < t->nspec; i++) {
 		if (build_line(t, t->spec[i]) < 0) {
 			setf(t->errbuf, sizeof(t->errbuf), "building '%s': %s", t->spec[i],
-				 strerror(errno));
+			     strerror(errno));
 			return -1;
 		}
 	}
@@ -535,8 +539,7 @@ int dc_tree_build(struct dc_tree *t)
 	if (t->subfd < 0)
 		t->subfd = openat(t->basefd, "out", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (t->rootfd < 0 || t->filefd < 0 || t->procfd < 0 || t->subfd < 0) {
-		setf(t->errbuf, sizeof(t->errbuf), "opening the tree's fds: %s",
-			 strerror(errno));
+		setf(t->errbuf, sizeof(t->errbuf), "opening the tree's fds: %s", strerror(errno));
 		return -1;
 	}
 	if (index_all(t) < 0) {
@@ -667,7 +670,8 @@ static void gen_path(const struct dc_tree *t, struct dc_rng *r, char *buf, size_
 		/* many components, still below PATH_MAX */
 		for (int i = 0; i < 300; i++)
 			appendf(buf, size, "%s", dc_chance(r, 50) ? "./" : "d/../");
-		appendf(buf, size, "%s", t->nnames ? t->names[dc_below(r, (uint32_t)t->nnames)] : "a");
+		appendf(buf, size, "%s",
+			t->nnames ? t->names[dc_below(r, (uint32_t)t->nnames)] : "a");
 		return;
 	}
 	if (dc_chance(r, 12))
@@ -702,9 +706,26 @@ static void gen_path(const struct dc_tree *t, struct dc_rng *r, char *buf, size_
 static void gen_proc_path(const struct dc_tree *t, struct dc_rng *r, char *buf, size_t size)
 {
 	static const char *const fixed[] = {
-		"exe",	  "cwd",     "root",   "root/etc", "cwd/..", "fd",	 "status",
-		"..",	  "ns/net",  "ns",     "map_files", ".",      "/proc/self/fd/0",
-		"attr",	  "fdinfo",  "task",   "self",	    "comm",   "fd/0/..", "root/..",
+		"exe",
+		"cwd",
+		"root",
+		"root/etc",
+		"cwd/..",
+		"fd",
+		"status",
+		"..",
+		"ns/net",
+		"ns",
+		"map_files",
+		".",
+		"/proc/self/fd/0",
+		"attr",
+		"fdinfo",
+		"task",
+		"self",
+		"comm",
+		"fd/0/..",
+		"root/..",
 	};
 	int fds[] = { t->rootfd, t->basefd, t->filefd, t->subfd, 0 };
 	int fd = fds[dc_below(r, 5)];
@@ -732,7 +753,7 @@ void dc_case_generate(const struct dc_tree *t, struct dc_rng *r, struct dc_case 
 {
 	memset(c, 0, sizeof(*c));
 	uint32_t d = dc_below(r, 100);
-	c->dirsel = d < 85 ? DC_DIR_ROOT
+	c->dirsel = d < 85   ? DC_DIR_ROOT
 		    : d < 91 ? DC_DIR_SUB
 		    : d < 97 ? DC_DIR_PROC
 		    : d < 99 ? DC_DIR_FILE
@@ -807,9 +828,14 @@ static void describe_flags(uint64_t f, char *buf, size_t size)
 		uint64_t bit;
 		const char *name;
 	} names[] = {
-		{ O_CREAT, "O_CREAT" },	      { O_EXCL, "O_EXCL" },	      { O_TRUNC, "O_TRUNC" },
-		{ O_APPEND, "O_APPEND" },     { O_NONBLOCK, "O_NONBLOCK" },   { O_PATH, "O_PATH" },
-		{ O_NOFOLLOW, "O_NOFOLLOW" }, { O_DIRECTORY, "O_DIRECTORY" },
+		{ O_CREAT, "O_CREAT" },
+		{ O_EXCL, "O_EXCL" },
+		{ O_TRUNC, "O_TRUNC" },
+		{ O_APPEND, "O_APPEND" },
+		{ O_NONBLOCK, "O_NONBLOCK" },
+		{ O_PATH, "O_PATH" },
+		{ O_NOFOLLOW, "O_NOFOLLOW" },
+		{ O_DIRECTORY, "O_DIRECTORY" },
 		{ O_TMPFILE & ~O_DIRECTORY, "__O_TMPFILE" },
 	};
 	buf[0] = '\0';
@@ -892,8 +918,8 @@ void dc_describe_case(const struct dc_case *c, char *buf, size_t size)
 	describe_resolve(c->resolve, res, sizeof(res));
 	quote(c->path, q, sizeof(q));
 	buf[0] = '\0';
-	appendf(buf, size, "dirfd=%s path=%s flags=%s mode=0%llo resolve=%s", dirsel_name(c->dirsel),
-		q, fl, (unsigned long long)c->mode, res);
+	appendf(buf, size, "dirfd=%s path=%s flags=%s mode=0%llo resolve=%s",
+		dirsel_name(c->dirsel), q, fl, (unsigned long long)c->mode, res);
 }
 
 /* ---------------------------------------------------------------- running */
@@ -928,7 +954,8 @@ static void scan_new(struct dc_tree *t, dev_t want_dev, ino_t want_ino, char *fo
 {
 	for (size_t i = 0; i < t->ndirs; i++) {
 		const struct dc_dir *d = &t->dirs[i];
-		int dfd = openat(t->basefd, d->path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		int dfd =
+			openat(t->basefd, d->path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (dfd < 0)
 			continue;
 		DIR *dir = fdopendir(dfd);
@@ -952,8 +979,8 @@ static void scan_new(struct dc_tree *t, dev_t want_dev, ino_t want_ino, char *fo
 			if (want_ino && st.st_dev == want_dev && st.st_ino == want_ino)
 				appendf(found, fsize, "%s/%s", d->path, de->d_name);
 			else
-				appendf(leftover, lsize, "%s%s/%s", leftover[0] ? ", " : "", d->path,
-					de->d_name);
+				appendf(leftover, lsize, "%s%s/%s", leftover[0] ? ", " : "",
+					d->path, de->d_name);
 			if (ngone < 8)
 				memcpy(gone[ngone++], de->d_name, strlen(de->d_name) + 1);
 		}
@@ -1114,7 +1141,8 @@ static void run_impl(struct dc_tree *t, const struct dc_case *c, int impl, struc
 	if (o) {
 		res->kind = R_OBJ;
 		setf(res->what, sizeof(res->what), "%s", o->path);
-	} else if (S_ISREG(st.st_mode) && st.st_nlink == 0 && (c->flags & O_TMPFILE & ~O_DIRECTORY)) {
+	} else if (S_ISREG(st.st_mode) && st.st_nlink == 0 &&
+		   (c->flags & O_TMPFILE & ~O_DIRECTORY)) {
 		/* The directory an unnamed file lives in: /proc/self/fd/N reads
 		 * "<dir>/#<ino> (deleted)". */
 		char link[64], target[PATH_MAX];
@@ -1127,20 +1155,19 @@ static void run_impl(struct dc_tree *t, const struct dc_case *c, int impl, struc
 		size_t blen = strlen(t->base);
 		const char *rel = !strncmp(target, t->base, blen) ? target + blen : target;
 		res->kind = R_TMPFILE;
-		setf(res->what, sizeof(res->what), "unnamed file in %s mode 0%o",
-			 *rel ? rel : "/", (unsigned)(st.st_mode & 07777));
+		setf(res->what, sizeof(res->what), "unnamed file in %s mode 0%o", *rel ? rel : "/",
+		     (unsigned)(st.st_mode & 07777));
 	} else if (creating) {
 		char found[DC_REL_MAX + 64] = "";
 		scan_new(t, st.st_dev, st.st_ino, found, sizeof(found), res->leftover,
 			 sizeof(res->leftover));
 		res->kind = found[0] ? R_CREATED : R_UNKNOWN;
 		setf(res->what, sizeof(res->what), "created %s mode 0%o",
-			 found[0] ? found : "<not found in the tree>",
-			 (unsigned)(st.st_mode & 07777));
+		     found[0] ? found : "<not found in the tree>", (unsigned)(st.st_mode & 07777));
 	} else {
 		res->kind = R_UNKNOWN;
 		setf(res->what, sizeof(res->what), "object dev %lu ino %lu",
-			 (unsigned long)st.st_dev, (unsigned long)st.st_ino);
+		     (unsigned long)st.st_dev, (unsigned long)st.st_ino);
 	}
 	if (creating && res->kind != R_CREATED)
 		scan_new(t, 0, 0, NULL, 0, res->leftover, sizeof(res->leftover));
@@ -1151,9 +1178,8 @@ static void describe_result(const struct dc_result *r, char *buf, size_t size)
 {
 	buf[0] = '\0';
 	if (r->kind == R_ERR)
-		appendf(buf, size, "-1 %s (%s)", strerrorname_np(r->err) ? strerrorname_np(r->err)
-									   : "?",
-			strerror(r->err));
+		appendf(buf, size, "-1 %s (%s)",
+			strerrorname_np(r->err) ? strerrorname_np(r->err) : "?", strerror(r->err));
 	else
 		appendf(buf, size, "fd: %s [F_GETFL 0%o%s]", r->what, (unsigned)r->fl,
 			r->cloexec ? "" : ", NOT O_CLOEXEC");
@@ -1208,8 +1234,7 @@ static bool kernel_restart_eloop(const struct dc_tree *t, const struct dc_case *
 				 const struct dc_result *want, const struct dc_result *got)
 {
 	return want->kind == R_ERR && want->err == ELOOP && got->kind == R_ERR &&
-	       got->err == EXDEV && !got->leftover[0] &&
-	       (c->resolve & SAFE_RESOLVE_BENEATH) &&
+	       got->err == EXDEV && !got->leftover[0] && (c->resolve & SAFE_RESOLVE_BENEATH) &&
 	       (has_dotdot_component(c->path) || t->dotdot_links);
 }
 
@@ -1341,9 +1366,10 @@ int dc_run_case(struct dc_tree *t, const struct dc_case *c, int impls, char *out
 	out[0] = '\0';
 	appendf(out, size, "MISMATCH %s\n", cs);
 	describe_result(&raw, rs, sizeof(rs));
-	appendf(out, size, "    %s%s%s\n", kernel ? "raw openat2:           " : "walker (no openat2):   ", rs,
+	appendf(out, size, "    %s%s%s\n",
+		kernel ? "raw openat2:           " : "walker (no openat2):   ", rs,
 		c->expect_einval ? " (library must say EINVAL)"
-		: dotdot         ? (strict_dotdot ? " (NO_DOTDOT: no '..' anywhere, must match)"
+		: dotdot	 ? (strict_dotdot ? " (NO_DOTDOT: no '..' anywhere, must match)"
 						  : " (NO_DOTDOT: this or EXDEV)")
 				 : "");
 	static const char *const label[] = { "safe_openat2 default:  ", "safe_openat2 walker:   ",
@@ -1409,15 +1435,46 @@ const char *const dc_fixed_spec[] = {
 	"l root/a/rel ../f",
 	"l root/a/b/deep ../../../a/b/c/f",
 	"l root/d/mid ../a/../d/../a/b",
-	"l root/c0 c1", "l root/c1 c2", "l root/c2 c3", "l root/c3 c4", "l root/c4 c5",
-	"l root/c5 c6", "l root/c6 c7", "l root/c7 c8", "l root/c8 c9", "l root/c9 c10",
-	"l root/c10 c11", "l root/c11 c12", "l root/c12 c13", "l root/c13 c14",
-	"l root/c14 c15", "l root/c15 c16", "l root/c16 c17", "l root/c17 c18",
-	"l root/c18 c19", "l root/c19 c20", "l root/c20 c21", "l root/c21 c22",
-	"l root/c22 c23", "l root/c23 c24", "l root/c24 c25", "l root/c25 c26",
-	"l root/c26 c27", "l root/c27 c28", "l root/c28 c29", "l root/c29 c30",
-	"l root/c30 c31", "l root/c31 c32", "l root/c32 c33", "l root/c33 c34",
-	"l root/c34 c35", "l root/c35 c36", "l root/c36 c37", "l root/c37 c38",
-	"l root/c38 c39", "l root/c39 f", "l root/c40 c0",
+	"l root/c0 c1",
+	"l root/c1 c2",
+	"l root/c2 c3",
+	"l root/c3 c4",
+	"l root/c4 c5",
+	"l root/c5 c6",
+	"l root/c6 c7",
+	"l root/c7 c8",
+	"l root/c8 c9",
+	"l root/c9 c10",
+	"l root/c10 c11",
+	"l root/c11 c12",
+	"l root/c12 c13",
+	"l root/c13 c14",
+	"l root/c14 c15",
+	"l root/c15 c16",
+	"l root/c16 c17",
+	"l root/c17 c18",
+	"l root/c18 c19",
+	"l root/c19 c20",
+	"l root/c20 c21",
+	"l root/c21 c22",
+	"l root/c22 c23",
+	"l root/c23 c24",
+	"l root/c24 c25",
+	"l root/c25 c26",
+	"l root/c26 c27",
+	"l root/c27 c28",
+	"l root/c28 c29",
+	"l root/c29 c30",
+	"l root/c30 c31",
+	"l root/c31 c32",
+	"l root/c32 c33",
+	"l root/c33 c34",
+	"l root/c34 c35",
+	"l root/c35 c36",
+	"l root/c36 c37",
+	"l root/c37 c38",
+	"l root/c38 c39",
+	"l root/c39 f",
+	"l root/c40 c0",
 	NULL,
 };

@@ -92,7 +92,7 @@ struct dc_case {
 	int dirsel;
 	char path[PATH_MAX + 512];
 	uint64_t flags, mode, resolve; /* resolve: SAFE_RESOLVE_* (may hold NO_DOTDOT) */
-	bool expect_einval;            /* scope bits invalid for the library on purpose */
+	bool expect_einval;	       /* scope bits invalid for the library on purpose */
 };
 
 void dc_case_generate(const struct dc_tree *t, struct dc_rng *r, struct dc_case *c);

@@ -86,9 +86,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		unsigned bit;
 		uint64_t flag;
 	} map[] = {
-		{ 1u << 2, O_CREAT },	    { 1u << 3, O_EXCL },	{ 1u << 4, O_TRUNC },
-		{ 1u << 5, O_PATH },	    { 1u << 6, O_NOFOLLOW },	{ 1u << 7, O_DIRECTORY },
-		{ 1u << 8, O_TMPFILE },	    { 1u << 9, O_APPEND },
+		{ 1u << 2, O_CREAT },	{ 1u << 3, O_EXCL },	 { 1u << 4, O_TRUNC },
+		{ 1u << 5, O_PATH },	{ 1u << 6, O_NOFOLLOW }, { 1u << 7, O_DIRECTORY },
+		{ 1u << 8, O_TMPFILE }, { 1u << 9, O_APPEND },
 	};
 	for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++)
 		if (fb & map[i].bit)

@@ -65,12 +65,29 @@ static void setup(void)
 	basefd = open(base_path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	ck_assert_int_ge(basefd, 0);
 	static const char *const spec[] = {
-		"d root",	   "d out",	       "f out/secret s",   "d out/sdir",
-		"f out/sdir/f s",  "l out/up ../root", "d root/a",	   "d root/a/b",
-		"d root/a/b/c",	   "f root/a/f",       "f root/a/b/c/f",   "d root/mv",
-		"d root/mv/x",	   "f root/mv/x/f",    "l root/mv/x/up ../..", "l root/link a",
-		"l root/link.alt ../out", "d root/s1", "d root/s2", "f root/s1/f", "f root/s2/g",
-		"d root/work",	   NULL,
+		"d root",
+		"d out",
+		"f out/secret s",
+		"d out/sdir",
+		"f out/sdir/f s",
+		"l out/up ../root",
+		"d root/a",
+		"d root/a/b",
+		"d root/a/b/c",
+		"f root/a/f",
+		"f root/a/b/c/f",
+		"d root/mv",
+		"d root/mv/x",
+		"f root/mv/x/f",
+		"l root/mv/x/up ../..",
+		"l root/link a",
+		"l root/link.alt ../out",
+		"d root/s1",
+		"d root/s2",
+		"f root/s1/f",
+		"f root/s2/g",
+		"d root/work",
+		NULL,
 	};
 	fx_build(basefd, spec);
 	rootfd = openat(basefd, "root", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -143,8 +160,8 @@ static void record_escape(const char *what, const char *path, uint64_t resolve, 
 		snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
 		ssize_t n = fd >= 0 ? readlink(link, target, sizeof(target) - 1) : -1;
 		target[n > 0 ? n : 0] = '\0';
-		snprintf(escape_msg, sizeof(escape_msg), "%s: path \"%s\" resolve 0x%llx -> %s", what,
-			 path, (unsigned long long)resolve, target);
+		snprintf(escape_msg, sizeof(escape_msg), "%s: path \"%s\" resolve 0x%llx -> %s",
+			 what, path, (unsigned long long)resolve, target);
 	}
 	pthread_mutex_unlock(&escape_lock);
 }

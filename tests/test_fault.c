@@ -51,15 +51,15 @@ int fsetxattr(int fd, const char *name, const void *value, size_t size, int flag
 
 /* Children must not call Check (under CK_FORK=no a failing assertion would
  * unwind into the parent's test runner): they print and return nonzero. */
-#define CHILD_CHECK(cond, ...)                                                                 \
-	do {                                                                                   \
-		if (!(cond)) {                                                                 \
-			fprintf(stderr, "%s:%d: child check failed: %s: ", __FILE__, __LINE__, \
-				#cond);                                                        \
-			fprintf(stderr, __VA_ARGS__);                                          \
-			fputc('\n', stderr);                                                   \
-			return 1;                                                              \
-		}                                                                              \
+#define CHILD_CHECK(cond, ...)                                                                     \
+	do {                                                                                       \
+		if (!(cond)) {                                                                     \
+			fprintf(stderr, "%s:%d: child check failed: %s: ", __FILE__, __LINE__,     \
+				#cond);                                                            \
+			fprintf(stderr, __VA_ARGS__);                                              \
+			fputc('\n', stderr);                                                       \
+			return 1;                                                                  \
+		}                                                                                  \
 	} while (0)
 
 static char *root_path;
@@ -105,7 +105,8 @@ static int check_published(const char *name, int fd, const char *content)
 	CHILD_CHECK((st.st_mode & 07777) == (0640 & ~um), "mode 0%o", (unsigned)st.st_mode);
 	for (size_t i = 0; i < 3; i++) {
 		ssize_t n = fgetxattr(fd, xattrs3[i].name, buf, sizeof(buf));
-		CHILD_CHECK(n == (ssize_t)xattrs3[i].size && !memcmp(buf, xattrs3[i].value, (size_t)n),
+		CHILD_CHECK(n == (ssize_t)xattrs3[i].size &&
+				    !memcmp(buf, xattrs3[i].value, (size_t)n),
 			    "xattr %s: %zd (%s)", xattrs3[i].name, n, n < 0 ? strerror(errno) : "");
 	}
 	ssize_t n = pread(fd, buf, sizeof(buf), 0);
@@ -177,7 +178,8 @@ static int child_openat2_blocked(void *arg)
 	struct sb_rule rule = SB_ALWAYS(SYS_openat2, p->err);
 	CHILD_CHECK(sb_seccomp(&rule, 1) == 0, "seccomp: %s", strerror(errno));
 	errno = 0;
-	CHILD_CHECK(!kernel || (syscall(SYS_openat2, AT_FDCWD, ".", NULL, 0) < 0 && errno == p->err),
+	CHILD_CHECK(!kernel ||
+			    (syscall(SYS_openat2, AT_FDCWD, ".", NULL, 0) < 0 && errno == p->err),
 		    "the filter does not work");
 
 	int fds_before = fx_fd_count();
@@ -256,10 +258,10 @@ struct tmp_params {
 	struct sb_rule rules[4];
 	size_t nrules;
 	uint64_t flags;
-	int expect;         /* safe_tmpfile_xattr: 0 success expected, else this errno */
-	int expect2;        /* two-phase API: 0 success expected, else this errno */
+	int expect;	     /* safe_tmpfile_xattr: 0 success expected, else this errno */
+	int expect2;	     /* two-phase API: 0 success expected, else this errno */
 	bool allow2_success; /* two-phase API: success is fine too */
-	int fail_fsetxattr; /* make the nth fsetxattr fail with ENOSPC */
+	int fail_fsetxattr;  /* make the nth fsetxattr fail with ENOSPC */
 };
 
 static int tmpfile_once(const struct tmp_params *p, bool two_phase)
@@ -281,7 +283,8 @@ static int tmpfile_once(const struct tmp_params *p, bool two_phase)
 		} else {
 			CHILD_CHECK(write(wfd, "data", 4) == 4, "write: %s", strerror(errno));
 			fd = safe_tmpfile_link(tmp, xattrs3, 3,
-					       p->flags & (SAFE_TMPFILE_REPLACE | SAFE_TMPFILE_SYNC));
+					       p->flags &
+						       (SAFE_TMPFILE_REPLACE | SAFE_TMPFILE_SYNC));
 			if (fd < 0) {
 				int e = errno;
 				if (p->fail_fsetxattr) {
@@ -313,15 +316,16 @@ static int tmpfile_once(const struct tmp_params *p, bool two_phase)
 	if (two_phase && p->allow2_success && fd >= 0)
 		expect = 0;
 	if (expect == 0) {
-		CHILD_CHECK(fd >= 0, "%s failed: %s", two_phase ? "two-phase" : "safe_tmpfile_xattr",
-			    strerror(err));
+		CHILD_CHECK(fd >= 0, "%s failed: %s",
+			    two_phase ? "two-phase" : "safe_tmpfile_xattr", strerror(err));
 		CHILD_CHECK(check_published("new", fd, two_phase ? "data" : "") == 0,
 			    "published file");
 		close(fd);
 		CHILD_CHECK(unlinkat(rootfd, "sub/new", 0) == 0, "unlink: %s", strerror(errno));
 	} else {
 		CHILD_CHECK(fd < 0 && err == expect, "%s: expected %s, got %d / %s",
-			    two_phase ? "two-phase" : "safe_tmpfile_xattr", strerrorname_np(expect), fd, fd < 0 ? strerrorname_np(err) : "success");
+			    two_phase ? "two-phase" : "safe_tmpfile_xattr", strerrorname_np(expect),
+			    fd, fd < 0 ? strerrorname_np(err) : "success");
 	}
 	CHILD_CHECK(check_listing(before) == 0, "something left behind");
 	free(before);
@@ -405,8 +409,10 @@ START_TEST(fsetxattr_enospc_second_call)
 	static const uint64_t flagsets[] = { 0, SAFE_TMPFILE_NO_OTMPFILE, SAFE_TMPFILE_REPLACE,
 					     SAFE_TMPFILE_NO_OTMPFILE | SAFE_TMPFILE_REPLACE };
 	for (size_t i = 0; i < sizeof(flagsets) / sizeof(flagsets[0]); i++) {
-		struct tmp_params p = { .flags = flagsets[i], .expect = ENOSPC,
-					.expect2 = ENOSPC, .fail_fsetxattr = 2 };
+		struct tmp_params p = { .flags = flagsets[i],
+					.expect = ENOSPC,
+					.expect2 = ENOSPC,
+					.fail_fsetxattr = 2 };
 		run_tmpfile(&p);
 	}
 }

@@ -60,8 +60,8 @@ static int max_reports = 5;
 static uint64_t seed;
 static long total_cases;
 static double total_time;
-static int impls = DC_IMPL_DEFAULT | DC_IMPL_WALKER | DC_IMPL_FSTATAT | DC_IMPL_REALPATH |
-		   DC_IMPL_OPENDIR;
+static int impls =
+	DC_IMPL_DEFAULT | DC_IMPL_WALKER | DC_IMPL_FSTATAT | DC_IMPL_REALPATH | DC_IMPL_OPENDIR;
 
 static void read_env(void)
 {
@@ -192,7 +192,8 @@ static int child_mounts(void *arg)
 {
 	struct run *rn = arg;
 	if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0) {
-		fprintf(stderr, "test_fuzz[mounts]: no mount namespace (%s): trees without mounts\n",
+		fprintf(stderr,
+			"test_fuzz[mounts]: no mount namespace (%s): trees without mounts\n",
 			strerror(errno));
 		rn->v = V_ROOT;
 	}

@@ -32,15 +32,15 @@
 #include "safeopen.h"
 #include "sandbox.h"
 
-#define CHILD_CHECK(cond, ...)                                                                 \
-	do {                                                                                   \
-		if (!(cond)) {                                                                 \
-			fprintf(stderr, "%s:%d: child check failed: %s: ", __FILE__, __LINE__, \
-				#cond);                                                        \
-			fprintf(stderr, __VA_ARGS__);                                          \
-			fputc('\n', stderr);                                                   \
-			return 1;                                                              \
-		}                                                                              \
+#define CHILD_CHECK(cond, ...)                                                                     \
+	do {                                                                                       \
+		if (!(cond)) {                                                                     \
+			fprintf(stderr, "%s:%d: child check failed: %s: ", __FILE__, __LINE__,     \
+				#cond);                                                            \
+			fprintf(stderr, __VA_ARGS__);                                              \
+			fputc('\n', stderr);                                                       \
+			return 1;                                                                  \
+		}                                                                                  \
 	} while (0)
 
 #define DEPTH 500
@@ -126,8 +126,9 @@ static int child_deep_three_free(void *arg)
 		{ deep_file, O_PATH, SAFE_RESOLVE_IN_ROOT | SAFE_RESOLVE_USERSPACE },
 		{ deep_dir, O_RDONLY | O_DIRECTORY, SAFE_RESOLVE_BENEATH | SAFE_RESOLVE_USERSPACE },
 		{ deep_file, O_RDONLY, SAFE_RESOLVE_BENEATH | SAFE_RESOLVE_NO_DOTDOT },
-		{ deep_file, O_RDWR, SAFE_RESOLVE_BENEATH | SAFE_RESOLVE_NO_SYMLINKS |
-					     SAFE_RESOLVE_NO_XDEV | SAFE_RESOLVE_USERSPACE },
+		{ deep_file, O_RDWR,
+		  SAFE_RESOLVE_BENEATH | SAFE_RESOLVE_NO_SYMLINKS | SAFE_RESOLVE_NO_XDEV |
+			  SAFE_RESOLVE_USERSPACE },
 		{ deep_file, O_RDONLY, SAFE_RESOLVE_BENEATH },
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -175,7 +176,8 @@ static int op_under_pressure(int op, int nfree, bool *succeeded)
 				      SAFE_RESOLVE_BENEATH | (op ? SAFE_RESOLVE_USERSPACE : 0));
 		err = errno;
 		if (fd >= 0) {
-			CHILD_CHECK(fx_same_object(fd, rootfd, deep_file), "op %d: wrong object", op);
+			CHILD_CHECK(fx_same_object(fd, rootfd, deep_file), "op %d: wrong object",
+				    op);
 			close(fd);
 			r = 0;
 		}
@@ -250,8 +252,9 @@ static int op_under_pressure(int op, int nfree, bool *succeeded)
 	if (r == 0) {
 		*succeeded = true;
 	} else {
-		CHILD_CHECK(err == EMFILE, "op %d with %d free fds: %s (expected success or EMFILE)",
-			    op, nfree, strerror(err));
+		CHILD_CHECK(err == EMFILE,
+			    "op %d with %d free fds: %s (expected success or EMFILE)", op, nfree,
+			    strerror(err));
 	}
 	char *ls_root2 = fx_dir_listing(rootfd, ".");
 	char *ls_deep2 = fx_dir_listing(rootfd, deep_dir);
@@ -261,8 +264,8 @@ static int op_under_pressure(int op, int nfree, bool *succeeded)
 	free(ls_root2);
 	free(ls_deep);
 	free(ls_deep2);
-	CHILD_CHECK(fx_fd_count() == fds, "op %d with %d free fds: descriptors %d -> %d", op,
-		    nfree, fds, fx_fd_count());
+	CHILD_CHECK(fx_fd_count() == fds, "op %d with %d free fds: descriptors %d -> %d", op, nfree,
+		    fds, fx_fd_count());
 	return 0;
 }
 
@@ -282,8 +285,7 @@ static int child_pressure(void *arg)
 			return 1;
 		ok += succeeded;
 		/* nothing can work without a single descriptor */
-		CHILD_CHECK(p->nfree > 0 || !succeeded, "op %d worked with no free descriptor",
-			    op);
+		CHILD_CHECK(p->nfree > 0 || !succeeded, "op %d worked with no free descriptor", op);
 	}
 	/* with 3 free, the walker open (op 1) and fstatat (op 2) must work */
 	if (p->nfree == 3)
@@ -358,8 +360,8 @@ static int child_tmpfs(void *arg)
 		return 1;
 	/* Two inodes free, but no room for a 4000-byte xattr (tmpfs charges
 	 * xattrs to the same per-inode space budget). */
-	CHILD_CHECK(unlinkat(dfd, "fill1", 0) == 0 && unlinkat(dfd, "fill2", 0) == 0,
-		    "unlink: %s", strerror(errno));
+	CHILD_CHECK(unlinkat(dfd, "fill1", 0) == 0 && unlinkat(dfd, "fill2", 0) == 0, "unlink: %s",
+		    strerror(errno));
 	if (tmpfile_enospc(dfd, big, 0) || tmpfile_enospc(dfd, big, SAFE_TMPFILE_NO_OTMPFILE))
 		return 1;
 	/* Nothing leaked: a file with a small xattr needs both free slots
