@@ -64,6 +64,7 @@ struct dc_tree {
 	size_t nnames;
 	bool dotdot_links; /* some symlink body has a ".." component */
 	bool has_mounts;
+	dev_t proc_dev;
 	struct dc_obj objs[DC_MAX_OBJS];
 	size_t nobjs;
 	struct dc_dir dirs[DC_MAX_DIRS];
