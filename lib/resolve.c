@@ -348,19 +348,27 @@ static int may_follow_trailing(const struct walk *w, const struct info *lin)
 
 /* Put the body (read to buf[0..r)) in front of the rest of the path, which
  * starts at buf[rest]; an absolute body is EXDEV or a jump to the root. */
+static size_t first_dotdot_level(const char *p);
+
 static int splice_body(struct walk *w, size_t r, size_t rest)
 {
 	if (r == 0)
 		return so_fail(ENOENT);
+	if (w->buf[0] == '/') {
+		if (w->resolve & SAFE_RESOLVE_BENEATH)
+			return so_fail(EXDEV);
+		/* IN_ROOT: the rest is walked from the root like a new path. */
+		memmove(w->buf + rest - r, w->buf, r);
+		w->pos = rest - r;
+		jump_root(w);
+		size_t lexical = first_dotdot_level(w->buf + w->pos);
+		w->known_from = lexical < w->known_init ? lexical : w->known_init;
+		return 0;
+	}
 	if (track_from_here(w) < 0)
 		return -1;
 	memmove(w->buf + rest - r, w->buf, r);
 	w->pos = rest - r;
-	if (w->buf[w->pos] == '/') {
-		if (w->resolve & SAFE_RESOLVE_BENEATH)
-			return so_fail(EXDEV);
-		jump_root(w);
-	}
 	return 0;
 }
 
@@ -762,10 +770,15 @@ int so_walk_open(int dirfd, const char *path, const struct safe_open_how *how)
 	for (int i = 0; i < SO_RACE_RETRIES; i++) {
 		ret = walk_once(w, path, len);
 		so_closep(&w->own);
-		if (ret == WALK_NEED_IDS) {
+		if (ret == WALK_NEED_IDS && w->known_init > 1) {
+			/* Not a race: walk again recording every level. */
 			w->known_init = 1;
-			ret = walk_once(w, path, len);
-			so_closep(&w->own);
+			i--;
+			continue;
+		}
+		if (ret == WALK_NEED_IDS) { /* cannot happen: every level recorded */
+			errno = EAGAIN;
+			ret = -1;
 		}
 		if (ret != WALK_RACE)
 			goto out;

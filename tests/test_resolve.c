@@ -160,6 +160,8 @@ static const char *const root_spec[] = {
 	"l lprocfd /proc/self/fd/0",
 	"l lprocexe /proc/self/exe",
 	"l lfifo fifo",
+	"l a/b/lupup3 ../../../",
+	"l ljump /a/b/lupup3",
 	NULL,
 };
 
@@ -391,6 +393,12 @@ static const struct row rows[] = {
 	ROW("lmid/file", RD, 0, OBJ("a/file"), OBJ("a/file")),
 	ROW("lprocfd", RD, 0, ERR(EXDEV), ERR(ENOENT)),
 	ROW("lprocexe", RD, 0, ERR(EXDEV), ERR(ENOENT)),
+	/* an absolute jump, then a body climbing into levels walked after it */
+	ROW("ljump/", PN, 0, ERR(EXDEV), OBJ(".")),
+	ROW("ljump", O_RDWR, 0, ERR(EXDEV), ERR(EISDIR)),
+	ROW("a/b/lupup3", P, 0, ERR(EXDEV), OBJ(".")),
+	ROW("a/b/lupup3/a/b/lupup3/file", RD, 0, ERR(EXDEV), OBJ("file")),
+	ROW("dir/../ljump/file", RD, 0, ERR(EXDEV), OBJ("file")),
 	ROW("lfifo", O_RDONLY | O_NONBLOCK, 0, OBJ("fifo"), OBJ("fifo")),
 	ROW("fifo", O_WRONLY | O_NONBLOCK, 0, ERR(ENXIO), ERR(ENXIO)),
 	ROW("fifo", P, 0, OBJ("fifo"), OBJ("fifo")),
