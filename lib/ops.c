@@ -130,20 +130,30 @@ int so_ident_at(int fd, const char *name, struct so_ident *id)
  * component (act with AT_SYMLINK_NOFOLLOW). Otherwise returns an O_PATH fd
  * of the object itself, opened by the resolver, and *name = "" (act with
  * AT_EMPTY_PATH). The caller owns the fd; -1 with errno on failure.
+ *
+ * SAFE_RESOLVE_NO_XDEV covers the last component too, as in openat2: a
+ * lookup of a mount point by name in its parent lands on the mounted root,
+ * another mount. Under NO_XDEV the object is therefore always opened by the
+ * resolver (O_PATH, plus O_NOFOLLOW without `follow`), which refuses that
+ * step with EXDEV exactly as openat2 does, and the operation acts on that
+ * descriptor: what was checked is what is acted on, whatever is mounted or
+ * unmounted on the name afterwards.
  */
 static int op_target(int dirfd, const char *path, uint64_t resolve, bool follow,
 		     struct so_last *last, const char **name)
 {
 	if (!path)
 		return so_fail(EFAULT);
-	if (!follow && !so_path_last_special(path)) {
+	bool special = so_path_last_special(path);
+	if (!follow && !special && !(resolve & SAFE_RESOLVE_NO_XDEV)) {
 		int pfd = so_resolve_parent(dirfd, path, resolve, last);
 		if (pfd >= 0)
 			*name = last->name;
 		return pfd;
 	}
 	*name = "";
-	return so_op_open(dirfd, path, resolve, 0);
+	/* "." / ".." / "x/" are resolved (a trailing slash follows) as before. */
+	return so_op_open(dirfd, path, resolve, follow || special ? 0 : O_NOFOLLOW);
 }
 
 static int at_flags(const char *name)
@@ -535,9 +545,18 @@ ssize_t safe_readlinkat_beneath(int dirfd, const char *path, char *buf, size_t s
 	_cleanup_fd_ int fd = op_target(dirfd, path, resolve, false, &last, &name);
 	if (fd < 0)
 		return -1;
-	if (!*name) /* ".", ".." or "x/": a directory (the resolver followed) */
+	if (*name)
+		return readlinkat(fd, name, buf, size);
+	if (so_path_last_special(path)) /* ".", "..", "x/": a directory (followed) */
 		return so_fail(EINVAL);
-	return readlinkat(fd, name, buf, size);
+	/* NO_XDEV: fd is the object itself (O_PATH|O_NOFOLLOW). readlinkat()
+	 * of "" is ENOENT for a non-symlink; by name it would be EINVAL. */
+	struct stat st;
+	if (fstat(fd, &st) < 0)
+		return -1;
+	if (!S_ISLNK(st.st_mode))
+		return so_fail(EINVAL);
+	return readlinkat(fd, "", buf, size);
 }
 
 /* ------------------------------------------------------------------ chmod, chown, utimes */

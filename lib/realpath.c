@@ -27,6 +27,7 @@
 #include "internal.h"
 
 #include <dirent.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -157,6 +158,76 @@ static int entry_path(int dirfd, const char *path, uint64_t resolve, const struc
 	return so_fail(EAGAIN);
 }
 
+/* Does `rel` (relative to the root) lead to the object `oid` now, resolved
+ * scoped and without following any symlink? 1 yes, 0 no (or not at all). */
+static int verify(int dirfd, const char *rel, uint64_t resolve, const struct so_ident *oid)
+{
+	_cleanup_fd_ int chk = so_op_open(dirfd, rel, resolve | SAFE_RESOLVE_NO_SYMLINKS, O_NOFOLLOW);
+	struct so_ident cid;
+	return chk >= 0 && so_ident_at(chk, NULL, &cid) == 0 && so_same_inode(&cid, oid);
+}
+
+/* The target of fd's entry in the verified procfs fd directory, NUL-terminated. */
+static int fd_link(int fddir, int fd, char out[PATH_MAX])
+{
+	char ent[16];
+	(void)snprintf(ent, sizeof(ent), "%d", fd);
+	ssize_t n = readlinkat(fddir, ent, out, PATH_MAX);
+	if (n < 0)
+		return -1;
+	if ((size_t)n >= PATH_MAX)
+		return so_fail(ENAMETOOLONG);
+	out[n] = '\0';
+	return 0;
+}
+
+/*
+ * The fallback when climbing is refused (EACCES: a directory on the way that
+ * cannot be searched or read). The kernel's name of each descriptor, read
+ * from its entry in a procfs verified by so_procfs_fd_dir(), costs no
+ * permission on the directories: the object's name minus the root's name is
+ * a candidate, and nothing about it is trusted until verify() has resolved
+ * it from the root, scoped and without following any symlink, to the very
+ * object. Writes the candidate (without the leading root part) to rel.
+ * Returns 1 verified, 0 a well-formed candidate that did not verify (the
+ * tree changed, or the names are not what they seem: retry), -1 with errno
+ * when procfs cannot name it (no verified procfs, a name that is not an
+ * absolute path under the root's name, e.g. the root or the object was
+ * deleted or lives in another mount namespace).
+ */
+static int procfs_name(int dirfd, int obj, uint64_t resolve, const struct so_ident *oid,
+		       char rel[PATH_MAX])
+{
+	_cleanup_fd_ int fddir = so_procfs_fd_dir();
+	if (fddir < 0)
+		return -1;
+	_cleanup_fd_ int cwd = -1;
+	int rootfd = dirfd;
+	if (dirfd == AT_FDCWD) {
+		cwd = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (cwd < 0)
+			return -1;
+		rootfd = cwd;
+	}
+	char rp[PATH_MAX], op[PATH_MAX];
+	if (fd_link(fddir, rootfd, rp) < 0 || fd_link(fddir, obj, op) < 0)
+		return -1;
+	if (rp[0] != '/' || op[0] != '/')
+		return so_fail(ENXIO);
+	size_t rl = strlen(rp);
+	if (rl == 1) /* the root is "/" */
+		rl = 0;
+	if (strncmp(op, rp, rl) != 0 || (op[rl] != '/' && op[rl] != '\0'))
+		return so_fail(ENXIO);
+	const char *r = op + rl;
+	while (*r == '/')
+		r++;
+	if (!*r)
+		r = ".";
+	memmove(rel, r, strlen(r) + 1);
+	return verify(dirfd, rel, resolve, oid);
+}
+
 ssize_t safe_realpath_beneath(int dirfd, const char *path, char *buf, size_t size, uint64_t flags)
 {
 	uint64_t resolve = so_op_resolve(flags, 0);
@@ -166,14 +237,21 @@ ssize_t safe_realpath_beneath(int dirfd, const char *path, char *buf, size_t siz
 		return so_fail(EFAULT);
 	if (size == 0)
 		return so_fail(ERANGE);
-	struct so_ident rootid;
-	if (so_ident_at(dirfd, NULL, &rootid) < 0)
-		return -1;
 
+	struct so_ident rootid;
+	bool have_root = false;
+	int denied = 0; /* the climbing error, when the procfs name did not verify */
 	for (int tries = 0; tries < REALPATH_RETRIES; tries++) {
+		/* The resolver first: its errors, in its order (an absolute path
+		 * under BENEATH is EXDEV and an empty one ENOENT whatever dirfd). */
 		_cleanup_fd_ int obj = so_op_open(dirfd, path, resolve, 0);
 		if (obj < 0)
 			return -1;
+		if (!have_root) {
+			if (so_ident_at(dirfd, NULL, &rootid) < 0)
+				return -1;
+			have_root = true;
+		}
 		struct so_ident oid;
 		struct stat st;
 		if (so_ident_at(obj, NULL, &oid) < 0 || fstat(obj, &st) < 0)
@@ -182,11 +260,28 @@ ssize_t safe_realpath_beneath(int dirfd, const char *path, char *buf, size_t siz
 		buf[size - 1] = '\0';
 		int r = S_ISDIR(st.st_mode) ? dir_path(obj, &rootid, &o)
 					    : entry_path(dirfd, path, resolve, &oid, &rootid, &o);
+		if (r < 0 && errno == EACCES) {
+			int err = errno;
+			char rel[PATH_MAX];
+			int v = procfs_name(dirfd, obj, resolve, &oid, rel);
+			if (v < 0)
+				return so_fail(err);
+			if (v == 0) {
+				denied = err;
+				continue;
+			}
+			size_t len = strlen(rel);
+			if (len >= size)
+				return so_fail(ERANGE);
+			memcpy(buf, rel, len + 1);
+			return (ssize_t)len;
+		}
 		if (r < 0) {
 			if (errno == EAGAIN)
 				continue;
 			return -1;
 		}
+		denied = 0;
 		size_t len = size - 1 - o.pos;
 		if (len == 0) {
 			if (size < 2)
@@ -199,11 +294,8 @@ ssize_t safe_realpath_beneath(int dirfd, const char *path, char *buf, size_t siz
 		/* Verify: the canonical path must lead to the same object now. */
 		if (len >= PATH_MAX)
 			return so_fail(ENAMETOOLONG);
-		_cleanup_fd_ int chk =
-			so_op_open(dirfd, buf, resolve | SAFE_RESOLVE_NO_SYMLINKS, O_NOFOLLOW);
-		struct so_ident cid;
-		if (chk >= 0 && so_ident_at(chk, NULL, &cid) == 0 && so_same_inode(&cid, &oid))
+		if (verify(dirfd, buf, resolve, &oid))
 			return (ssize_t)len;
 	}
-	return so_fail(EAGAIN);
+	return so_fail(denied ? denied : EAGAIN);
 }

@@ -301,7 +301,10 @@ int safe_rmtree_beneath(int dirfd, const char *path, uint64_t flags)
 			return -1;
 		if (so_same_inode(&tid, &rootid))
 			return so_fail(EBUSY);
-		if (!xdev && so_other_mount(&pid, &tid))
+		/* The top is what the path names: SAFE_RESOLVE_NO_XDEV keeps it on
+		 * its parent's mount even with SAFE_RMTREE_XDEV (which only
+		 * concerns mount points below it). */
+		if ((!xdev || (resolve & SAFE_RESOLVE_NO_XDEV)) && so_other_mount(&pid, &tid))
 			return so_fail(EXDEV);
 		int err = empty_dir(top, &tid, xdev) < 0 ? errno : 0;
 		so_closep(&top);
