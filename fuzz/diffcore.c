@@ -1075,6 +1075,24 @@ static void run_impl(struct dc_tree *t, const struct dc_case *c, int impl, struc
 {
 	memset(res, 0, sizeof(*res));
 	errno = 0;
+	if (impl == 6) {
+		/* safe_readlinkat_beneath(): the body of the link O_PATH|O_NOFOLLOW
+		 * opens (see dc_run_case for the expectation) */
+		char body[PATH_MAX];
+		ssize_t n = safe_readlinkat_beneath(pick_dirfd(t, c->dirsel), c->path, body,
+						    sizeof(body) - 1, c->resolve);
+		if (n < 0) {
+			res->kind = R_ERR;
+			res->err = errno;
+			return;
+		}
+		body[n] = '\0';
+		res->kind = R_OBJ;
+		res->fl = O_PATH;
+		res->cloexec = true;
+		setf(res->what, sizeof(res->what), "link -> %s", body);
+		return;
+	}
 	if (impl == 5) {
 		/* safe_opendir_beneath(): the directory O_RDONLY|O_DIRECTORY opens */
 		DIR *d = safe_opendir_beneath(pick_dirfd(t, c->dirsel), c->path, c->resolve);
@@ -1230,6 +1248,30 @@ static bool same_result(const struct dc_result *a, const struct dc_result *b)
 	return !strcmp(a->what, b->what) && a->fl == b->fl;
 }
 
+/* What readlink of the object O_PATH|O_NOFOLLOW gave must return: its body if
+ * it is a symlink, EINVAL if it is anything else, the same errno otherwise. */
+static const struct dc_result *readlink_expectation(const struct dc_tree *t,
+						    const struct dc_result *want,
+						    struct dc_result *out)
+{
+	*out = *want;
+	if (want->kind != R_OBJ)
+		return out;
+	struct stat st;
+	char body[PATH_MAX];
+	ssize_t n = -1;
+	if (fstatat(t->basefd, want->what, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode))
+		n = readlinkat(t->basefd, want->what, body, sizeof(body) - 1);
+	if (n < 0) {
+		out->kind = R_ERR;
+		out->err = EINVAL;
+	} else {
+		body[n] = '\0';
+		setf(out->what, sizeof(out->what), "link -> %s", body);
+	}
+	return out;
+}
+
 static bool same_object_or_errno(const struct dc_result *a, const struct dc_result *b)
 {
 	if (a->kind != b->kind)
@@ -1328,8 +1370,9 @@ bool dc_kernel_has_openat2(void)
 
 int dc_run_case(struct dc_tree *t, const struct dc_case *c, int impls, char *out, size_t size)
 {
-	struct dc_result raw, lib[5];
+	struct dc_result raw, lib[6];
 	bool bad = false;
+	struct dc_result rl_want;
 	/* safe_fstatat_beneath() joins in for O_PATH and O_PATH|O_NOFOLLOW: it
 	 * must stat the object those open. */
 	uint64_t plain = c->flags & ~(uint64_t)O_CLOEXEC;
@@ -1347,6 +1390,10 @@ int dc_run_case(struct dc_tree *t, const struct dc_case *c, int impls, char *out
 	    !((plain & ~(uint64_t)O_NONBLOCK) == (O_RDONLY | O_DIRECTORY) && !c->mode &&
 	      !c->expect_einval))
 		impls &= ~DC_IMPL_OPENDIR;
+	/* safe_readlinkat_beneath() for O_PATH|O_NOFOLLOW outside procfs */
+	if ((impls & DC_IMPL_READLINK) && !(plain == (O_PATH | O_NOFOLLOW) && !c->mode &&
+					    !c->expect_einval && c->dirsel != DC_DIR_PROC))
+		impls &= ~DC_IMPL_READLINK;
 	/* Without openat2 (valgrind does not know it) the walker is the
 	 * reference: the default path must agree with it, and both must be
 	 * clean. */
@@ -1374,12 +1421,14 @@ int dc_run_case(struct dc_tree *t, const struct dc_case *c, int impls, char *out
 	bool strict_dotdot = dotdot && !has_dotdot_component(c->path) && !t->dotdot_links &&
 			     c->dirsel != DC_DIR_PROC;
 
-	for (int i = 0; i < 5; i++) {
+	for (int i = 0; i < 6; i++) {
 		if (!(impls & (1 << i)))
 			continue;
 		run_impl(t, c, i + 1, &lib[i]);
 		struct dc_result *r = &lib[i];
 		bool ok = i >= 2 ? same_object_or_errno(r, &want) : same_result(r, &want);
+		if (i == 5)
+			ok = same_object_or_errno(r, readlink_expectation(t, &want, &rl_want));
 		if (!ok && dotdot && !strict_dotdot && !c->expect_einval)
 			ok = r->kind == R_ERR && r->err == EXDEV;
 		if (!ok && kernel_restart_eloop(t, c, &want, r, i == 0)) {
@@ -1413,13 +1462,19 @@ int dc_run_case(struct dc_tree *t, const struct dc_case *c, int impls, char *out
 		: dotdot	 ? (strict_dotdot ? " (NO_DOTDOT: no '..' anywhere, must match)"
 						  : " (NO_DOTDOT: this or EXDEV)")
 				 : "");
-	static const char *const label[] = { "safe_openat2 default:  ", "safe_openat2 walker:   ",
-					     "safe_fstatat_beneath:  ", "safe_realpath_beneath: " };
-	for (int i = 0; i < 5; i++) {
+	static const char *const label[] = {
+		"safe_openat2 default:  ", "safe_openat2 walker:   ", "safe_fstatat_beneath:  ",
+		"safe_realpath_beneath: ", "safe_opendir_beneath:  ", "safe_readlinkat_beneath:",
+	};
+	for (int i = 0; i < 6; i++) {
 		if (!(impls & (1 << i)))
 			continue;
 		describe_result(&lib[i], rs, sizeof(rs));
 		appendf(out, size, "    %s%s\n", label[i], rs);
+		if (i == 5) {
+			describe_result(readlink_expectation(t, &want, &rl_want), rs, sizeof(rs));
+			appendf(out, size, "      (expected from the object openat2 gave: %s)\n", rs);
+		}
 	}
 	return 1;
 }

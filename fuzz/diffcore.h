@@ -112,6 +112,7 @@ void dc_describe_case(const struct dc_case *c, char *buf, size_t size);
 #define DC_IMPL_FSTATAT 4  /* safe_fstatat_beneath, for O_PATH(|O_NOFOLLOW) cases */
 #define DC_IMPL_REALPATH 8 /* safe_realpath_beneath, for O_PATH cases */
 #define DC_IMPL_OPENDIR 16 /* safe_opendir_beneath, for O_RDONLY|O_DIRECTORY cases */
+#define DC_IMPL_READLINK 32 /* safe_readlinkat_beneath, for O_PATH|O_NOFOLLOW cases */
 int dc_run_case(struct dc_tree *t, const struct dc_case *c, int impls, char *out, size_t size);
 
 /*

@@ -4,7 +4,8 @@
  * over a fixed adversarial tree (dc_fixed_spec in diffcore.c), comparing raw
  * openat2(2) with safe_openat2() (default path and SAFE_RESOLVE_USERSPACE
  * walker), and where the flags allow, with safe_fstatat_beneath(),
- * safe_realpath_beneath() and safe_opendir_beneath(). Any mismatch prints the
+ * safe_realpath_beneath(), safe_opendir_beneath() and
+ * safe_readlinkat_beneath(). Any mismatch prints the
  * case and aborts, so libFuzzer saves the reproducing input (fuzz-smoke-crash-*
  * under make fuzz-smoke); rerun it with ./fuzz/fuzz_resolve FILE.
  *
@@ -126,7 +127,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	c.path[plen] = '\0';
 
 	static const int impls = DC_IMPL_DEFAULT | DC_IMPL_WALKER | DC_IMPL_FSTATAT |
-				 DC_IMPL_REALPATH | DC_IMPL_OPENDIR;
+				 DC_IMPL_REALPATH | DC_IMPL_OPENDIR | DC_IMPL_READLINK;
 	if (dc_run_case(tree, &c, impls, msg, sizeof(msg))) {
 		fprintf(stderr, "fuzz_resolve: %s", msg);
 		dc_tree_print(tree);

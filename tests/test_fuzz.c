@@ -26,9 +26,11 @@
  * cases ran), SAFEOPEN_FUZZ_STATS (set: print
  * the distribution of the kernel's answers), SAFEOPEN_FUZZ_REPORTS (mismatches
  * printed before a variant stops, default 5), SAFEOPEN_FUZZ_IMPL (a list of
- * "default", "walker", "fstatat", "realpath", "opendir": compare only those
- * library functions; default all). safe_opendir_beneath() joins for
- * O_RDONLY|O_DIRECTORY cases, safe_fstatat_beneath() joins the comparison
+ * "default", "walker", "fstatat", "realpath", "opendir", "readlink": compare
+ * only those library functions; default all). safe_opendir_beneath() joins
+ * for O_RDONLY|O_DIRECTORY cases, safe_readlinkat_beneath() for
+ * O_PATH|O_NOFOLLOW cases outside procfs (the body of the link openat2 opens,
+ * EINVAL for anything else), safe_fstatat_beneath() joins the comparison
  * for O_PATH and O_PATH|O_NOFOLLOW cases (it must stat the object those
  * open) and safe_realpath_beneath() for O_PATH cases without NO_SYMLINKS and
  * outside procfs (a canonical path, re-resolved without following anything,
@@ -61,7 +63,8 @@ static uint64_t seed;
 static long total_cases;
 static double total_time;
 static int impls =
-	DC_IMPL_DEFAULT | DC_IMPL_WALKER | DC_IMPL_FSTATAT | DC_IMPL_REALPATH | DC_IMPL_OPENDIR;
+	DC_IMPL_DEFAULT | DC_IMPL_WALKER | DC_IMPL_FSTATAT | DC_IMPL_REALPATH | DC_IMPL_OPENDIR |
+	DC_IMPL_READLINK;
 
 static void read_env(void)
 {
@@ -92,6 +95,8 @@ static void read_env(void)
 			impls |= DC_IMPL_REALPATH;
 		if (strstr(s, "opendir"))
 			impls |= DC_IMPL_OPENDIR;
+		if (strstr(s, "readlink"))
+			impls |= DC_IMPL_READLINK;
 	}
 }
 
