@@ -70,6 +70,7 @@
 #include <sys/fsuid.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
+#include <sys/syscall.h>
 #include <sys/sysmacros.h>
 
 #ifndef ST_NOSYMFOLLOW
@@ -499,11 +500,26 @@ static int step_dotdot(struct walk *w)
 	return 0;
 }
 
-/* The final object is the current directory itself ("/", ".", "..", a link
- * to one of those): open it with the real flags. */
-static int open_cur(struct walk *w)
+/*
+ * The final object is the current directory itself ("/", ".", "..", a link
+ * to one of those): open it with the real flags, as "." of itself. When the
+ * path named the root without any component ("/", an IN_ROOT jump to "/"),
+ * the kernel looks nothing up in the root and needs no search permission on
+ * it; for O_PATH the same descriptor comes from open_tree() (5.2+) without a
+ * lookup. (Other flags on a readable but unsearchable root stay EACCES.)
+ */
+static int open_cur(struct walk *w, bool no_component)
 {
-	return openat(w->cur, ".", w->oflags | O_CLOEXEC, w->mode);
+	int fd = openat(w->cur, ".", w->oflags | O_CLOEXEC, w->mode);
+	if (fd >= 0 || !no_component || errno != EACCES || !(w->oflags & O_PATH))
+		return fd;
+	int saved = errno;
+	long r = syscall(SYS_open_tree, w->cur, "", AT_EMPTY_PATH | O_CLOEXEC);
+	if (r < 0) {
+		errno = saved;
+		return -1;
+	}
+	return (int)r;
 }
 
 /* Result codes of final_name() besides an fd / -1. */
@@ -617,7 +633,7 @@ static int walk_once(struct walk *w, const char *path, size_t len)
 		while (*s == '/')
 			s++;
 		if (!*s)
-			return open_cur(w);
+			return open_cur(w, true);
 		char *e = s;
 		while (*e && *e != '/')
 			e++;
@@ -631,7 +647,7 @@ static int walk_once(struct walk *w, const char *path, size_t len)
 
 		if (clen == 1 && s[0] == '.') {
 			if (last)
-				return open_cur(w);
+				return open_cur(w, false);
 			w->pos = (size_t)(n - w->buf);
 			continue;
 		}
@@ -640,7 +656,7 @@ static int walk_once(struct walk *w, const char *path, size_t len)
 			if (r < 0)
 				return r;
 			if (last)
-				return open_cur(w);
+				return open_cur(w, false);
 			w->pos = (size_t)(n - w->buf);
 			continue;
 		}
