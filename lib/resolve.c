@@ -728,6 +728,14 @@ static size_t first_dotdot_level(const char *p)
 	return min;
 }
 
+/*
+ * The walker's entry point (safety argument: top of this file). Path checks
+ * in the kernel's order (EFAULT, ENOENT, ENAMETOOLONG, EXDEV for an absolute
+ * path under BENEATH before the dirfd is looked at), then walk_once() until
+ * it neither detects a race nor needs identities it did not record; races
+ * are retried SO_RACE_RETRIES times, then EAGAIN. Everything the walk opened
+ * is closed on every path; heap buffers, if any, are freed.
+ */
 int so_walk_open(int dirfd, const char *path, const struct safe_open_how *how)
 {
 	if (!path)
