@@ -1674,6 +1674,333 @@ START_TEST(realpath_mounts)
 }
 END_TEST
 
+/* ---------------------------------------------------------------- NO_XDEV on the last component */
+
+/* What an operation must answer under NO_XDEV when the last component is a
+ * mount point: EXDEV wherever it would reach the object (as openat2 with
+ * O_PATH|O_NOFOLLOW); the kernel's own answer where it only handles the name
+ * in its parent (it never acts on the mounted object: EBUSY, or EEXIST for a
+ * creation, EISDIR / ENOTDIR where the kind is wrong first). */
+static int xdev_expect(const struct op *op, bool dir)
+{
+	static const struct {
+		const char *name;
+		int dir, nondir;
+	} by_name[] = {
+		{ "mkdir", EEXIST, EEXIST },	       { "link-to", EEXIST, EEXIST },
+		{ "symlink", EEXIST, EEXIST },	       { "rename-noreplace", EEXIST, EEXIST },
+		{ "unlink", EISDIR, EBUSY },	       { "rmdir", EBUSY, ENOTDIR },
+		{ "rename-from", EBUSY, EBUSY },       { "rename-to", EISDIR, EBUSY },
+		{ "rename-exchange", EBUSY, EBUSY }, { "rmtree", EXDEV, EBUSY },
+	};
+	for (size_t k = 0; k < sizeof(by_name) / sizeof(by_name[0]); k++)
+		if (!strcmp(op->name, by_name[k].name))
+			return dir ? by_name[k].dir : by_name[k].nondir;
+	return EXDEV;
+}
+
+/* Mount points as the last component under NO_XDEV: a tmpfs, a bind mount of
+ * the outside directory, a bind mount of an outside file; every operation,
+ * both scopes; nothing outside or in the mounts changes. */
+static int xdev_mount_child(void *arg)
+{
+	uint64_t m = *(uint64_t *)arg;
+	CK(unshare(CLONE_NEWNS) == 0);
+	CK(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0);
+	static const char *const spec[] = {
+		"d xm", "d xb", "f xf z", "d sub", "d sub/xm", "l lxm xm", NULL,
+	};
+	fx_build(E.rootfd, spec);
+	char p[PATH_MAX], q[PATH_MAX];
+	pj(p, E.root, "xm");
+	CK(mount("tmpfs", p, "tmpfs", 0, "size=1m") == 0);
+	pj(p, E.root, "sub/xm");
+	CK(mount("tmpfs", p, "tmpfs", 0, "size=1m") == 0);
+	pj(p, E.root, "xb");
+	CK(mount(E.outside, p, NULL, MS_BIND, NULL) == 0);
+	pj(p, E.root, "xf");
+	pj(q, E.outside, "victim");
+	CK(mount(q, p, NULL, MS_BIND, NULL) == 0);
+	/* Opened after the unshare: it walks the new mount table. */
+	int root = open(E.root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	CK(root >= 0);
+	char *before = fx_tree_snapshot(E.outside);
+	char *rbefore = fx_tree_snapshot(E.root);
+	struct stat st, ref;
+
+	/* The mounts are there: without NO_XDEV the names reach them. */
+	CK(safe_fstatat_beneath(root, "xb", &st, m) == 0);
+	CK(fstat(E.outfd, &ref) == 0 && st.st_ino == ref.st_ino && st.st_dev == ref.st_dev);
+
+	static const char *const names[] = { "xm", "xb", "xf", "sub/xm" };
+	for (int s = 0; s < 2; s++) {
+		uint64_t f = m | SAFE_RESOLVE_NO_XDEV |
+			     (s ? SAFE_RESOLVE_IN_ROOT : SAFE_RESOLVE_BENEATH);
+		for (size_t k = 0; k < sizeof(names) / sizeof(names[0]); k++) {
+			bool dir = strcmp(names[k], "xf") != 0;
+			for (int o = 0; o < N_OPS; o++) {
+				int want = xdev_expect(&ops[o], dir);
+				errno = 0;
+				int r = ops[o].fn(root, names[k], f);
+				if (r != -1 || errno != want) {
+					fprintf(stderr, "%s(%s) NO_XDEV%s: got %d %s, want %s\n",
+						ops[o].name, names[k], s ? " IN_ROOT" : "", r,
+						strerror(errno), strerror(want));
+					return 1;
+				}
+			}
+			char buf[16];
+			errno = 0;
+			CK(safe_listxattr_beneath(root, names[k], buf, sizeof(buf), f) == -1 &&
+			   errno == EXDEV);
+			errno = 0;
+			CK(safe_removexattr_beneath(root, names[k], "user.x", f) == -1 &&
+			   errno == EXDEV);
+			/* SAFE_RMTREE_XDEV concerns mount points below the top only. */
+			errno = 0;
+			CK(safe_rmtree_beneath(root, names[k], f | SAFE_RMTREE_XDEV) == -1 &&
+			   errno == (dir ? EXDEV : EBUSY));
+		}
+		/* A symlink to a mount point is on the root's mount; following it
+		 * crosses. */
+		CK(safe_fstatat_beneath(root, "lxm", &st, f) == 0 && S_ISLNK(st.st_mode));
+		char body[16];
+		CK(safe_readlinkat_beneath(root, "lxm", body, sizeof(body), f) == 2);
+		CK(!memcmp(body, "xm", 2));
+		errno = 0;
+		CK(safe_fstatat_beneath(root, "lxm", &st, f | SAFE_FOLLOW) == -1 && errno == EXDEV);
+		CK(safe_fstatat_beneath(root, "sub", &st, f) == 0 && S_ISDIR(st.st_mode));
+	}
+	char *after = fx_tree_snapshot(E.outside);
+	char *rafter = fx_tree_snapshot(E.root);
+	CK(!strcmp(before, after));
+	CK(!strcmp(rbefore, rafter));
+	free(before);
+	free(after);
+	free(rbefore);
+	free(rafter);
+	/* Still mounted. */
+	CK(fstatat(root, "xb", &st, 0) == 0 && st.st_ino == ref.st_ino);
+	close(root);
+	return 0;
+}
+
+START_TEST(no_xdev_mount_points)
+{
+	env_open();
+	uint64_t m = MODE(_i);
+	ck_assert_int_eq(sb_run(xdev_mount_child, &m), 0);
+	env_close();
+}
+END_TEST
+
+/* Without mounts NO_XDEV changes nothing: the operations take the object's
+ * descriptor instead of its name, with the same results and errors. */
+START_TEST(no_xdev_plain_names)
+{
+	env_open();
+	uint64_t m = MODE(_i);
+	static const char *const names[] = {
+		"file",	 "link_file", "chain", "a",  "a/b/file", "link_dir", "dangling_in", "fifo",
+		"nonexist", "a/",	 "a/..",  ".",  "file/",    "abs",	 "up",		"a/b/rel",
+	};
+	static int (*const idem[])(int, const char *, uint64_t) = {
+		op_stat,	 op_stat_follow,  op_statx,	  op_statx_follow, op_opendir,
+		op_readlink,	 op_chmod,	  op_chmod_follow, op_chown,	   op_chown_follow,
+		op_utimens,	 op_utimens_follow, op_setxattr,   op_setxattr_follow, op_getxattr,
+		op_getxattr_follow, op_listxattr,    op_realpath,
+	};
+	for (size_t k = 0; k < sizeof(names) / sizeof(names[0]); k++) {
+		for (size_t o = 0; o < sizeof(idem) / sizeof(idem[0]); o++) {
+			errno = 0;
+			int r1 = idem[o](E.rootfd, names[k], m);
+			int e1 = r1 < 0 ? errno : 0;
+			errno = 0;
+			int r2 = idem[o](E.rootfd, names[k], m | SAFE_RESOLVE_NO_XDEV);
+			int e2 = r2 < 0 ? errno : 0;
+			ck_assert_msg(r1 == r2 && e1 == e2, "op %zu(%s): %d %s, NO_XDEV %d %s", o,
+				      names[k], r1, strerror(e1), r2, strerror(e2));
+		}
+	}
+	/* What the descriptor route acts on is the link itself. */
+	char body[16];
+	ck_assert_int_eq(safe_readlinkat_beneath(E.rootfd, "link_file", body, sizeof(body),
+						 m | SAFE_RESOLVE_NO_XDEV),
+			 4);
+	ck_assert(!memcmp(body, "file", 4));
+	ck_fails(safe_readlinkat_beneath(E.rootfd, "file", body, sizeof(body),
+					 m | SAFE_RESOLVE_NO_XDEV),
+		 EINVAL);
+	ck_fails(safe_fchmodat_beneath(E.rootfd, "link_file", 0600, m | SAFE_RESOLVE_NO_XDEV),
+		 EOPNOTSUPP);
+	ck_ok(safe_linkat_beneath(E.rootfd, "link_file", "hl", m | SAFE_RESOLVE_NO_XDEV));
+	ck_assert(S_ISLNK(lmode(E.rootfd, "hl")));
+	ck_ok(safe_linkat_beneath(E.rootfd, "file", "hf", m | SAFE_RESOLVE_NO_XDEV));
+	struct stat a, b;
+	ck_assert_int_eq(fstatat(E.rootfd, "hf", &a, AT_SYMLINK_NOFOLLOW), 0);
+	ck_assert_int_eq(fstatat(E.rootfd, "file", &b, AT_SYMLINK_NOFOLLOW), 0);
+	ck_assert(a.st_ino == b.st_ino && a.st_nlink == 2);
+	ck_fails(safe_linkat_beneath(E.rootfd, "file", "hf", m | SAFE_RESOLVE_NO_XDEV), EEXIST);
+	ck_fails(safe_linkat_beneath(E.rootfd, "up", "hu", m | SAFE_RESOLVE_NO_XDEV |
+							     SAFE_FOLLOW),
+		 EXDEV);
+	env_close();
+}
+END_TEST
+
+/* ---------------------------------------------------------------- realpath fails as openat2 does */
+
+/* safe_realpath_beneath() succeeds exactly when safe_openat2(O_PATH) does,
+ * with its errno, and names the object it opens. */
+static void ck_realpath_like_open(int dirfd, const char *path, uint64_t flags)
+{
+	struct safe_open_how how = { .flags = O_PATH | O_CLOEXEC, .resolve = flags };
+	char buf[PATH_MAX];
+	errno = 0;
+	int fd = safe_openat2(dirfd, path, &how, sizeof(how));
+	int oe = errno;
+	errno = 0;
+	ssize_t n = safe_realpath_beneath(dirfd, path, buf, sizeof(buf), flags);
+	int re = errno;
+	if (fd < 0) {
+		ck_assert_msg(n == -1 && re == oe, "realpath(%d, '%s', %#llx): %zd %s; open: %s",
+			      dirfd, path, (unsigned long long)flags, n, strerror(re),
+			      strerror(oe));
+		return;
+	}
+	ck_assert_msg(n >= 0, "realpath(%d, '%s'): %s; open succeeds", dirfd, path, strerror(re));
+	struct stat a, b;
+	ck_assert_int_eq(fstat(fd, &a), 0);
+	ck_assert_int_eq(fstatat(dirfd, buf, &b, AT_SYMLINK_NOFOLLOW), 0);
+	ck_assert_msg(a.st_dev == b.st_dev && a.st_ino == b.st_ino, "realpath(%s) = %s", path,
+		      buf);
+	close(fd);
+}
+
+START_TEST(realpath_error_order)
+{
+	env_open();
+	uint64_t m = MODE(_i);
+	char buf[64];
+	/* An absolute path under BENEATH is EXDEV, an empty path ENOENT, before
+	 * the dirfd is looked at; IN_ROOT looks at it. */
+	ck_fails(safe_realpath_beneath(1000000, "/n", buf, sizeof(buf), m), EXDEV);
+	ck_fails(safe_realpath_beneath(1000000, "/./a/f/..x/", buf, sizeof(buf), m), EXDEV);
+	ck_fails(safe_realpath_beneath(1000000, "", buf, sizeof(buf), m), ENOENT);
+	ck_fails(safe_realpath_beneath(-1, "", buf, sizeof(buf), m | SAFE_RESOLVE_IN_ROOT),
+		 ENOENT);
+	ck_fails(safe_realpath_beneath(1000000, "/n", buf, sizeof(buf), m | SAFE_RESOLVE_IN_ROOT),
+		 EBADF);
+	ck_fails(safe_realpath_beneath(1000000, "a", buf, sizeof(buf), m), EBADF);
+	int filefd = openat(E.rootfd, "file", O_PATH | O_CLOEXEC);
+	ck_assert_int_ge(filefd, 0);
+	static const char *const paths[] = {
+		"", "/", "/n", "/a", ".", "..", "a", "a/b/file", "file/", "file/..", "nonexist",
+		"nonexist/..", "link_dir/b", "chain", "up", "abs", "dangling_in", "a/b/rel", "fifo",
+		"a//b/../../a", "..x",
+	};
+	int fds[] = { E.rootfd, 1000000, -1, filefd, AT_FDCWD };
+	char cwd[PATH_MAX];
+	ck_assert_ptr_nonnull(getcwd(cwd, sizeof(cwd)));
+	ck_assert_int_eq(fchdir(E.rootfd), 0);
+	for (size_t d = 0; d < sizeof(fds) / sizeof(fds[0]); d++)
+		for (size_t k = 0; k < sizeof(paths) / sizeof(paths[0]); k++)
+			for (int s = 0; s < 2; s++)
+				ck_realpath_like_open(fds[d], paths[k],
+						      m | (s ? SAFE_RESOLVE_IN_ROOT
+							     : SAFE_RESOLVE_BENEATH));
+	ck_assert_int_eq(chdir(cwd), 0);
+	close(filefd);
+	env_close();
+}
+END_TEST
+
+/* Unprivileged: directories that can be searched but not read (or not even
+ * searched, as the object) cannot be climbed; the verified procfs names them. */
+static int realpath_unpriv_child(void *arg)
+{
+	uint64_t m = *(uint64_t *)arg;
+	bool noproc = m & 2;
+	m &= SAFE_RESOLVE_USERSPACE;
+	static const char *const spec[] = {
+		"d c", "d b", "d b/y", "f b/y/ab x", "d b/y/z", "f b/y/z/f x", "d n", "d n/m",
+		"d n/k", "l lk b/y/ab", "l ly b/y/z", NULL,
+	};
+	fx_build(E.rootfd, spec);
+	CK(fchmodat(E.rootfd, "c", 0000, 0) == 0);
+	CK(fchmodat(E.rootfd, "b/y", 0751, 0) == 0);
+	CK(fchmodat(E.rootfd, "n", 0311, 0) == 0);
+	CK(fchmodat(E.rootfd, "n/m", 0000, 0) == 0);
+	if (noproc) {
+		CK(unshare(CLONE_NEWNS) == 0);
+		CK(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0);
+		CK(mount("tmpfs", "/proc", "tmpfs", 0, "size=1m") == 0);
+	}
+	CK(sb_drop_privileges() == 0);
+	/* climbs: every directory from the object up is searchable and every
+	 * one above it readable, so no procfs is needed. */
+	static const struct {
+		const char *path, *want;
+		bool climbs;
+	} cases[] = {
+		{ "c", "c", false },		  { "n/m", "n/m", false },
+		{ "b/y/z", "b/y/z", false },	  { "./b/y/z/f", "b/y/z/f", false },
+		{ "ly/", "b/y/z", false },	  { "ly/../z/./f", "b/y/z/f", false },
+		{ "./b/y/ab", "b/y/ab", true },	  { "b/y", "b/y", true },
+		{ "n/k/../k", "n/k", false },	  { "n", "n", true },
+		{ "lk", "b/y/ab", true },
+	};
+	for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+		char buf[64];
+		errno = 0;
+		ssize_t n = safe_realpath_beneath(E.rootfd, cases[k].path, buf, sizeof(buf), m);
+		int e = errno;
+		/* Reachable by openat2 (O_PATH needs search permission only). */
+		struct safe_open_how how = { .flags = O_PATH | O_CLOEXEC,
+					     .resolve = m | SAFE_RESOLVE_BENEATH };
+		int fd = safe_openat2(E.rootfd, cases[k].path, &how, sizeof(how));
+		if (fd < 0) {
+			fprintf(stderr, "open(%s): %s\n", cases[k].path, strerror(errno));
+			return 1;
+		}
+		close(fd);
+		if (noproc && !cases[k].climbs) {
+			/* The documented limit: no verified procfs, no name. */
+			if (n != -1 || e != EACCES) {
+				fprintf(stderr, "realpath(%s) without procfs: %zd %s\n",
+					cases[k].path, n, strerror(e));
+				return 1;
+			}
+			continue;
+		}
+		if (n != (ssize_t)strlen(cases[k].want) || strcmp(buf, cases[k].want)) {
+			fprintf(stderr, "realpath(%s) = %zd '%s' (%s), want '%s'\n", cases[k].path,
+				n, n >= 0 ? buf : "", strerror(e), cases[k].want);
+			return 1;
+		}
+	}
+	if (!noproc) {
+		/* ERANGE still means too small; resolver errors stay its own. */
+		char small[4];
+		errno = 0;
+		CK(safe_realpath_beneath(E.rootfd, "b/y/z/f", small, sizeof(small), m) == -1 &&
+		   errno == ERANGE);
+		errno = 0;
+		CK(safe_realpath_beneath(E.rootfd, "c/x", small, sizeof(small), m) == -1 &&
+		   errno == EACCES);
+	}
+	return 0;
+}
+
+START_TEST(realpath_unprivileged)
+{
+	env_open();
+	uint64_t m = MODE(_i) | (uint64_t)(_i & 2);
+	ck_assert_int_eq(sb_run(realpath_unpriv_child, &m), 0);
+	env_close();
+}
+END_TEST
+
 /* ---------------------------------------------------------------- suite */
 
 static Suite *ops_suite(void)
@@ -1698,6 +2025,8 @@ static Suite *ops_suite(void)
 	tcase_add_loop_test(tc, xattr_cases, 0, 2);
 	tcase_add_loop_test(tc, reopen_cases, 0, 2);
 	tcase_add_loop_test(tc, realpath_cases, 0, 2);
+	tcase_add_loop_test(tc, realpath_error_order, 0, 2);
+	tcase_add_loop_test(tc, no_xdev_plain_names, 0, 2);
 	suite_add_tcase(s, tc);
 
 	TCase *sb = tcase_create("sandbox");
@@ -1711,6 +2040,8 @@ static Suite *ops_suite(void)
 	tcase_add_loop_test(sb, attributes_old_kernel, 0, 2);
 	tcase_add_test(sb, reopen_without_procfs);
 	tcase_add_loop_test(sb, realpath_mounts, 0, 2);
+	tcase_add_loop_test(sb, realpath_unprivileged, 0, 4);
+	tcase_add_loop_test(sb, no_xdev_mount_points, 0, 2);
 	suite_add_tcase(s, sb);
 
 	TCase *race = tcase_create("race");
