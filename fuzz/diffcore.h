@@ -129,6 +129,10 @@ extern unsigned long dc_kernel_quirks;
 /* Cases where raw openat2 kept failing with EAGAIN (a rename somewhere in the
  * system during each of 1000 tries): no oracle, only cleanliness checked. */
 extern unsigned long dc_kernel_eagain;
+/* Mismatches resolved by asking the kernel again: it gave the library's answer
+ * itself (its answer for the same input changed, e.g. ELOOP after an RCU-walk
+ * restart that counted a long link chain twice). */
+extern unsigned long dc_kernel_unstable;
 
 /* Two dc_outcome() strings for the same case agree (equal, or the kernel
  * double-counted-link ELOOP above). */

@@ -165,8 +165,17 @@ static int child_openat2_blocked(void *arg)
 			struct dc_rng cr = { dc_mix(r.s, (uint64_t)i) };
 			dc_case_generate(t, &cr, c);
 			c->resolve &= ~SAFE_RESOLVE_NO_DOTDOT;
-			(void)dc_outcome(t, c, kernel ? 0 : 2, oracle[k * O2_CASES + i],
-					 sizeof(oracle[0]));
+			char *want = oracle[k * O2_CASES + i];
+			(void)dc_outcome(t, c, kernel ? 0 : 2, want, sizeof(oracle[0]));
+			/* The kernel's answer must be stable to be an oracle (a
+			 * walk redone after leaving RCU mode can count long link
+			 * chains twice): ask twice more, skip the case if it
+			 * wavers. */
+			for (int again = 0; again < 2 && kernel && want[0]; again++) {
+				(void)dc_outcome(t, c, 0, got, sizeof(got));
+				if (strcmp(got, want))
+					want[0] = '\0';
+			}
 		}
 	}
 	if (p->warm) {
@@ -188,7 +197,7 @@ static int child_openat2_blocked(void *arg)
 		for (long i = 0; i < ncases; i++) {
 			struct dc_case *c = &cases[k * O2_CASES + i];
 			const char *want = oracle[k * O2_CASES + i];
-			if (c->expect_einval)
+			if (c->expect_einval || !want[0])
 				continue;
 			for (int impl = 1; impl <= 2; impl++) {
 				int dirty = dc_outcome(t, c, impl, got, sizeof(got));

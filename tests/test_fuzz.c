@@ -178,10 +178,10 @@ static int run_trees(struct run *rn)
 	}
 	fprintf(stderr,
 		"test_fuzz[%s]: seed %" PRIu64 ": %ld cases in %.1f s, %d mismatches "
-		"(accepted: %lu kernel double-counted-link ELOOPs; %lu without an oracle, "
-		"kernel EAGAIN)\n",
+		"(accepted: %lu kernel double-counted-link ELOOPs, %lu where the kernel changed "
+		"its answer, %lu without an oracle: kernel EAGAIN)\n",
 		variant_name[rn->v], seed, rn->ran, fx_now() - start, rn->failures,
-		dc_kernel_quirks, dc_kernel_eagain);
+		dc_kernel_quirks, dc_kernel_unstable, dc_kernel_eagain);
 	if (getenv("SAFEOPEN_FUZZ_STATS"))
 		dc_stats_print();
 	free(t);
