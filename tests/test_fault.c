@@ -7,7 +7,7 @@
  * descriptor leaked.
  *
  * Faults that BPF can express are seccomp filters (sb_seccomp): openat2 ->
- * ENOSYS / EPERM; openat(O_TMPFILE) -> EOPNOTSUPP; linkat(AT_EMPTY_PATH) ->
+ * ENOSYS / EPERM (also with statx -> ENOSYS, over trees with mounts); openat(O_TMPFILE) -> EOPNOTSUPP; linkat(AT_EMPTY_PATH) ->
  * ENOENT / EPERM; linkat -> EPERM; renameat2 -> EINVAL / ENOSYS. "fsetxattr
  * fails with ENOSPC on the second call" needs a call counter, so this
  * executable defines fsetxattr() itself: a symbol the executable exports
@@ -18,10 +18,12 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/xattr.h>
@@ -129,8 +131,10 @@ static int check_listing(const char *want)
 /* ---------------------------------------------------------------- openat2 unavailable */
 
 struct o2_params {
-	int err;   /* ENOSYS or EPERM */
-	bool warm; /* the library has used openat2 before the filter is installed */
+	int err;     /* ENOSYS or EPERM */
+	bool warm;   /* the library has used openat2 before the filter is installed */
+	bool statx;  /* statx fails with ENOSYS too (kernels before 4.11) */
+	bool mounts; /* trees with a tmpfs and a bind mount (own mount namespace) */
 };
 
 #define O2_TREES 3
@@ -139,6 +143,12 @@ struct o2_params {
 static int child_openat2_blocked(void *arg)
 {
 	const struct o2_params *p = arg;
+	bool mounts = p->mounts;
+	if (mounts && (unshare(CLONE_NEWNS) < 0 ||
+		       mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)) {
+		fprintf(stderr, "no mount namespace (%s): trees without mounts\n", strerror(errno));
+		mounts = false;
+	}
 	struct dc_tree *trees = calloc(O2_TREES, sizeof(*trees));
 	char(*oracle)[1024] = calloc(O2_TREES * O2_CASES, sizeof(*oracle));
 	struct dc_case *cases = calloc(O2_TREES * O2_CASES, sizeof(*cases));
@@ -158,7 +168,7 @@ static int child_openat2_blocked(void *arg)
 		if (k == O2_TREES - 1)
 			dc_tree_set_spec(t, dc_fixed_spec);
 		else
-			dc_tree_generate(t, &r, false);
+			dc_tree_generate(t, &r, mounts);
 		CHILD_CHECK(dc_tree_build(t) == 0, "tree: %s", t->errbuf);
 		for (long i = 0; i < ncases; i++) {
 			struct dc_case *c = &cases[k * O2_CASES + i];
@@ -184,8 +194,8 @@ static int child_openat2_blocked(void *arg)
 		CHILD_CHECK(fd >= 0, "warm-up: %s", strerror(errno));
 		close(fd);
 	}
-	struct sb_rule rule = SB_ALWAYS(SYS_openat2, p->err);
-	CHILD_CHECK(sb_seccomp(&rule, 1) == 0, "seccomp: %s", strerror(errno));
+	struct sb_rule rules[] = { SB_ALWAYS(SYS_openat2, p->err), SB_ALWAYS(SYS_statx, ENOSYS) };
+	CHILD_CHECK(sb_seccomp(rules, p->statx ? 2 : 1) == 0, "seccomp: %s", strerror(errno));
 	errno = 0;
 	CHILD_CHECK(!kernel ||
 			    (syscall(SYS_openat2, AT_FDCWD, ".", NULL, 0) < 0 && errno == p->err),
@@ -230,6 +240,24 @@ static void run_openat2_blocked(int err, bool warm)
 	struct o2_params p = { .err = err, .warm = warm };
 	ck_assert_int_eq(sb_run(child_openat2_blocked, &p), 0);
 }
+
+/* Old kernel: neither openat2 nor statx (so no STATX_MNT_ID): NO_XDEV and
+ * ".." across mounts in trees with a tmpfs and a bind mount must still give
+ * the kernel's answers, through the walker's fallback mount identity. */
+START_TEST(openat2_and_statx_enosys_with_mounts)
+{
+	struct o2_params p = { .err = ENOSYS, .statx = true, .mounts = sb_can_mount() };
+	ck_assert_int_eq(sb_run(child_openat2_blocked, &p), 0);
+}
+END_TEST
+
+/* openat2 blocked, statx available, trees with mounts. */
+START_TEST(openat2_enosys_with_mounts)
+{
+	struct o2_params p = { .err = ENOSYS, .mounts = sb_can_mount() };
+	ck_assert_int_eq(sb_run(child_openat2_blocked, &p), 0);
+}
+END_TEST
 
 START_TEST(openat2_enosys)
 {
@@ -511,6 +539,8 @@ static Suite *fault_suite(void)
 	tcase_add_test(tc, openat2_enosys_after_first_use);
 	tcase_add_test(tc, openat2_eperm);
 	tcase_add_test(tc, openat2_eperm_after_first_use);
+	tcase_add_test(tc, openat2_enosys_with_mounts);
+	tcase_add_test(tc, openat2_and_statx_enosys_with_mounts);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("tmpfile");
