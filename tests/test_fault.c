@@ -12,7 +12,9 @@
  * fails with ENOSPC on the second call" needs a call counter, so this
  * executable defines fsetxattr() itself: a symbol the executable exports
  * pre-empts libc's for the shared library (the test checks that the
- * interposer was really called).
+ * interposer was really called). A spoofed procfs (a tmpfs on /proc with fake
+ * fd links, then bind mounts over the real fd directories) must not be used
+ * to link or reopen: the decoy the fake links point at stays untouched.
  */
 #include "config.h"
 
@@ -528,6 +530,114 @@ START_TEST(renameat2_enosys)
 }
 END_TEST
 
+/* ---------------------------------------------------------------- spoofed procfs */
+
+/* A directory of fake fd links, every one pointing at decoy. */
+static int make_fake_fd_dir(const char *dir, const char *decoy)
+{
+	if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+		return -1;
+	for (int i = 0; i < 64; i++) {
+		char name[PATH_MAX];
+		snprintf(name, sizeof(name), "%s/%d", dir, i);
+		if (symlink(decoy, name) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* With a spoofed procfs the library must not link or reopen through it:
+ * safe_tmpfile_xattr publishes the right file (strategy 2) or fails cleanly,
+ * safe_reopen refuses (ENXIO/EXDEV), the decoy is untouched. */
+static int spoof_checks(const char *decoy, const char *what)
+{
+	struct stat d0, d1;
+	CHILD_CHECK(stat(decoy, &d0) == 0, "stat decoy: %s", strerror(errno));
+	char *before = fx_dir_listing(rootfd, "sub");
+	int fd = safe_tmpfile_xattr(rootfd, "sub/new", 0640, xattrs3, 3, 0);
+	int err = errno;
+	if (fd >= 0) {
+		CHILD_CHECK(check_published("new", fd, "") == 0, "%s: published file", what);
+		close(fd);
+		CHILD_CHECK(unlinkat(rootfd, "sub/new", 0) == 0, "unlink");
+	} else {
+		fprintf(stderr, "%s: safe_tmpfile_xattr failed cleanly? %s\n", what,
+			strerror(err));
+	}
+	CHILD_CHECK(check_listing(before) == 0, "%s: something left behind", what);
+	free(before);
+	int ffd = openat(rootfd, "other/file", O_RDONLY | O_CLOEXEC);
+	CHILD_CHECK(ffd >= 0, "open: %s", strerror(errno));
+	int r = safe_reopen(ffd, O_RDONLY);
+	int rerr = errno;
+	if (r >= 0) {
+		struct stat a, b;
+		CHILD_CHECK(fstat(r, &a) == 0 && fstat(ffd, &b) == 0 && a.st_ino == b.st_ino &&
+				    a.st_dev == b.st_dev,
+			    "%s: safe_reopen returned another object", what);
+		close(r);
+	} else {
+		CHILD_CHECK(rerr == ENXIO || rerr == EXDEV, "%s: safe_reopen: %s", what,
+			    strerror(rerr));
+	}
+	close(ffd);
+	CHILD_CHECK(stat(decoy, &d1) == 0 && d1.st_nlink == d0.st_nlink &&
+			    d1.st_size == d0.st_size,
+		    "%s: the decoy was linked or changed", what);
+	return 0;
+}
+
+static int child_procfs_spoofed(void *arg)
+{
+	(void)arg;
+	char decoy[PATH_MAX], fake[PATH_MAX], path[PATH_MAX];
+	snprintf(decoy, sizeof(decoy), "%s/decoy", root_path);
+	snprintf(fake, sizeof(fake), "%s/fakefd", root_path);
+	int dfd = open(decoy, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	CHILD_CHECK(dfd >= 0 && write(dfd, "decoy", 5) == 5, "decoy: %s", strerror(errno));
+	close(dfd);
+	CHILD_CHECK(make_fake_fd_dir(fake, decoy) == 0, "fake fd dir: %s", strerror(errno));
+	CHILD_CHECK(unshare(CLONE_NEWNS) == 0 &&
+			    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0,
+		    "mount namespace: %s", strerror(errno));
+	/* linkat(AT_EMPTY_PATH) refused, so the procfs route would be next */
+	struct sb_rule rule = SB_WHEN(SYS_linkat, EPERM, 4, AT_EMPTY_PATH, AT_EMPTY_PATH);
+
+	/* 1. A tmpfs on /proc with fake self/fd and thread-self/fd links. */
+	CHILD_CHECK(mount("fakeproc", "/proc", "tmpfs", 0, "mode=0755") == 0, "tmpfs on /proc: %s",
+		    strerror(errno));
+	CHILD_CHECK(mkdir("/proc/self", 0755) == 0 && mkdir("/proc/thread-self", 0755) == 0,
+		    "mkdir: %s", strerror(errno));
+	CHILD_CHECK(make_fake_fd_dir("/proc/self/fd", decoy) == 0 &&
+			    make_fake_fd_dir("/proc/thread-self/fd", decoy) == 0,
+		    "fake links: %s", strerror(errno));
+	CHILD_CHECK(sb_seccomp(&rule, 1) == 0, "seccomp: %s", strerror(errno));
+	if (spoof_checks(decoy, "tmpfs over /proc"))
+		return 1;
+
+	/* 2. A real procfs, with the fake directory bind-mounted over this
+	 * thread's and this process's fd directories. */
+	CHILD_CHECK(umount2("/proc", MNT_DETACH) == 0, "umount: %s", strerror(errno));
+	CHILD_CHECK(mount("proc", "/proc", "proc", 0, NULL) == 0, "procfs: %s", strerror(errno));
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/fd", getpid(), (int)syscall(SYS_gettid));
+	CHILD_CHECK(mount(fake, path, NULL, MS_BIND, NULL) == 0, "bind %s: %s", path,
+		    strerror(errno));
+	snprintf(path, sizeof(path), "/proc/%d/fd", getpid());
+	CHILD_CHECK(mount(fake, path, NULL, MS_BIND, NULL) == 0, "bind %s: %s", path,
+		    strerror(errno));
+	return spoof_checks(decoy, "bind mounts over /proc/PID/fd");
+}
+
+START_TEST(procfs_spoofed)
+{
+	if (!sb_can_mount()) {
+		fprintf(stderr, "procfs_spoofed: cannot mount here: skipped\n");
+		return;
+	}
+	ck_assert_int_eq(sb_run(child_procfs_spoofed, NULL), 0);
+}
+END_TEST
+
 static Suite *fault_suite(void)
 {
 	Suite *s = suite_create("fault");
@@ -554,6 +664,7 @@ static Suite *fault_suite(void)
 	tcase_add_test(tc, fsetxattr_enospc_second_call);
 	tcase_add_test(tc, renameat2_einval);
 	tcase_add_test(tc, renameat2_enosys);
+	tcase_add_test(tc, procfs_spoofed);
 	suite_add_tcase(s, tc);
 	return s;
 }
