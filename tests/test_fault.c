@@ -7,8 +7,9 @@
  * descriptor leaked.
  *
  * Faults that BPF can express are seccomp filters (sb_seccomp): openat2 ->
- * ENOSYS / EPERM (also with statx -> ENOSYS, over trees with mounts); openat(O_TMPFILE) -> EOPNOTSUPP; linkat(AT_EMPTY_PATH) ->
- * ENOENT / EPERM; linkat -> EPERM; renameat2 -> EINVAL / ENOSYS. "fsetxattr
+ * ENOSYS / EPERM (also with statx -> ENOSYS, over trees with mounts);
+ * openat(O_TMPFILE) -> EOPNOTSUPP; linkat(AT_EMPTY_PATH) -> ENOENT / EPERM;
+ * linkat -> EPERM; renameat2 -> EINVAL / ENOSYS. "fsetxattr
  * fails with ENOSPC on the second call" needs a call counter, so this
  * executable defines fsetxattr() itself: a symbol the executable exports
  * pre-empts libc's for the shared library (the test checks that the
