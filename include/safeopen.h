@@ -453,6 +453,22 @@ SAFE_PUBLIC int safe_tmpfile_discard(struct safe_tmpfile *tmp);
  * resolves or follows by itself), the whole path is resolved by the resolver
  * and the operation acts on the object's descriptor.
  *
+ * #SAFE_RESOLVE_NO_XDEV covers the last component too, as in openat2(2): an
+ * operation that reaches the object itself (stat, statx, opendir, readlink,
+ * chmod, chown, utimens, the xattr functions, the old name of link,
+ * realpath, the top of rmtree, the final directory of mkdir -p) fails with
+ * @c EXDEV when the last component is a mount point (a mount other than its
+ * parent's: a tmpfs, a bind mount). Under #SAFE_RESOLVE_NO_XDEV these
+ * operations always open the object with the resolver (@c O_PATH, plus
+ * @c O_NOFOLLOW unless they follow) and act on that descriptor, so what was
+ * checked is what is acted on; the xattr functions then take the verified
+ * procfs route (see safe_getxattr_beneath()). Operations that only handle
+ * the name in its parent (unlink, rmdir, rename, the new name of link and
+ * symlink, mkdir without #SAFE_MKDIR_PARENTS) never reach a mounted object
+ * and answer as the kernel does for a mount point: @c EBUSY (@c EEXIST for
+ * a creation; @c EISDIR / @c ENOTDIR where the object's kind is wrong
+ * first).
+ *
  * Errors common to all: @c ENOENT for an empty path, @c EFAULT for a NULL
  * path or buffer, @c EINVAL for unknown flag bits, @c EBADF for a bad
  * @p dirfd, and every error of safe_openat2() for the resolution (@c EXDEV
@@ -617,8 +633,10 @@ SAFE_PUBLIC SAFE_NODISCARD int safe_unlinkat_beneath(int dirfd, const char *path
  * @return 0, or -1 with @c errno set (the first error; the removal goes on
  *         past entries it cannot remove and reports the first failure).
  * @retval EXDEV A mount point inside the tree, or @p path itself, without
- *         #SAFE_RMTREE_XDEV (its contents are left alone), or the path
- *         escapes the root.
+ *         #SAFE_RMTREE_XDEV (its contents are left alone); @p path itself a
+ *         mount point under #SAFE_RESOLVE_NO_XDEV, even with
+ *         #SAFE_RMTREE_XDEV (which concerns the mount points below it); or
+ *         the path escapes the root.
  * @retval EBUSY @p path names the root itself ("." or "/" under IN_ROOT,
  *         "a/..", ...); with #SAFE_RMTREE_XDEV, a mount point that was
  *         emptied but cannot be removed.
@@ -791,8 +809,9 @@ SAFE_PUBLIC SAFE_NODISCARD int safe_utimensat_beneath(int dirfd, const char *pat
  * not take @c AT_EMPTY_PATH on @c O_PATH descriptors). On kernels before 6.13
  * every case goes through the procfs: the object is pinned with an
  * @c O_PATH descriptor and /proc/thread-self/fd/N is checked to be that
- * inode before the path-based call. Without a verified procfs these routes
- * fail with @c ENXIO.
+ * inode before the path-based call. Under #SAFE_RESOLVE_NO_XDEV the object is
+ * always reached through its descriptor, hence through the procfs. Without a
+ * verified procfs these routes fail with @c ENXIO.
  *
  * @param dirfd Root directory, or @c AT_FDCWD.
  * @param path  Object.
@@ -910,14 +929,27 @@ SAFE_PUBLIC SAFE_NODISCARD int safe_reopen(int fd, int flags);
  * relative to @p dirfd, without "." / ".." / symlink components: "." for the
  * root itself, "a/b" otherwise.
  *
- * No procfs is needed: each directory's name is found by opening ".." from
- * it and scanning that directory for the entry with its identity, up to the
- * root; a non-directory's name is the entry the path (or its last symlink)
- * reached. The result is then resolved again (scoped, without symlinks) and
- * must lead to the same object; if the tree changed meanwhile, the work is
- * retried a bounded number of times. Read permission on each directory
- * between the object and the root is needed. For a file with several hard
- * links, the name the path reached is returned.
+ * It fails exactly when safe_openat2() with @c O_PATH fails, with its errno
+ * (so an absolute path under #SAFE_RESOLVE_BENEATH is @c EXDEV and an empty
+ * path @c ENOENT whatever @p dirfd is).
+ *
+ * Naming by climbing, without procfs: each directory's name is found by
+ * opening ".." from it and scanning that directory for the entry with its
+ * identity, up to the root; a non-directory's name is the entry the path (or
+ * its last symlink) reached. Climbing needs search permission on the
+ * directories from the object up and read permission on those above it.
+ * Where that is refused (@c EACCES), the kernel's names of the object's and
+ * the root's descriptors are read from their entries in a verified procfs
+ * (as safe_reopen()) and the root's name is stripped from the object's.
+ * Either way the result is trusted only after it has been resolved again from
+ * @p dirfd (scoped, following no symlink) to the same object; if that fails,
+ * the work is retried a bounded number of times. For a file with several
+ * hard links, the name the path reached is returned.
+ *
+ * Limits: without a verified procfs, an object that cannot be climbed from
+ * is @c EACCES; so is one whose kernel name is not a path under the root's
+ * (another mount namespace, a root that is not reachable from the process's
+ * root); a canonical path of @c PATH_MAX or more is @c ENAMETOOLONG.
  *
  * @param dirfd Root directory, or @c AT_FDCWD.
  * @param path  Path to canonicalize.
@@ -928,7 +960,9 @@ SAFE_PUBLIC SAFE_NODISCARD int safe_reopen(int fd, int flags);
  * @retval ERANGE @p buf is too small (@p size 0 included).
  * @retval EINVAL Unknown flag bits.
  * @retval EAGAIN The tree kept changing while the path was being computed.
- * @retval EACCES A directory on the way up cannot be read.
+ * @retval EACCES As safe_openat2(); or a directory on the way up cannot
+ *         be searched or read and the procfs cannot name the object (see
+ *         above).
  * @retval ENAMETOOLONG The canonical path is @c PATH_MAX or longer.
  * @par Errors
  *      As safe_openat2().

@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * safe_realpath_beneath(): the canonical path of an object relative to the
- * root, computed from descriptors, without /proc.
+ * root, computed from descriptors (by climbing; procfs only as a fallback).
  *
  * Method and safety argument:
  *  1. The object is opened by the resolver (O_PATH, a trailing symlink
- *     followed as safe_openat2() would), so it is beneath the root and every
- *     error is the resolver's.
+ *     followed as safe_openat2() would) before anything else is looked at,
+ *     so it is beneath the root and every error is the resolver's, in its
+ *     order.
  *  2. A directory's name is found by climbing: open ".." from it (fd-relative)
  *     and scan that directory for the entry with the child's identity (d_ino
  *     first, then a stat of each directory entry, for mount points whose
@@ -20,9 +21,14 @@
  *  4. The result is resolved again, scoped and with SAFE_RESOLVE_NO_SYMLINKS,
  *     and must lead to the same object; if the tree changed in between, all
  *     of it is retried a bounded number of times, then EAGAIN.
- * Reading each directory between the object and the root requires read and
- * search permission on it (EACCES otherwise). Memory: the caller's buffer,
- * one PATH_MAX buffer and one getdents buffer; descriptors: O(1).
+ *  5. Climbing needs search permission from the object up and read
+ *     permission above it. If it is refused (EACCES), the kernel's names of
+ *     the object's and the root's descriptors are read from a verified procfs
+ *     (procfs_name()); the object's name minus the root's is a candidate that
+ *     goes through the same verification as 4. (a mismatch retries; no
+ *     verified procfs, or a name not under the root's: EACCES).
+ * Memory: the caller's buffer, a few PATH_MAX buffers and one getdents
+ * buffer on the stack; descriptors: O(1).
  */
 #include "internal.h"
 
@@ -162,7 +168,8 @@ static int entry_path(int dirfd, const char *path, uint64_t resolve, const struc
  * scoped and without following any symlink? 1 yes, 0 no (or not at all). */
 static int verify(int dirfd, const char *rel, uint64_t resolve, const struct so_ident *oid)
 {
-	_cleanup_fd_ int chk = so_op_open(dirfd, rel, resolve | SAFE_RESOLVE_NO_SYMLINKS, O_NOFOLLOW);
+	_cleanup_fd_ int chk =
+		so_op_open(dirfd, rel, resolve | SAFE_RESOLVE_NO_SYMLINKS, O_NOFOLLOW);
 	struct so_ident cid;
 	return chk >= 0 && so_ident_at(chk, NULL, &cid) == 0 && so_same_inode(&cid, oid);
 }
@@ -188,15 +195,15 @@ static int fd_link(int fddir, int fd, char out[PATH_MAX])
  * permission on the directories: the object's name minus the root's name is
  * a candidate, and nothing about it is trusted until verify() has resolved
  * it from the root, scoped and without following any symlink, to the very
- * object. Writes the candidate (without the leading root part) to rel.
- * Returns 1 verified, 0 a well-formed candidate that did not verify (the
- * tree changed, or the names are not what they seem: retry), -1 with errno
- * when procfs cannot name it (no verified procfs, a name that is not an
- * absolute path under the root's name, e.g. the root or the object was
- * deleted or lives in another mount namespace).
+ * object. Returns the length of the verified path written to buf; -1 with
+ * EAGAIN for a well-formed candidate that did not verify (the tree changed,
+ * or the names are not what they seem: retry); -1 with another errno when
+ * procfs cannot name it (no verified procfs; a name that is not an absolute
+ * path under the root's name, e.g. another mount namespace); ERANGE only
+ * for a verified path that does not fit.
  */
-static int procfs_name(int dirfd, int obj, uint64_t resolve, const struct so_ident *oid,
-		       char rel[PATH_MAX])
+static ssize_t procfs_name(int dirfd, int obj, uint64_t resolve, const struct so_ident *oid,
+			   char *buf, size_t size)
 {
 	_cleanup_fd_ int fddir = so_procfs_fd_dir();
 	if (fddir < 0)
@@ -219,13 +226,18 @@ static int procfs_name(int dirfd, int obj, uint64_t resolve, const struct so_ide
 		rl = 0;
 	if (strncmp(op, rp, rl) != 0 || (op[rl] != '/' && op[rl] != '\0'))
 		return so_fail(ENXIO);
-	const char *r = op + rl;
-	while (*r == '/')
-		r++;
-	if (!*r)
-		r = ".";
-	memmove(rel, r, strlen(r) + 1);
-	return verify(dirfd, rel, resolve, oid);
+	const char *rel = op + rl;
+	while (*rel == '/')
+		rel++;
+	if (!*rel)
+		rel = ".";
+	if (!verify(dirfd, rel, resolve, oid))
+		return so_fail(EAGAIN);
+	size_t len = strlen(rel);
+	if (len >= size)
+		return so_fail(ERANGE);
+	memcpy(buf, rel, len + 1);
+	return (ssize_t)len;
 }
 
 ssize_t safe_realpath_beneath(int dirfd, const char *path, char *buf, size_t size, uint64_t flags)
@@ -261,20 +273,13 @@ ssize_t safe_realpath_beneath(int dirfd, const char *path, char *buf, size_t siz
 		int r = S_ISDIR(st.st_mode) ? dir_path(obj, &rootid, &o)
 					    : entry_path(dirfd, path, resolve, &oid, &rootid, &o);
 		if (r < 0 && errno == EACCES) {
-			int err = errno;
-			char rel[PATH_MAX];
-			int v = procfs_name(dirfd, obj, resolve, &oid, rel);
-			if (v < 0)
-				return so_fail(err);
-			if (v == 0) {
-				denied = err;
-				continue;
-			}
-			size_t len = strlen(rel);
-			if (len >= size)
-				return so_fail(ERANGE);
-			memcpy(buf, rel, len + 1);
-			return (ssize_t)len;
+			ssize_t n = procfs_name(dirfd, obj, resolve, &oid, buf, size);
+			if (n >= 0 || errno == ERANGE)
+				return n;
+			if (errno != EAGAIN)
+				return so_fail(EACCES);
+			denied = EACCES;
+			continue;
 		}
 		if (r < 0) {
 			if (errno == EAGAIN)

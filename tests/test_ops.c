@@ -1801,14 +1801,16 @@ START_TEST(no_xdev_plain_names)
 	env_open();
 	uint64_t m = MODE(_i);
 	static const char *const names[] = {
-		"file",	 "link_file", "chain", "a",  "a/b/file", "link_dir", "dangling_in", "fifo",
-		"nonexist", "a/",	 "a/..",  ".",  "file/",    "abs",	 "up",		"a/b/rel",
+		"file",	 "link_file", "chain", "a",	"a/b/file", "link_dir",
+		"fifo",	 "nonexist",  "a/",    "a/..",	".",	    "file/",
+		"abs",	 "up",	      "a/b/rel", "dangling_in",
 	};
 	static int (*const idem[])(int, const char *, uint64_t) = {
-		op_stat,	 op_stat_follow,  op_statx,	  op_statx_follow, op_opendir,
-		op_readlink,	 op_chmod,	  op_chmod_follow, op_chown,	   op_chown_follow,
-		op_utimens,	 op_utimens_follow, op_setxattr,   op_setxattr_follow, op_getxattr,
-		op_getxattr_follow, op_listxattr,    op_realpath,
+		op_stat,       op_stat_follow,	  op_statx,	 op_statx_follow,
+		op_opendir,    op_readlink,	  op_chmod,	 op_chmod_follow,
+		op_chown,      op_chown_follow,	  op_utimens,	 op_utimens_follow,
+		op_setxattr,   op_setxattr_follow, op_getxattr,	 op_getxattr_follow,
+		op_listxattr,  op_realpath,
 	};
 	for (size_t k = 0; k < sizeof(names) / sizeof(names[0]); k++) {
 		for (size_t o = 0; o < sizeof(idem) / sizeof(idem[0]); o++) {
@@ -1848,7 +1850,7 @@ START_TEST(no_xdev_plain_names)
 }
 END_TEST
 
-/* ---------------------------------------------------------------- realpath fails as openat2 does */
+/* ---------------------------------------------------------------- realpath fails as open does */
 
 /* safe_realpath_beneath() succeeds exactly when safe_openat2(O_PATH) does,
  * with its errno, and names the object it opens. */
