@@ -1343,6 +1343,7 @@ static int link_unpriv_child(void *arg)
 	uint64_t m = *(uint64_t *)arg;
 	CK(fchownat(E.rootfd, "a", 65534, 65534, 0) == 0);
 	CK(fchownat(E.rootfd, "file", 65534, 65534, 0) == 0);
+	CK(fchownat(E.rootfd, "link_file", 65534, 65534, AT_SYMLINK_NOFOLLOW) == 0);
 	CK(sb_drop_privileges() == 0);
 	CK(safe_linkat_beneath(E.rootfd, "chain", "a/h", m | SAFE_FOLLOW) == 0);
 	struct stat st, st2;
@@ -1352,6 +1353,12 @@ static int link_unpriv_child(void *arg)
 	errno = 0;
 	CK(safe_linkat_beneath(E.rootfd, "link_up_victim", "a/h2", m | SAFE_FOLLOW) == -1 &&
 	   errno == EXDEV);
+	/* NO_XDEV: the old name's O_PATH|O_NOFOLLOW descriptor is linked through
+	 * the procfs; a symlink is linked itself, not its target. */
+	CK(safe_linkat_beneath(E.rootfd, "link_file", "a/h3", m | SAFE_RESOLVE_NO_XDEV) == 0);
+	CK(fstatat(E.rootfd, "a/h3", &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode));
+	CK(safe_linkat_beneath(E.rootfd, "file", "a/h4", m | SAFE_RESOLVE_NO_XDEV) == 0);
+	CK(fstatat(E.rootfd, "a/h4", &st, AT_SYMLINK_NOFOLLOW) == 0 && st.st_ino == st2.st_ino);
 	return 0;
 }
 
