@@ -11,6 +11,27 @@ tests_test_fuzz_LDADD = $(TEST_LDADD)
 TESTS += tests/test_fuzz
 VALGRIND_TESTS += tests/test_fuzz
 
+check_PROGRAMS += tests/test_fault
+tests_test_fault_SOURCES = tests/test_fault.c $(ATTACK_CORE)
+tests_test_fault_CFLAGS = $(TEST_CFLAGS)
+tests_test_fault_LDADD = $(TEST_LDADD)
+TESTS += tests/test_fault
+VALGRIND_TESTS += tests/test_fault
+
+check_PROGRAMS += tests/test_limits
+tests_test_limits_SOURCES = tests/test_limits.c
+tests_test_limits_CFLAGS = $(TEST_CFLAGS)
+tests_test_limits_LDADD = $(TEST_LDADD)
+TESTS += tests/test_limits
+VALGRIND_TESTS += tests/test_limits
+
+check_PROGRAMS += tests/test_concurrency
+tests_test_concurrency_SOURCES = tests/test_concurrency.c
+tests_test_concurrency_CFLAGS = $(TEST_CFLAGS)
+tests_test_concurrency_LDADD = $(TEST_LDADD)
+TESTS += tests/test_concurrency
+VALGRIND_TESTS += tests/test_concurrency
+
 # ---------------------------------------------------------------- libFuzzer
 # ./configure --enable-fuzzing CC=clang. The target compiles the library's
 # sources itself, so that libFuzzer's coverage instrumentation reaches them,
@@ -71,23 +92,3 @@ lint:
 	test $$fail = 0
 PHONY_TARGETS += lint
 
-check_PROGRAMS += tests/test_fault
-tests_test_fault_SOURCES = tests/test_fault.c $(ATTACK_CORE)
-tests_test_fault_CFLAGS = $(TEST_CFLAGS)
-tests_test_fault_LDADD = $(TEST_LDADD)
-TESTS += tests/test_fault
-VALGRIND_TESTS += tests/test_fault
-
-check_PROGRAMS += tests/test_limits
-tests_test_limits_SOURCES = tests/test_limits.c
-tests_test_limits_CFLAGS = $(TEST_CFLAGS)
-tests_test_limits_LDADD = $(TEST_LDADD)
-TESTS += tests/test_limits
-VALGRIND_TESTS += tests/test_limits
-
-check_PROGRAMS += tests/test_concurrency
-tests_test_concurrency_SOURCES = tests/test_concurrency.c
-tests_test_concurrency_CFLAGS = $(TEST_CFLAGS)
-tests_test_concurrency_LDADD = $(TEST_LDADD)
-TESTS += tests/test_concurrency
-VALGRIND_TESTS += tests/test_concurrency
