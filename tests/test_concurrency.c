@@ -5,6 +5,9 @@
  * between an inside and an outside target (RENAME_EXCHANGE), and swaps two
  * directories inside the root. Bounded in time (3 s; 1 s under valgrind).
  *
+ * Workers also try to unlink, rmtree and rename away names that exist only
+ * outside the root (reached through the moving directory or the swapped link).
+ *
  * Checked: no crash; no escape - every descriptor the library returns is
  * compared with the set of objects that are never beneath the root (the
  * outside directory and its contents, the base directory and all its
@@ -244,7 +247,7 @@ static void *worker(void *arg)
 		uint64_t resolve = (r & 1) ? SAFE_RESOLVE_BENEATH : SAFE_RESOLVE_IN_ROOT;
 		if (r & 2)
 			resolve |= SAFE_RESOLVE_USERSPACE;
-		int kind = (int)((r >> 8) % 10);
+		int kind = (int)((r >> 8) % 12);
 		int fd = -1;
 		k++;
 		atomic_fetch_add_explicit(&n_ops, 1, memory_order_relaxed);
@@ -278,11 +281,33 @@ static void *worker(void *arg)
 			fd = safe_mkdirat_beneath(rootfd, path, 0755, resolve | SAFE_MKDIR_PARENTS);
 			if (fd >= 0)
 				check_inside(fd, "mkdir -p", path, resolve);
-		} else {
+		} else if (kind < 10) {
 			snprintf(path, sizeof(path), "mv/x/../../work/t%d/x%ld", id, k);
 			fd = safe_tmpfile_xattr(rootfd, path, 0644, xa, 1, resolve);
 			if (fd >= 0)
 				check_inside(fd, "tmpfile", path, resolve);
+		} else {
+			/* Destructive operations on names that exist only outside
+			 * (while mv is out, "mv/x/../.." is out/): any success is an
+			 * escape, and the listings at the end would show it too. */
+			static const char *const victims[] = { "mv/x/../../sdir/f", "mv/x/up/secret",
+							       "mv/x/../../sdir", "link/secret" };
+			const char *v = victims[(r >> 20) % 4];
+			int rc;
+			switch ((r >> 24) % 3) {
+			case 0:
+				rc = safe_unlinkat_beneath(rootfd, v, resolve);
+				break;
+			case 1:
+				rc = safe_rmtree_beneath(rootfd, v, resolve);
+				break;
+			default:
+				snprintf(path, sizeof(path), "work/t%d/stolen%ld", id, k);
+				rc = safe_renameat_beneath(rootfd, v, path, resolve);
+				break;
+			}
+			if (rc == 0)
+				record_escape("destructive operation succeeded", v, resolve, -1);
 		}
 		if (fd >= 0) {
 			atomic_fetch_add_explicit(&n_ok, 1, memory_order_relaxed);
