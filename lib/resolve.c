@@ -88,7 +88,7 @@
 
 #define WALK_IDS 256
 #define NO_LEVEL SIZE_MAX
-#define WALK_BUF (2 * PATH_MAX)
+#define WALK_BUF ((size_t)2 * PATH_MAX)
 #define WALK_RACE (-2)     /* a race was detected: restart (bounded) */
 #define WALK_NEED_IDS (-4) /* a ".." needs an identity that was not recorded */
 
@@ -138,6 +138,7 @@ static uint64_t mount_id_fallback(int fd, uint64_t dev)
 {
 	struct {
 		struct file_handle fh;
+		/* cppcheck-suppress unusedStructMember ; storage for fh.f_handle, never named */
 		unsigned char pad[128];
 	} h;
 	int mnt = -1;
