@@ -685,6 +685,14 @@ static void verify_cell(struct cell *c)
 			c->st = ST_NA;
 			snprintf(c->detail, sizeof(c->detail),
 				 "EXDEV, as it must: BENEATH refuses an absolute symlink");
+		} else if ((c->method == M_O2_BENEATH || c->method == M_O2_INROOT) && fd < 0 &&
+			   err == EAGAIN) {
+			/* openat2's ".." check fails on any rename anywhere on the
+			 * system; under a parallel `make check` 128 retries can all
+			 * lose. That is the kernel's limit, not a wrong answer. */
+			c->st = ST_NA;
+			snprintf(c->detail, sizeof(c->detail),
+				 "EAGAIN after 128 retries: renames elsewhere on the system");
 		} else {
 			c->st = ST_WRONG;
 		}
