@@ -55,6 +55,11 @@ static inline int so_fail(int err)
 	return -1;
 }
 
+/* Check a path argument as every path-taking call does: NULL is EFAULT,
+ * "" is ENOENT, PATH_MAX bytes or more is ENAMETOOLONG. Returns its length,
+ * or (size_t)-1 with errno set. (util.c) */
+size_t so_path_len(const char *path);
+
 #define SO_UNUSED __attribute__((unused))
 #define SO_LIKELY(x) __builtin_expect(!!(x), 1)
 #define SO_UNLIKELY(x) __builtin_expect(!!(x), 0)

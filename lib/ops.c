@@ -561,14 +561,22 @@ ssize_t safe_readlinkat_beneath(int dirfd, const char *path, char *buf, size_t s
 
 /* ------------------------------------------------------------------ chmod, chown, utimes */
 
-int safe_fchmodat_beneath(int dirfd, const char *path, mode_t mode, uint64_t flags)
+/* The flag check and op_target() for the calls that change an object's
+ * attributes: SAFE_FOLLOW is their only operation bit. */
+static int attr_target(int dirfd, const char *path, uint64_t flags, struct so_last *last,
+		       const char **name)
 {
 	uint64_t resolve = so_op_resolve(flags, SAFE_FOLLOW);
 	if (resolve == (uint64_t)-1)
 		return -1;
+	return op_target(dirfd, path, resolve, flags & SAFE_FOLLOW, last, name);
+}
+
+int safe_fchmodat_beneath(int dirfd, const char *path, mode_t mode, uint64_t flags)
+{
 	struct so_last last;
 	const char *name;
-	_cleanup_fd_ int fd = op_target(dirfd, path, resolve, flags & SAFE_FOLLOW, &last, &name);
+	_cleanup_fd_ int fd = attr_target(dirfd, path, flags, &last, &name);
 	if (fd < 0)
 		return -1;
 	if (!atomic_load_explicit(&no_fchmodat2, memory_order_relaxed)) {
@@ -598,12 +606,9 @@ int safe_fchmodat_beneath(int dirfd, const char *path, mode_t mode, uint64_t fla
 
 int safe_fchownat_beneath(int dirfd, const char *path, uid_t owner, gid_t group, uint64_t flags)
 {
-	uint64_t resolve = so_op_resolve(flags, SAFE_FOLLOW);
-	if (resolve == (uint64_t)-1)
-		return -1;
 	struct so_last last;
 	const char *name;
-	_cleanup_fd_ int fd = op_target(dirfd, path, resolve, flags & SAFE_FOLLOW, &last, &name);
+	_cleanup_fd_ int fd = attr_target(dirfd, path, flags, &last, &name);
 	if (fd < 0)
 		return -1;
 	return fchownat(fd, name, owner, group, at_flags(name));
@@ -612,12 +617,9 @@ int safe_fchownat_beneath(int dirfd, const char *path, uid_t owner, gid_t group,
 int safe_utimensat_beneath(int dirfd, const char *path, const struct timespec times[2],
 			   uint64_t flags)
 {
-	uint64_t resolve = so_op_resolve(flags, SAFE_FOLLOW);
-	if (resolve == (uint64_t)-1)
-		return -1;
 	struct so_last last;
 	const char *name;
-	_cleanup_fd_ int fd = op_target(dirfd, path, resolve, flags & SAFE_FOLLOW, &last, &name);
+	_cleanup_fd_ int fd = attr_target(dirfd, path, flags, &last, &name);
 	if (fd < 0)
 		return -1;
 	if (utimensat(fd, name, times, at_flags(name)) == 0)

@@ -34,13 +34,9 @@ uint64_t so_op_resolve(uint64_t flags, uint64_t allowed_op_bits)
 
 int so_resolve_parent(int dirfd, const char *path, uint64_t resolve, struct so_last *last)
 {
-	if (!path)
-		return so_fail(EFAULT);
-	size_t len = strnlen(path, PATH_MAX);
-	if (len == 0)
-		return so_fail(ENOENT);
-	if (len >= PATH_MAX)
-		return so_fail(ENAMETOOLONG);
+	size_t len = so_path_len(path);
+	if (len == (size_t)-1)
+		return -1;
 
 	/* The path names the root itself when it has no component other than
 	 * "." (e.g. ".", "./", "/", "./."): the last component is then "." and

@@ -739,13 +739,9 @@ static size_t first_dotdot_level(const char *p)
  */
 int so_walk_open(int dirfd, const char *path, const struct safe_open_how *how)
 {
-	if (!path)
-		return so_fail(EFAULT);
-	size_t len = strnlen(path, PATH_MAX);
-	if (len == 0)
-		return so_fail(ENOENT);
-	if (len >= PATH_MAX)
-		return so_fail(ENAMETOOLONG);
+	size_t len = so_path_len(path);
+	if (len == (size_t)-1)
+		return -1;
 	if (path[0] == '/' && (how->resolve & SAFE_RESOLVE_BENEATH))
 		return so_fail(EXDEV);
 

@@ -141,13 +141,9 @@ static int check_xattrs(const struct safe_xattr *xattrs, size_t n)
  * slashes) are EINVAL: there is no file to create under such a name. */
 static int check_final_name(const char *path)
 {
-	if (!path)
-		return so_fail(EFAULT);
-	size_t len = strnlen(path, PATH_MAX);
-	if (len == 0)
-		return so_fail(ENOENT);
-	if (len >= PATH_MAX)
-		return so_fail(ENAMETOOLONG);
+	size_t len = so_path_len(path);
+	if (len == (size_t)-1)
+		return -1;
 	if (path[len - 1] == '/')
 		return so_fail(EINVAL);
 	const char *last = strrchr(path, '/');

@@ -2,6 +2,7 @@
 /* Small helpers with no better home. */
 #include "internal.h"
 
+#include <string.h>
 #include <sys/random.h>
 #include <time.h>
 
@@ -35,6 +36,18 @@ void so_random_name(char *buf, size_t n)
 			buf[got + (size_t)i] = alphabet[raw[i] % (sizeof(alphabet) - 1)];
 		got += (size_t)r;
 	}
+}
+
+size_t so_path_len(const char *path)
+{
+	if (!path)
+		return (size_t)so_fail(EFAULT);
+	size_t len = strnlen(path, PATH_MAX);
+	if (len == 0)
+		return (size_t)so_fail(ENOENT);
+	if (len >= PATH_MAX)
+		return (size_t)so_fail(ENAMETOOLONG);
+	return len;
 }
 
 const char *safe_version(void)
