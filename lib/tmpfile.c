@@ -19,6 +19,7 @@
  */
 #include "internal.h"
 
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,6 +65,10 @@ struct safe_tmpfile {
 	enum tmp_strategy strategy;
 	mode_t mode;                    /* requested mode */
 	mode_t created;                 /* mode bits as the kernel created the inode */
+	mode_t now;                     /* mode bits now, while now_known */
+	bool now_known;                 /* no one but us has had the fd since */
+	bool from_cache;                /* strategy taken from the cached probe */
+	bool stale;                     /* ... and no way to link was left */
 	bool has_tmpname;               /* TMP_NAMED: tmpname exists in parentfd */
 	char name[NAME_MAX + 1];        /* final name in parentfd */
 	char tmpname[TMP_NAME_LEN + 1]; /* TMP_NAMED: the hidden name */
@@ -173,6 +178,16 @@ static int open_unnamed(int parentfd, mode_t mode)
 }
 
 /*
+ * Feature probe: a linkat(AT_EMPTY_PATH) of an unnamed inode was accepted in
+ * this process (it needs CAP_DAC_READ_SEARCH, or Linux 6.10+ for a file the
+ * caller opened itself). Only safe_tmpfile_xattr() trusts it, to skip the
+ * probe below, and it starts over with a fresh probe if the link then fails
+ * (credentials dropped since): nothing has a name by then, so that costs
+ * nothing but time. Cleared by any such failure.
+ */
+static atomic_bool empty_path_links;
+
+/*
  * Which way can the unnamed inode `fd` be linked into parentfd? Probed with
  * the new name ".", which the kernel refuses with EEXIST only after it has
  * accepted the old path, so the probe creates nothing. Returns the strategy,
@@ -182,8 +197,10 @@ static int probe_link(int fd, int parentfd)
 {
 	/* linkat() cannot succeed with "." as the new name. */
 	(void)linkat(fd, "", parentfd, ".", AT_EMPTY_PATH);
-	if (errno == EEXIST)
+	if (errno == EEXIST) {
+		atomic_store_explicit(&empty_path_links, true, memory_order_relaxed);
 		return TMP_EMPTY_PATH;
+	}
 	if (errno == ENOMEM)
 		return -1;
 
@@ -226,7 +243,7 @@ static int create_named(struct safe_tmpfile *t, mode_t mode)
  * file is then kept at owner-only read/write until publication. On failure
  * nothing exists and t holds no fd.
  */
-static int tmp_create(int dirfd, const char *path, mode_t mode, uint64_t flags,
+static int tmp_create(int dirfd, const char *path, mode_t mode, uint64_t flags, bool use_cache,
 		      struct safe_tmpfile *t)
 {
 	struct so_last last;
@@ -241,7 +258,10 @@ static int tmp_create(int dirfd, const char *path, mode_t mode, uint64_t flags,
 	if (!(flags & SAFE_TMPFILE_NO_OTMPFILE)) {
 		_cleanup_fd_ int fd = open_unnamed(parentfd, cmode);
 		if (fd >= 0) {
-			int s = probe_link(fd, parentfd);
+			bool cached = use_cache &&
+				      atomic_load_explicit(&empty_path_links, memory_order_relaxed);
+			int s = cached ? TMP_EMPTY_PATH : probe_link(fd, parentfd);
+			t->from_cache = cached;
 			if (s < 0)
 				goto fail;
 			if (s > 0) {
@@ -265,8 +285,13 @@ static int tmp_create(int dirfd, const char *path, mode_t mode, uint64_t flags,
 	 * group/other access until publication. */
 	bool lacks_owner = (t->created & WORK_MODE) != WORK_MODE;
 	bool exposed = t->strategy == TMP_NAMED && (t->created & (S_IRWXG | S_IRWXO));
-	if ((lacks_owner || exposed) && fchmod(t->fd, WORK_MODE) < 0)
-		goto fail_file;
+	t->now = t->created;
+	if (lacks_owner || exposed) {
+		if (fchmod(t->fd, WORK_MODE) < 0)
+			goto fail_file;
+		t->now = WORK_MODE;
+	}
+	t->now_known = true;
 	return 0;
 
 fail_file:
@@ -306,11 +331,16 @@ static int link_unnamed(struct safe_tmpfile *t, const char *name)
 	if (t->strategy == TMP_EMPTY_PATH) {
 		if (linkat(t->fd, "", t->parentfd, name, AT_EMPTY_PATH) == 0)
 			return 0;
-		if (errno != ENOENT)
+		/* ENOENT: not privileged (any more); EPERM: a sandbox. */
+		if (errno != ENOENT && errno != EPERM)
 			return -1;
+		atomic_store_explicit(&empty_path_links, false, memory_order_relaxed);
 	}
 	_cleanup_fd_ int fddir = so_procfs_fd_dir();
 	if (fddir < 0) {
+		/* Neither way: if the cached probe chose AT_EMPTY_PATH, the
+		 * caller starts over and probes (the named fallback). */
+		t->stale = t->from_cache;
 		/* keep AT_EMPTY_PATH's answer (ENOENT) if it was tried */
 		if (t->strategy == TMP_EMPTY_PATH && errno == ENXIO)
 			errno = ENOENT;
@@ -402,10 +432,15 @@ static int tmp_publish(struct safe_tmpfile *t, const struct safe_xattr *xattrs, 
 	if (t->strategy == TMP_SPENT)
 		return so_fail(EINVAL);
 
-	struct stat st;
-	if (fstat(t->fd, &st) < 0)
-		return -1;
-	mode_t cur = st.st_mode & 07777;
+	mode_t cur = t->now;
+	if (!t->now_known) {
+		/* The caller has had the fd (two-phase form) or a try failed. */
+		struct stat st;
+		if (fstat(t->fd, &st) < 0)
+			return -1;
+		cur = st.st_mode & 07777;
+	}
+	t->now_known = false;
 	if ((cur & WORK_MODE) != WORK_MODE) {
 		/* A retry after a failed link, or the caller changed it. */
 		if (fchmod(t->fd, WORK_MODE) < 0)
@@ -474,14 +509,21 @@ int safe_tmpfile_xattr(int dirfd, const char *path, mode_t mode, const struct sa
 	if (check_mode(mode) < 0 || check_final_name(path) < 0 || check_xattrs(xattrs, nxattrs) < 0)
 		return -1;
 
-	struct safe_tmpfile t;
-	tmp_init(&t);
-	if (tmp_create(dirfd, path, mode, flags, &t) < 0)
-		return -1;
-	int fd = tmp_publish(&t, xattrs, nxattrs, flags);
-	if (fd < 0)
+	/* A second round only when the cached link probe proved stale. */
+	for (bool use_cache = true;; use_cache = false) {
+		struct safe_tmpfile t;
+		tmp_init(&t);
+		if (tmp_create(dirfd, path, mode, flags, use_cache, &t) < 0)
+			return -1;
+		int fd = tmp_publish(&t, xattrs, nxattrs, flags);
+		if (fd >= 0)
+			return fd;
+		int saved = errno;
+		bool stale = t.stale;
 		(void)tmp_release(&t);
-	return fd;
+		if (!stale || !use_cache)
+			return so_fail(saved);
+	}
 }
 
 int safe_tmpfile_open(int dirfd, const char *path, mode_t mode, uint64_t flags,
@@ -500,11 +542,12 @@ int safe_tmpfile_open(int dirfd, const char *path, mode_t mode, uint64_t flags,
 	if (!t)
 		return so_fail(ENOMEM);
 	tmp_init(t);
-	if (tmp_create(dirfd, path, mode, flags, t) < 0) {
+	if (tmp_create(dirfd, path, mode, flags, false, t) < 0) {
 		int saved = errno;
 		free(t);
 		return so_fail(saved);
 	}
+	t->now_known = false; /* the caller may change the mode */
 	*tmpp = t;
 	return t->fd;
 }

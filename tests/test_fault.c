@@ -444,6 +444,41 @@ START_TEST(linkat_blocked_falls_back_to_rename)
 }
 END_TEST
 
+/*
+ * safe_tmpfile_xattr() remembers that linkat(AT_EMPTY_PATH) worked and skips
+ * the probe next time. Credentials dropped since (here: a filter answers
+ * ENOENT, as for a caller without CAP_DAC_READ_SEARCH) and no procfs to link
+ * through: the call must notice, start over and use the named fallback,
+ * leaving nothing behind.
+ */
+static int child_link_cache_stale(void *arg)
+{
+	(void)arg;
+	CHILD_CHECK(unshare(CLONE_NEWNS) == 0 &&
+			    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0,
+		    "mount namespace: %s", strerror(errno));
+	CHILD_CHECK(mount("noproc", "/proc", "tmpfs", 0, "mode=0755") == 0, "tmpfs on /proc: %s",
+		    strerror(errno));
+	struct tmp_params warm = { .nrules = 0 };
+	if (tmpfile_once(&warm, false)) /* AT_EMPTY_PATH works: remembered */
+		return 1;
+	struct tmp_params p = {
+		.rules = { SB_WHEN(SYS_linkat, ENOENT, 4, AT_EMPTY_PATH, AT_EMPTY_PATH) },
+		.nrules = 1,
+	};
+	return child_tmpfile(&p);
+}
+
+START_TEST(linkat_empty_path_cache_stale)
+{
+	if (!sb_can_mount()) {
+		fprintf(stderr, "linkat_empty_path_cache_stale: cannot mount here: skipped\n");
+		return;
+	}
+	ck_assert_int_eq(sb_run(child_link_cache_stale, NULL), 0);
+}
+END_TEST
+
 START_TEST(fsetxattr_enospc_second_call)
 {
 	static const uint64_t flagsets[] = { 0, SAFE_TMPFILE_NO_OTMPFILE, SAFE_TMPFILE_REPLACE,
@@ -662,6 +697,7 @@ static Suite *fault_suite(void)
 	tcase_add_test(tc, linkat_empty_path_enoent_falls_back);
 	tcase_add_test(tc, linkat_empty_path_eperm_falls_back);
 	tcase_add_test(tc, linkat_blocked_falls_back_to_rename);
+	tcase_add_test(tc, linkat_empty_path_cache_stale);
 	tcase_add_test(tc, fsetxattr_enospc_second_call);
 	tcase_add_test(tc, renameat2_einval);
 	tcase_add_test(tc, renameat2_enosys);
