@@ -941,7 +941,64 @@ END_TEST
 /* fs.protected_symlinks: a trailing symlink in a sticky world-writable
  * directory, owned by neither the follower nor the directory's owner, is
  * refused (EACCES) when the sysctl is on; a link in the middle of the path is
- * always followed. The expectation follows the sysctl. */
+ * always followed. Checked with the sysctl as it is and, when this process may
+ * write it (root), with the other value too (then restored). */
+static int protected_symlinks_get(void)
+{
+	int on = 1;
+	FILE *f = fopen("/proc/sys/fs/protected_symlinks", "re");
+	if (f) {
+		if (fscanf(f, "%d", &on) != 1)
+			on = 1;
+		fclose(f);
+	}
+	return on;
+}
+
+static bool protected_symlinks_set(int on)
+{
+	FILE *f = fopen("/proc/sys/fs/protected_symlinks", "we");
+	if (!f)
+		return false;
+	bool ok = fprintf(f, "%d\n", on) > 0;
+	return fclose(f) == 0 && ok && protected_symlinks_get() == on;
+}
+
+/* The value to put back even if a check fails (Check exits the test
+ * process, or longjmps out of it with CK_FORK=no: atexit covers both). */
+static int protected_symlinks_saved = -1;
+
+static void protected_symlinks_restore(void)
+{
+	if (protected_symlinks_saved >= 0)
+		(void)protected_symlinks_set(protected_symlinks_saved);
+}
+
+static void protected_symlinks_check(int rootfd, int on)
+{
+	bool kernel = kernel_has_openat2();
+	for (int way = 0; way < RUN_MODES; way++) {
+		if (way == RUN_KERNEL && !kernel)
+			continue;
+		int fd = open_way(way, rootfd, "sticky/l", O_RDONLY, 0, B);
+		if (on) {
+			ck_assert_msg(fd < 0 && errno == EACCES, "sysctl %d: %s: %s", on,
+				      mode_names[way], fd < 0 ? errname(errno) : "opened");
+		} else {
+			ck_assert_msg(fd >= 0, "sysctl 0: %s: %s", mode_names[way], errname(errno));
+			ck_assert(fx_same_object(fd, rootfd, "file"));
+			close(fd);
+		}
+		fd = open_way(way, rootfd, "sticky/ld/inner", O_RDONLY, 0, I);
+		ck_assert_msg(fd >= 0, "sysctl %d: %s: %s", on, mode_names[way], errname(errno));
+		ck_assert(fx_same_object(fd, rootfd, "dir/inner"));
+		close(fd);
+		fd = open_way(way, rootfd, "sticky/l", O_PATH | O_NOFOLLOW, 0, B);
+		ck_assert_msg(fd >= 0, "sysctl %d: %s: %s", on, mode_names[way], errname(errno));
+		close(fd);
+	}
+}
+
 START_TEST(protected_symlinks_sticky)
 {
 	struct env e;
@@ -953,32 +1010,15 @@ START_TEST(protected_symlinks_sticky)
 	ck_assert_int_eq(fchmodat(e.rootfd, "sticky", 01777, 0), 0);
 	ck_assert_int_eq(fchownat(e.rootfd, "sticky/l", 1000, 1000, AT_SYMLINK_NOFOLLOW), 0);
 	ck_assert_int_eq(fchownat(e.rootfd, "sticky/ld", 1000, 1000, AT_SYMLINK_NOFOLLOW), 0);
-	int on = 0;
-	FILE *f = fopen("/proc/sys/fs/protected_symlinks", "re");
-	if (f) {
-		if (fscanf(f, "%d", &on) != 1)
-			on = 1;
-		fclose(f);
-	}
-	bool kernel = kernel_has_openat2();
-	for (int way = 0; way < RUN_MODES; way++) {
-		if (way == RUN_KERNEL && !kernel)
-			continue;
-		int fd = open_way(way, e.rootfd, "sticky/l", O_RDONLY, 0, B);
-		if (on) {
-			ck_assert_msg(fd < 0 && errno == EACCES, "%s", mode_names[way]);
-		} else {
-			ck_assert_msg(fd >= 0, "%s: %s", mode_names[way], errname(errno));
-			ck_assert(fx_same_object(fd, e.rootfd, "file"));
-			close(fd);
-		}
-		fd = open_way(way, e.rootfd, "sticky/ld/inner", O_RDONLY, 0, I);
-		ck_assert_msg(fd >= 0, "%s: %s", mode_names[way], errname(errno));
-		ck_assert(fx_same_object(fd, e.rootfd, "dir/inner"));
-		close(fd);
-		fd = open_way(way, e.rootfd, "sticky/l", O_PATH | O_NOFOLLOW, 0, B);
-		ck_assert_msg(fd >= 0, "%s: %s", mode_names[way], errname(errno));
-		close(fd);
+	int on = protected_symlinks_get() != 0;
+	protected_symlinks_check(e.rootfd, on);
+	protected_symlinks_saved = on;
+	(void)atexit(protected_symlinks_restore);
+	if (protected_symlinks_set(!on)) {
+		protected_symlinks_check(e.rootfd, !on);
+		ck_assert(protected_symlinks_set(on));
+	} else {
+		fprintf(stderr, "protected_symlinks_sticky: sysctl %d only (not writable)\n", on);
 	}
 	env_teardown(&e);
 }
