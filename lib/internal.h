@@ -112,9 +112,12 @@ int so_open_validated(int dirfd, const char *path, const struct safe_open_how *h
 
 /* ------------------------------------------------------------------ shared primitive for operations (path.c) */
 
-/* The last component of a path, split off by so_resolve_parent(). */
+/* The last component of a path, split off by so_resolve_parent(). It may be
+ * longer than NAME_MAX: whether such a name is ENAMETOOLONG or merely absent
+ * (ENOENT on procfs) is the filesystem's answer, so it is passed on as it is. */
+#define SO_LAST_MAX PATH_MAX
 struct so_last {
-	char name[NAME_MAX + 1]; /* the last component ("." / ".." possible) */
+	char name[SO_LAST_MAX]; /* the last component ("." / ".." possible) */
 	bool trailing_slash;     /* the path ended in one or more '/' */
 	bool is_root;            /* the path named the root itself ("." or "/" ...) */
 };
@@ -131,7 +134,7 @@ uint64_t so_op_resolve(uint64_t flags, uint64_t allowed_op_bits);
  * and return an O_PATH|O_DIRECTORY|O_CLOEXEC fd of that parent directory
  * (always a new fd, even when the parent is dirfd itself). The last component
  * is copied into *last. Errors as safe_openat2(); ENOENT for an empty path,
- * ENAMETOOLONG for a last component over NAME_MAX.
+ * a last component over NAME_MAX is left to the *at() call (see so_last).
  */
 int so_resolve_parent(int dirfd, const char *path, uint64_t resolve, struct so_last *last);
 

@@ -381,7 +381,7 @@ int safe_mkdirat_beneath(int dirfd, const char *path, mode_t mode, uint64_t flag
 /* The last name as the *at() call should see it: with one trailing '/' kept
  * where the syscall gives it a meaning without following (unlinkat,
  * renameat2, the new name of linkat/symlinkat). */
-static const char *name_with_slash(const struct so_last *last, char buf[NAME_MAX + 2])
+static const char *name_with_slash(const struct so_last *last, char buf[SO_LAST_MAX + 1])
 {
 	if (!last->trailing_slash || last->is_root)
 		return last->name;
@@ -407,7 +407,7 @@ int safe_unlinkat_beneath(int dirfd, const char *path, uint64_t flags)
 	 * A path of slashes only (IN_ROOT) is the kernel's LAST_ROOT. */
 	if (path[strspn(path, "/")] == '\0')
 		return so_fail((flags & SAFE_REMOVEDIR) ? EBUSY : EISDIR);
-	char nb[NAME_MAX + 2];
+	char nb[SO_LAST_MAX + 1];
 	return unlinkat(pfd, name_with_slash(&last, nb),
 			(flags & SAFE_REMOVEDIR) ? AT_REMOVEDIR : 0);
 }
@@ -465,7 +465,7 @@ int safe_renameat_beneath(int dirfd, const char *oldpath, const char *newpath, u
 		return -1;
 	/* renameat2() follows neither last component; "." and ".." are EBUSY
 	 * before any lookup; trailing slashes only require directories. */
-	char ob[NAME_MAX + 2], nb[NAME_MAX + 2];
+	char ob[SO_LAST_MAX + 1], nb[SO_LAST_MAX + 1];
 	const char *oname = name_with_slash(&olast, ob), *nname = name_with_slash(&nlast, nb);
 	if (!atomic_load_explicit(&no_renameat2, memory_order_relaxed)) {
 		long r = syscall(SYS_renameat2, ofd, oname, nfd, nname, rflags);
@@ -494,7 +494,7 @@ int safe_linkat_beneath(int dirfd, const char *oldpath, const char *newpath, uin
 	_cleanup_fd_ int nfd = so_resolve_parent(dirfd, newpath, resolve, &nlast);
 	if (nfd < 0)
 		return -1;
-	char nb[NAME_MAX + 2];
+	char nb[SO_LAST_MAX + 1];
 	const char *nname = name_with_slash(&nlast, nb);
 	if (*oname) /* linkat() without AT_SYMLINK_FOLLOW links a symlink itself */
 		return linkat(ofd, oname, nfd, nname, 0);
@@ -524,7 +524,7 @@ int safe_symlinkat_beneath(const char *target, int dirfd, const char *linkpath, 
 	_cleanup_fd_ int pfd = so_resolve_parent(dirfd, linkpath, resolve, &last);
 	if (pfd < 0)
 		return -1;
-	char nb[NAME_MAX + 2];
+	char nb[SO_LAST_MAX + 1];
 	/* symlinkat() never follows its last component; "." / ".." are EEXIST;
 	 * an empty target is ENOENT. The target is stored, not resolved. */
 	return symlinkat(target, pfd, name_with_slash(&last, nb));

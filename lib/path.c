@@ -57,7 +57,6 @@ int so_resolve_parent(int dirfd, const char *path, uint64_t resolve, struct so_l
 	last->trailing_slash = end < len;
 
 	char parent[PATH_MAX];
-	bool too_long = false;
 	if (end == 0) {
 		/* The path is only slashes: it names the root ("/"), whose parent
 		 * is resolved as "/" itself (EXDEV under BENEATH, the root under
@@ -69,11 +68,6 @@ int so_resolve_parent(int dirfd, const char *path, uint64_t resolve, struct so_l
 		while (start > 0 && path[start - 1] != '/')
 			start--;
 		size_t nlen = end - start;
-		/* Too long for a name: reported after the parent resolved, as a
-		 * left-to-right walk would (a missing parent is ENOENT). */
-		too_long = nlen > NAME_MAX;
-		if (too_long)
-			nlen = 0;
 		memcpy(last->name, path + start, nlen);
 		last->name[nlen] = '\0';
 		if (start == 0) {
@@ -90,10 +84,6 @@ int so_resolve_parent(int dirfd, const char *path, uint64_t resolve, struct so_l
 		.resolve = resolve,
 	};
 	int fd = so_open_validated(dirfd, parent, &how);
-	if (fd >= 0 && too_long) {
-		so_close(fd);
-		return so_fail(ENAMETOOLONG);
-	}
 	/* NO_DOTDOT refuses every ".." component, the last one included (after
 	 * the parent, as a left-to-right walk would). */
 	if (fd >= 0 && (resolve & SAFE_RESOLVE_NO_DOTDOT) && !strcmp(last->name, "..")) {

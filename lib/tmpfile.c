@@ -251,6 +251,12 @@ static int tmp_create(int dirfd, const char *path, mode_t mode, uint64_t flags, 
 	if (parentfd < 0)
 		return -1;
 	t->parentfd = parentfd;
+	/* A name too long for any filesystem that can hold files: reported
+	 * after the parent resolved, as a left-to-right walk would. */
+	if (strlen(last.name) > NAME_MAX) {
+		errno = ENAMETOOLONG;
+		goto fail;
+	}
 	t->mode = mode;
 	memcpy(t->name, last.name, sizeof(t->name));
 

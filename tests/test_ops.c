@@ -2021,6 +2021,50 @@ START_TEST(realpath_unprivileged)
 }
 END_TEST
 
+/*
+ * A last component over NAME_MAX is not ENAMETOOLONG by itself: that is the
+ * filesystem's answer (ext4, tmpfs), and procfs simply has no such entry
+ * (ENOENT). The operations must give the kernel's answer, as openat2 does
+ * (found by fuzz_resolve: /proc/self and "cwd" + 300 bytes).
+ */
+START_TEST(long_last_name_on_procfs)
+{
+	uint64_t m = MODE(_i);
+	int procfd = open("/proc/self", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	ck_assert_int_ge(procfd, 0);
+	char name[304] = "cwd";
+	memset(name + 3, '1', 300);
+	name[303] = '\0';
+	struct safe_open_how how = { .flags = O_PATH | O_NOFOLLOW,
+				     .resolve = SAFE_RESOLVE_BENEATH | m };
+	errno = 0;
+	ck_assert_int_eq(safe_openat2(procfd, name, &how, sizeof(how)), -1);
+	int want = errno;
+#ifdef SYS_openat2
+	struct { uint64_t flags, mode, resolve; } raw = { O_PATH | O_NOFOLLOW, 0, 0x08 };
+	long r = syscall(SYS_openat2, procfd, name, &raw, sizeof(raw));
+	if (r >= 0 || errno != ENOSYS) {
+		ck_assert_int_eq(r, -1);
+		ck_assert_int_eq(errno, want);
+	}
+#endif
+	struct stat st;
+	ck_fails(safe_fstatat_beneath(procfd, name, &st, m), want);
+	char buf[16];
+	ck_fails(safe_readlinkat_beneath(procfd, name, buf, sizeof(buf), m), want);
+	ck_fails(safe_realpath_beneath(procfd, name, buf, sizeof(buf), m), want);
+	close(procfd);
+	/* On the test tree's filesystem the name itself is refused. */
+	env_open();
+	char longname[NAME_MAX + 2];
+	memset(longname, 'n', sizeof(longname) - 1);
+	longname[sizeof(longname) - 1] = '\0';
+	ck_fails(safe_fstatat_beneath(E.rootfd, longname, &st, m), ENAMETOOLONG);
+	ck_fails(safe_tmpfile_xattr(E.rootfd, longname, 0644, NULL, 0, m), ENAMETOOLONG);
+	env_close();
+}
+END_TEST
+
 /* ---------------------------------------------------------------- suite */
 
 static Suite *ops_suite(void)
@@ -2047,6 +2091,7 @@ static Suite *ops_suite(void)
 	tcase_add_loop_test(tc, realpath_cases, 0, 2);
 	tcase_add_loop_test(tc, realpath_error_order, 0, 2);
 	tcase_add_loop_test(tc, no_xdev_plain_names, 0, 2);
+	tcase_add_loop_test(tc, long_last_name_on_procfs, 0, 2);
 	suite_add_tcase(s, tc);
 
 	TCase *sb = tcase_create("sandbox");
