@@ -301,11 +301,9 @@ static int mkdir_component(int dirfd, const char *prefix, mode_t mode, uint64_t 
  */
 static int mkdir_parents(int dirfd, const char *path, mode_t mode, uint64_t resolve)
 {
-	size_t len = strnlen(path, PATH_MAX);
-	if (len == 0)
-		return so_fail(ENOENT);
-	if (len >= PATH_MAX)
-		return so_fail(ENAMETOOLONG);
+	size_t len = so_path_len(path);
+	if (len == (size_t)-1)
+		return -1;
 
 	struct safe_open_how how = {
 		.flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC,
@@ -343,8 +341,6 @@ static int mkdir_parents(int dirfd, const char *path, mode_t mode, uint64_t reso
 		while (rest < len && path[rest] == '/')
 			rest++;
 		bool final = rest == len;
-		if (e - s > NAME_MAX)
-			return so_fail(ENAMETOOLONG);
 		/* "." and ".." create nothing: the next prefix resolves them. */
 		if (path[s] == '.' && (e - s == 1 || (e - s == 2 && path[s + 1] == '.')))
 			continue;
