@@ -1031,6 +1031,11 @@ static int call_impl(const struct dc_tree *t, const struct dc_case *c, int impl)
 			.mode = c->mode,
 			.resolve = c->resolve & 0xffffffffULL,
 		};
+		/* Never unscoped: a case without a scope (the library must say
+		 * EINVAL, the kernel's answer is not used) would otherwise let
+		 * the oracle create or truncate any absolute path, as root. */
+		if (!(kh.resolve & (RESOLVE_BENEATH | RESOLVE_IN_ROOT)))
+			kh.resolve |= RESOLVE_BENEATH;
 		long fd;
 		int tries = 0;
 		do
