@@ -6,7 +6,8 @@
  *
  * Serves ROOT on 127.0.0.1:PORT (default 8080; 0 picks a free port): GET and
  * HEAD of files (Content-Type from the user.mime_type xattr or the extension,
- * Last-Modified), directory listings, PUT (the body is published atomically
+ * Last-Modified; a single byte Range, If-Range by date, If-Modified-Since),
+ * directory listings, PUT (the body is published atomically
  * with its Content-Type as user.mime_type, replacing any old file) and
  * DELETE.
  *
@@ -84,7 +85,8 @@ static const char usage_text[] =
 	"0 picks a free port). The address is printed as \"listening on 127.0.0.1:PORT\".\n"
 	"\n"
 	"  GET, HEAD     files (Content-Type from the user.mime_type xattr, else the\n"
-	"                extension) and directory listings\n"
+	"                extension; one byte Range; If-Modified-Since) and directory\n"
+	"                listings\n"
 	"  PUT           store the body atomically, replacing any old file; the\n"
 	"                Content-Type is saved as user.mime_type\n"
 	"  DELETE        remove a file or an empty directory\n"
@@ -116,7 +118,9 @@ static const char *reason(int status)
 	case 200: return "OK";
 	case 201: return "Created";
 	case 204: return "No Content";
+	case 206: return "Partial Content";
 	case 301: return "Moved Permanently";
+	case 304: return "Not Modified";
 	case 400: return "Bad Request";
 	case 403: return "Forbidden";
 	case 404: return "Not Found";
@@ -126,6 +130,7 @@ static const char *reason(int status)
 	case 411: return "Length Required";
 	case 413: return "Content Too Large";
 	case 414: return "URI Too Long";
+	case 416: return "Range Not Satisfiable";
 	case 417: return "Expectation Failed";
 	case 431: return "Request Header Fields Too Large";
 	case 500: return "Internal Server Error";
@@ -183,6 +188,27 @@ static void http_date(time_t t, char *buf, size_t size)
 	struct tm tm;
 	gmtime_r(&t, &tm);
 	strftime(buf, size, "%a, %d %b %Y %H:%M:%S GMT", &tm);
+}
+
+/* An IMF-fixdate ("Sun, 06 Nov 1994 08:49:37 GMT"), the only form this
+ * server sends; the obsolete forms are accepted too, as RFC 9110 asks. */
+static bool parse_http_date(const char *s, time_t *out)
+{
+	static const char *const forms[] = {
+		"%a, %d %b %Y %H:%M:%S GMT", /* IMF-fixdate */
+		"%A, %d-%b-%y %H:%M:%S GMT", /* RFC 850 */
+		"%a %b %e %H:%M:%S %Y",      /* asctime */
+	};
+	for (size_t i = 0; i < sizeof(forms) / sizeof(forms[0]); i++) {
+		struct tm tm;
+		memset(&tm, 0, sizeof(tm));
+		const char *end = strptime(s, forms[i], &tm);
+		if (end && !*end) {
+			*out = timegm(&tm);
+			return *out != (time_t)-1;
+		}
+	}
+	return false;
 }
 
 /* A growable byte buffer for listings. */
@@ -334,6 +360,11 @@ struct request {
 	bool http11, keep_alive, expect_continue, has_length, chunked, has_host;
 	unsigned long long length;
 	char content_type[128]; /* empty: none, or too long to be a MIME type */
+	/* conditional and partial GET (RFC 9110, 13.1.3, 13.1.5, 14.2) */
+	char range[128];        /* the Range value; empty: none (or unusable) */
+	bool has_ims, has_if_range, if_range_ok;
+	time_t ims;             /* If-Modified-Since */
+	time_t if_range;        /* If-Range (an HTTP-date; entity tags never match) */
 	/* the URL path, percent-decoded once, and the path given to the library */
 	char path[PATH_MAX + 2];
 	char lpath[PATH_MAX + 3];
@@ -540,6 +571,15 @@ static int parse_head(struct conn *c, struct request *rq)
 		} else if (!strcasecmp(name, "Content-Type")) {
 			if (strlen(v) < sizeof(rq->content_type))
 				memcpy(rq->content_type, v, strlen(v) + 1);
+		} else if (!strcasecmp(name, "Range")) {
+			if (strlen(v) < sizeof(rq->range))
+				memcpy(rq->range, v, strlen(v) + 1);
+		} else if (!strcasecmp(name, "If-Modified-Since")) {
+			/* an invalid date is ignored (RFC 9110, 13.1.3) */
+			rq->has_ims = parse_http_date(v, &rq->ims);
+		} else if (!strcasecmp(name, "If-Range")) {
+			rq->has_if_range = true;
+			rq->if_range_ok = parse_http_date(v, &rq->if_range);
 		} else if (!strcasecmp(name, "Host")) {
 			if (rq->has_host)
 				return 400;
@@ -567,7 +607,9 @@ static bool send_head(struct conn *c, struct request *rq, int status, const char
 		snprintf(lm, sizeof(lm), "Last-Modified: %s\r\n", d);
 	}
 	char cl[48] = "";
-	if (status != 204) /* a 204 has no Content-Length (RFC 9110, 8.6) */
+	/* A 204 has no Content-Length; a 304 would have to repeat the 200's
+	 * (RFC 9110, 8.6): neither sends one. */
+	if (status != 204 && status != 304)
 		snprintf(cl, sizeof(cl), "Content-Length: %llu\r\n", clen);
 	int n = snprintf(buf, sizeof(buf),
 			 "HTTP/1.1 %d %s\r\nServer: safe-httpd/%s\r\nDate: %s\r\n"
@@ -698,6 +740,109 @@ static bool serve_listing(struct conn *c, struct request *rq, bool head)
 	return ok;
 }
 
+/*
+ * The byte range a Range field asks for, against a file of `size` bytes: 1
+ * with [*first, *last] set, 0 to ignore the field (absent, not "bytes=",
+ * malformed, or several ranges: a server may always answer 200), -1 if it is
+ * unsatisfiable (416).
+ */
+static int parse_range(const char *v, unsigned long long size, unsigned long long *first,
+		       unsigned long long *last)
+{
+	if (strncasecmp(v, "bytes=", 6))
+		return 0;
+	v += 6;
+	while (*v == ' ')
+		v++;
+	const char *dash = strchr(v, '-');
+	if (!dash || strchr(v, ','))
+		return 0;
+	bool has_a = dash > v, has_b = dash[1] != '\0';
+	if (!has_a && !has_b)
+		return 0;
+	unsigned long long a = 0, b = 0;
+	char *e;
+	if (has_a) {
+		if (!isdigit((unsigned char)*v))
+			return 0;
+		errno = 0;
+		a = strtoull(v, &e, 10);
+		if (e != dash || errno)
+			return 0;
+	}
+	if (has_b) {
+		if (!isdigit((unsigned char)dash[1]))
+			return 0;
+		errno = 0;
+		b = strtoull(dash + 1, &e, 10);
+		if (*e || errno)
+			return 0;
+	}
+	if (!has_a) { /* suffix: the last b bytes */
+		if (b == 0 || size == 0)
+			return -1;
+		*first = b >= size ? 0 : size - b;
+		*last = size - 1;
+		return 1;
+	}
+	if (has_b && b < a)
+		return 0; /* invalid: ignored */
+	if (a >= size)
+		return -1;
+	*first = a;
+	*last = has_b && b < size ? b : size - 1;
+	return 1;
+}
+
+/* A regular file, open as fd: 304, 416, 206 or 200 (RFC 9110, 13.2.2 order). */
+static bool serve_file(struct conn *c, struct request *rq, int fd, const struct stat *st,
+		       const char *ctype, bool head)
+{
+	unsigned long long size = (unsigned long long)st->st_size;
+	/* a date in the future is invalid and ignored (RFC 9110, 13.1.3) */
+	if (rq->has_ims && rq->ims <= time(NULL) && st->st_mtime <= rq->ims)
+		return send_head(c, rq, 304, NULL, 0, &st->st_mtime, "Accept-Ranges: bytes\r\n");
+
+	unsigned long long first = 0, last = size ? size - 1 : 0;
+	int r = 0;
+	/* If-Range: the range only applies to the representation it names;
+	 * a date must equal Last-Modified exactly (a weak validator otherwise). */
+	bool range_applies = rq->range[0] && (!rq->has_if_range ||
+					      (rq->if_range_ok && rq->if_range == st->st_mtime));
+	if (range_applies)
+		r = parse_range(rq->range, size, &first, &last);
+	char extra[128];
+	if (r < 0) {
+		snprintf(extra, sizeof(extra), "Content-Range: bytes */%llu\r\n", size);
+		return send_error(c, rq, 416, extra);
+	}
+	int status = 200;
+	unsigned long long len = size;
+	if (r > 0) {
+		status = 206;
+		len = last - first + 1;
+		snprintf(extra, sizeof(extra),
+			 "Accept-Ranges: bytes\r\nContent-Range: bytes %llu-%llu/%llu\r\n", first,
+			 last, size);
+	} else {
+		snprintf(extra, sizeof(extra), "Accept-Ranges: bytes\r\n");
+	}
+	bool ok = send_head(c, rq, status, ctype, len, &st->st_mtime, extra);
+	off_t off = (off_t)first;
+	off_t end = (off_t)(first + len);
+	while (ok && !head && off < end) {
+		ssize_t n = sendfile(c->fd, fd, &off, (size_t)(end - off));
+		if (n < 0 && errno == EINTR)
+			continue;
+		/* A file that shrank under us cannot honour its
+		 * Content-Length: cut the connection. */
+		if (n <= 0)
+			ok = false;
+	}
+	rq->sent = head ? 0 : (unsigned long long)(off - (off_t)first);
+	return ok;
+}
+
 static bool serve_get(struct conn *c, struct request *rq, bool head)
 {
 	/* O_NONBLOCK: opening a FIFO someone left in the tree must not hang. */
@@ -734,19 +879,7 @@ static bool serve_get(struct conn *c, struct request *rq, bool head)
 			ctype = mime;
 		}
 		(void)fcntl(fd, F_SETFL, 0); /* back to blocking reads */
-		ok = send_head(c, rq, 200, ctype, (unsigned long long)st.st_size, &st.st_mtime,
-			       NULL);
-		off_t off = 0;
-		while (ok && !head && off < st.st_size) {
-			ssize_t n = sendfile(c->fd, fd, &off, (size_t)(st.st_size - off));
-			if (n < 0 && errno == EINTR)
-				continue;
-			/* A file that shrank under us cannot honour its
-			 * Content-Length: cut the connection. */
-			if (n <= 0)
-				ok = false;
-		}
-		rq->sent = head ? 0 : (unsigned long long)off;
+		ok = serve_file(c, rq, fd, &st, ctype, head);
 	}
 	if (fd >= 0)
 		close(fd);

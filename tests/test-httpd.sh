@@ -115,6 +115,40 @@ req -I /docs/data.bin
 check "HEAD: 200 with Content-Length" test "$code" = 200 -a "$(header Content-Length)" = 100000
 raw 'HEAD /docs/data.bin HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n'
 check "HEAD: no body on the wire" test "$(wc -c <"$T/raw")" -lt 1000
+# partial and conditional GET (RFC 9110): single ranges, If-Range, If-Modified-Since
+req -r 10-19 /docs/data.bin
+check "Range 10-19: 206, Content-Range, the 10 bytes" \
+	bash -c "test $code = 206 && test '$(header Content-Range)' = 'bytes 10-19/100000' &&
+	cmp -s '$T/body' <(tail -c +11 '$R/docs/data.bin' | head -c 10)"
+req -r -5 /docs/data.bin
+check "Range suffix -5: the last 5 bytes" \
+	bash -c "test $code = 206 && cmp -s '$T/body' <(tail -c 5 '$R/docs/data.bin')"
+req -r 99990- /docs/data.bin
+check "Range 99990-: to the end" \
+	sh -c "test $code = 206 && test '$(header Content-Range)' = 'bytes 99990-99999/100000'"
+req -r 200000-300000 /docs/data.bin
+check "Range past the end: 416 with bytes */size" \
+	test "$code" = 416 -a "$(header Content-Range)" = "bytes */100000"
+req -r 0-1,5-6 /docs/data.bin
+check "several ranges: ignored, 200 with the whole file" \
+	sh -c "test $code = 200 && cmp -s '$T/body' '$R/docs/data.bin'"
+req /docs/data.bin
+check "GET: Accept-Ranges: bytes" test "$(header Accept-Ranges)" = bytes
+LM=$(header Last-Modified)
+req -H "If-Modified-Since: $LM" /docs/data.bin
+check "If-Modified-Since = Last-Modified: 304, no body" test "$code" = 304 -a ! -s "$T/body"
+req -H "If-Modified-Since: Sat, 01 Jan 2000 00:00:00 GMT" /docs/data.bin
+check "If-Modified-Since in the past: 200" test "$code" = 200
+req -H "If-Modified-Since: not a date" /docs/data.bin
+check "If-Modified-Since invalid: ignored, 200" test "$code" = 200
+req -r 0-3 -H "If-Range: $LM" /docs/data.bin
+check "If-Range matching: 206" test "$code" = 206
+req -r 0-3 -H 'If-Range: "some-etag"' /docs/data.bin
+check "If-Range not matching: 200, whole file" \
+	sh -c "test $code = 200 && cmp -s '$T/body' '$R/docs/data.bin'"
+raw "GET /docs/data.bin HTTP/1.1\\r\\nHost: x\\r\\nIf-Modified-Since: $LM\\r\\n\\r\\nGET /index.html HTTP/1.1\\r\\nHost: x\\r\\nConnection: close\\r\\n\\r\\n"
+check "304 then a pipelined request on the same connection" \
+	sh -c "grep -q '^HTTP/1.1 304' '$T/raw' && grep -c '^HTTP/1.1 ' '$T/raw' | grep -qx 2"
 req /docs/typed.dat
 check "Content-Type from user.mime_type" test "$(header Content-Type)" = application/x-test
 req /docs/sub/home
