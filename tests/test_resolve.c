@@ -1326,6 +1326,197 @@ START_TEST(no_xdev_mounts)
 }
 END_TEST
 
+/* ------------------------------------------------------------------ the kernel selftest's tree */
+
+/*
+ * The tree of the kernel's tools/testing/selftests/openat2/resolve_test (a
+ * tmpfs mount, absolute, "cheeky" and "garbage" links, links into /proc),
+ * rebuilt here, and every one of its paths tried from five directories
+ * (the root, the mount, /proc, "/" and a subdirectory) under both scopes
+ * with each extra flag set and four kinds of open: raw openat2, the library
+ * and the walker must agree on every one. The selftest's own rows without a
+ * scope are run with each scope added (the library requires one). Creating
+ * opens only run from directories inside the tree; each way removes what it
+ * created. In a child: it needs its own mount namespace.
+ */
+static const char *const kself_spec[] = {
+	"l procexe /proc/self/exe",
+	"l procroot /proc/self/root",
+	"d root",
+	"d etc",
+	"f etc/passwd x",
+	"l creatlink /newfile3",
+	"l reletc etc/",
+	"l relsym etc/passwd",
+	"l absetc /etc/",
+	"l abssym /etc/passwd",
+	"l abscheeky /cheeky",
+	"d cheeky",
+	"l cheeky/absself /",
+	"l cheeky/self ../../root/",
+	"l cheeky/garbageself /../../root/",
+	"l cheeky/passwd ../cheeky/../etc/../etc/passwd",
+	"l cheeky/abspasswd /../cheeky/../etc/../etc/passwd",
+	"l cheeky/dotdotlink ../../../../../../../../../../../../../../etc/passwd",
+	"l cheeky/garbagelink /../../../../../../../../../../../../../../etc/passwd",
+	NULL,
+};
+
+/* What a way gave, comparable across ways: the object, "created", or the errno. */
+static void kself_result(int fd, int err, char *buf, size_t size)
+{
+	struct stat st;
+	if (fd < 0)
+		snprintf(buf, size, "%s", errname(err));
+	else if (fstat(fd, &st) < 0)
+		snprintf(buf, size, "fstat: %s", errname(errno));
+	else if (S_ISREG(st.st_mode) && (st.st_mode & 0777) == 0700) /* made by this open */
+		snprintf(buf, size, "created");
+	else
+		snprintf(buf, size, "%llx:%llu", (unsigned long long)st.st_dev,
+			 (unsigned long long)st.st_ino);
+}
+
+/* Remove the file an O_CREAT way made (mode 0700), wherever the path led. */
+static void kself_uncreate(int rootfd, int dfd, const char *path, int fd)
+{
+	struct stat st, at;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || (st.st_mode & 0777) != 0700)
+		return;
+	while (*path == '/') /* IN_ROOT: relative to dfd */
+		path++;
+	if (fstatat(dfd, path, &at, AT_SYMLINK_NOFOLLOW) == 0 && at.st_ino == st.st_ino)
+		(void)unlinkat(dfd, path, 0);
+	else if (fstatat(rootfd, "newfile3", &at, 0) == 0 && at.st_ino == st.st_ino)
+		(void)unlinkat(rootfd, "newfile3", 0); /* through creatlink */
+}
+
+struct kself_case {
+	int rootfd, dfd;
+	const char *dir, *path;
+	uint64_t flags, resolve;
+};
+
+/* One case, every way; false (and, if `say`, a line on stderr) if they disagree. */
+static bool kself_one(const struct kself_case *c, bool kernel, bool say)
+{
+	uint64_t mode = (c->flags & O_CREAT) ? 0700 : 0;
+	char got[RUN_MODES][64];
+	int first = kernel ? RUN_KERNEL : RUN_DEFAULT;
+	for (int way = first; way < RUN_MODES; way++) {
+		int fd = open_way(way, c->dfd, c->path, c->flags, mode, c->resolve);
+		kself_result(fd, errno, got[way], sizeof(got[way]));
+		if (fd >= 0) {
+			if (c->flags & O_CREAT)
+				kself_uncreate(c->rootfd, c->dfd, c->path, fd);
+			close(fd);
+		}
+	}
+	bool same = true;
+	for (int way = first + 1; way < RUN_MODES; way++) {
+		if (!strcmp(got[first], got[way]))
+			continue;
+		same = false;
+		if (say)
+				fprintf(stderr, "kself: from %s, %s flags %#llo resolve %#llx: %s %s, %s %s\n",
+				c->dir, c->path, (unsigned long long)c->flags,
+				(unsigned long long)c->resolve, mode_names[first], got[first],
+				mode_names[way], got[way]);
+	}
+	return same;
+}
+
+static int kself_child(void *arg)
+{
+	const char *top = arg;
+	if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0) {
+		fprintf(stderr, "kself: mount namespace: %s\n", strerror(errno));
+		return 1;
+	}
+	int topfd = open(top, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (topfd < 0 || mkdirat(topfd, "kroot", 0755) < 0)
+		return 1;
+	int rootfd = openat(topfd, "kroot", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	close(topfd);
+	if (rootfd < 0 || mkdirat(rootfd, "mnt", 0755) < 0)
+		return 1;
+	char mnt[PATH_MAX];
+	snprintf(mnt, sizeof(mnt), "%s/kroot/mnt", top);
+	if (mount("tmpfs", mnt, "tmpfs", MS_NOSUID | MS_NODEV, "size=1m") < 0) {
+		fprintf(stderr, "kself: tmpfs: %s\n", strerror(errno));
+		return 1;
+	}
+	static const char *const mnt_spec[] = { "l mnt/self ../mnt/", "l mnt/absself /mnt/", NULL };
+	fx_build(rootfd, kself_spec);
+	fx_build(rootfd, mnt_spec);
+	int nullfd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	char fdlink[32];
+	snprintf(fdlink, sizeof(fdlink), "self/fd/%d", nullfd);
+
+	const char *const paths[] = {
+		"/", "cheeky/absself", "abscheeky/absself", "..", "../root/", "cheeky/self",
+		"abscheeky/self", "cheeky/garbageself", "abscheeky/garbageself", "root", "etc",
+		"etc/passwd", "relsym", "cheeky/passwd", "abscheeky/passwd", "abssym", "/etc/passwd",
+		"cheeky/abspasswd", "abscheeky/abspasswd", "cheeky/dotdotlink", "abscheeky/dotdotlink",
+		"cheeky/garbagelink", "abscheeky/garbagelink", "/../../../../abscheeky/dotdotlink",
+		"/../../../../abscheeky/garbagelink", "mnt", "mnt/", "mnt/.", "/proc/1", "/tmp",
+		"procexe", "/proc/self/exe", "procroot/etc", "/proc/self/root/etc", ".",
+		"reletc/passwd", "absetc/passwd", "reletc", "self", "absself", "self/self", "newfile1",
+		"/newfile2", "/creatlink", fdlink,
+	};
+	static const char *const dirs[] = { ".", "mnt", "/proc", "/", "cheeky" };
+	static const uint64_t extra[] = {
+		0, RESOLVE_NO_XDEV, RESOLVE_NO_MAGICLINKS, RESOLVE_NO_SYMLINKS,
+		RESOLVE_NO_XDEV | RESOLVE_NO_SYMLINKS,
+	};
+	static const uint64_t opens[] = { O_PATH, O_PATH | O_NOFOLLOW, O_RDONLY | O_DIRECTORY,
+					  O_CREAT | O_RDONLY };
+	bool kernel = kernel_has_openat2();
+	long cases = 0;
+	int failures = 0;
+	for (size_t d = 0; d < sizeof(dirs) / sizeof(dirs[0]); d++) {
+		bool inside = dirs[d][0] != '/';
+		int dfd = openat(inside ? rootfd : AT_FDCWD, dirs[d],
+				 O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (dfd < 0)
+			return 1;
+		for (size_t p = 0; p < sizeof(paths) / sizeof(paths[0]); p++) {
+			for (size_t k = 0; k < 2 * sizeof(extra) / sizeof(extra[0]); k++) {
+				uint64_t res = ((k & 1) ? RESOLVE_IN_ROOT : RESOLVE_BENEATH) |
+					       extra[k / 2];
+				for (size_t o = 0; o < sizeof(opens) / sizeof(opens[0]); o++) {
+					if ((opens[o] & O_CREAT) && !inside)
+						continue; /* never create outside the tree */
+					const struct kself_case c = { rootfd, dfd, dirs[d], paths[p],
+								      opens[o], res };
+					cases++;
+					if (!kself_one(&c, kernel, failures < 20))
+						failures++;
+				}
+			}
+		}
+		close(dfd);
+	}
+	close(nullfd);
+	close(rootfd);
+	fprintf(stderr, "kself: %ld cases from the kernel selftest's tree, %d disagreements\n", cases,
+		failures);
+	return failures ? 1 : 0;
+}
+
+START_TEST(kernel_selftest_tree)
+{
+	if (!sb_can_mount()) {
+		fprintf(stderr, "kernel_selftest_tree: cannot mount here: skipped\n");
+		return;
+	}
+	char *top = fx_mkdtemp("kself");
+	ck_assert_int_eq(sb_run(kself_child, top), 0);
+	ck_assert_int_eq(fx_rmtree(top), 0);
+	free(top);
+}
+END_TEST
+
 /* ------------------------------------------------------------------ no openat2 (seccomp) */
 
 struct seccomp_arg {
@@ -1654,6 +1845,7 @@ static Suite *resolve_suite(void)
 	tcase_add_test(tc, kernel_link_double_count);
 	tcase_add_test(tc, magic_links);
 	tcase_add_test(tc, no_xdev_mounts);
+	tcase_add_test(tc, kernel_selftest_tree);
 	tcase_add_test(tc, without_openat2_enosys);
 	tcase_add_test(tc, without_openat2_eperm);
 	tcase_add_test(tc, unprivileged_eacces);
