@@ -65,6 +65,7 @@
 
 #include <fcntl.h>
 #include <linux/magic.h>
+#include <linux/openat2.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/fsuid.h>
@@ -523,6 +524,46 @@ static int open_cur(struct walk *w, bool no_component)
 	return (int)r;
 }
 
+/*
+ * Open the last component `name` of cur with the caller's flags so that a
+ * trailing symlink is never followed by the kernel. Where openat2 exists the
+ * single name (with its trailing slash, if any: buf[end] holds `saved`
+ * meanwhile) is opened with RESOLVE_NO_SYMLINKS: the descriptor then carries
+ * exactly the caller's flags, as openat2 would give them (F_GETFL shows no
+ * O_NOFOLLOW or O_DIRECTORY the caller did not ask for); a symlink is ELOOP.
+ * Without openat2, openat() with O_NOFOLLOW (and O_DIRECTORY for a trailing
+ * slash) does the same, those two bits aside. *checked is set when the open
+ * itself refused symlinks (no O_PATH link can come back).
+ */
+static int open_last(struct walk *w, char *name, size_t end, bool slash, char saved,
+		     bool *checked)
+{
+	*checked = false;
+	if (so_have_openat2()) {
+		struct open_how kh = {
+			.flags = (uint64_t)(w->oflags | O_CLOEXEC),
+			.mode = w->mode,
+			.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS |
+				   (w->xdev ? RESOLVE_NO_XDEV : 0),
+		};
+		w->buf[end] = saved; /* "name" or "name/" (only slashes follow) */
+		long fd = syscall(SYS_openat2, w->cur, name, &kh, sizeof(kh));
+		int err = errno;
+		w->buf[end] = '\0';
+		if (fd >= 0 || (err != ENOSYS && err != EPERM)) {
+			*checked = true;
+			errno = err;
+			return (int)fd;
+		}
+		/* Refused by a sandbox (or a genuine EPERM, which the plain
+		 * open below reports again). */
+	}
+	int f = w->oflags | O_NOFOLLOW | O_CLOEXEC;
+	if (slash)
+		f |= O_DIRECTORY;
+	return openat(w->cur, name, f, w->mode);
+}
+
 /* Result codes of final_name() besides an fd / -1. */
 #define WALK_CONTINUE (-3)
 
@@ -531,7 +572,7 @@ static int open_cur(struct walk *w, bool no_component)
  * character `saved` - NUL or the first trailing slash - belongs). Returns
  * the fd, -1, WALK_RACE, or WALK_CONTINUE after splicing a trailing symlink.
  */
-static int final_name(struct walk *w, const char *name, size_t end, bool slash, char saved)
+static int final_name(struct walk *w, char *name, size_t end, bool slash, char saved)
 {
 	int of = w->oflags;
 	bool creat = of & O_CREAT;
@@ -570,12 +611,12 @@ static int final_name(struct walk *w, const char *name, size_t end, bool slash, 
 		}
 	}
 
-	int f = of | O_NOFOLLOW | O_CLOEXEC;
-	if (slash)
-		f |= O_DIRECTORY;
-	_cleanup_fd_ int fd = openat(w->cur, name, f, w->mode);
+	bool checked;
+	_cleanup_fd_ int fd = open_last(w, name, end, slash, saved, &checked);
 	if (fd >= 0) {
-		if ((of & O_PATH) && follow && !(f & O_DIRECTORY)) {
+		/* O_PATH without O_NOFOLLOW opens a symlink itself through
+		 * openat(O_NOFOLLOW): follow it here. */
+		if ((of & O_PATH) && follow && !slash && !checked) {
 			if (get_info(w, fd, &in) < 0)
 				return -1;
 			if (in.type == S_IFLNK) {
