@@ -65,7 +65,6 @@
 
 #include <fcntl.h>
 #include <linux/magic.h>
-#include <linux/openat2.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/fsuid.h>
@@ -540,23 +539,23 @@ static int open_last(struct walk *w, char *name, size_t end, bool slash, char sa
 {
 	*checked = false;
 	if (so_have_openat2()) {
-		struct open_how kh = {
-			.flags = (uint64_t)(w->oflags | O_CLOEXEC),
+		const struct safe_open_how how = {
+			.flags = (uint64_t)w->oflags,
 			.mode = w->mode,
-			.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS |
-				   (w->xdev ? RESOLVE_NO_XDEV : 0),
+			.resolve = SAFE_RESOLVE_BENEATH | SAFE_RESOLVE_NO_SYMLINKS |
+				   SAFE_RESOLVE_NO_MAGICLINKS | (w->xdev ? SAFE_RESOLVE_NO_XDEV : 0),
 		};
 		w->buf[end] = saved; /* "name" or "name/" (only slashes follow) */
-		long fd = syscall(SYS_openat2, w->cur, name, &kh, sizeof(kh));
+		int fd = so_openat2_fast(w->cur, name, &how);
 		int err = errno;
 		w->buf[end] = '\0';
-		if (fd >= 0 || (err != ENOSYS && err != EPERM)) {
+		if (fd >= 0 || err != ENOSYS) {
 			*checked = true;
 			errno = err;
-			return (int)fd;
+			return fd;
 		}
-		/* Refused by a sandbox (or a genuine EPERM, which the plain
-		 * open below reports again). */
+		/* ENOSYS: openat2 is refused here after all (a sandbox installed
+		 * since the probe); the fast path has recorded that. */
 	}
 	int f = w->oflags | O_NOFOLLOW | O_CLOEXEC;
 	if (slash)
