@@ -100,6 +100,18 @@ struct safe_open_how {
  *  targets restart at it, ".." at it stays there; magic links fail with
  *  @c EXDEV. Same value as RESOLVE_IN_ROOT. */
 #define SAFE_RESOLVE_IN_ROOT 0x10ULL
+/** Fail with @c EAGAIN unless the whole lookup can be done from the kernel's
+ *  caches, without I/O or revalidation (for callers that must not block,
+ *  e.g. an event loop that then retries the open in a worker thread without
+ *  this bit). As openat2(2), it is also @c EAGAIN with @c O_CREAT,
+ *  @c O_TRUNC or @c O_TMPFILE. Only the kernel can promise a cache-only
+ *  lookup: when the userspace walker would do the work (no usable openat2(),
+ *  #SAFE_RESOLVE_USERSPACE, #SAFE_RESOLVE_NO_DOTDOT) the answer is always
+ *  @c EAGAIN. Accepted by safe_openat2() and safe_openat_beneath()'s
+ *  callers through safe_openat2() only; the other functions reject it with
+ *  @c EINVAL. Same value as RESOLVE_CACHED (Linux 5.12; older kernels with
+ *  openat2() answer @c EINVAL). */
+#define SAFE_RESOLVE_CACHED 0x20ULL
 /** The original (2014) O_BENEATH rule, which the kernel never merged: any
  *  ".." component, in the path or in the body of a followed symlink, fails
  *  with @c EXDEV, even one that would stay beneath. Combine with

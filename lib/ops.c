@@ -255,7 +255,11 @@ int safe_mkdirat_beneath(int dirfd, const char *path, mode_t mode, uint64_t flag
 }
 
 /* The open of one directory for mkdir -p, never following a symlink. */
+#ifndef SAFEOPEN_MUTATE_MKDIR_ALL_FOLLOW
 #define SO_MKDIR_STEP_FLAGS (O_PATH | O_NOFOLLOW | O_DIRECTORY | O_CLOEXEC)
+#else
+#define SO_MKDIR_STEP_FLAGS (O_PATH | O_DIRECTORY | O_CLOEXEC)
+#endif
 
 /*
  * One step down from `cur` into the plain name `name` (no '/', not "." or
