@@ -720,7 +720,7 @@ int safe_fchownat_beneath(int dirfd, const char *path, uid_t owner, gid_t group,
 	return fchownat(fd, name, owner, group, at_flags(name));
 }
 
-int safe_utimensat_beneath(int dirfd, const char *path, const struct timespec times[2],
+int safe_utimensat_beneath(int dirfd, const char *path, const struct timespec *times,
 			   uint64_t flags)
 {
 	struct so_last last;

@@ -7,3 +7,7 @@ tests_test_api_CFLAGS = $(TEST_CFLAGS)
 tests_test_api_LDADD = $(TEST_LDADD)
 TESTS += tests/test_api
 VALGRIND_TESTS += tests/test_api
+
+TESTS += tests/check-header.sh tests/check-header-cxx.sh
+EXTRA_DIST += tests/check-header.sh tests/check-header-cxx.sh
+AM_TESTS_ENVIRONMENT += HEADER_CC='$(CC)'; export HEADER_CC;
