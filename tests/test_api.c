@@ -26,11 +26,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "fixture.h"
 #include "safeopen.h"
+#include "sandbox.h"
 
 #define MODE(i) (((i) & 1) ? SAFE_RESOLVE_USERSPACE : 0)
 #define SCOPE(i) (((i) & 2) ? SAFE_RESOLVE_IN_ROOT : 0)
@@ -757,6 +759,83 @@ START_TEST(resolve_cached)
 }
 END_TEST
 
+/* ---------------------------------------------------------------- without openat2 */
+
+#define CHILD_CHECK(cond, ...)                                         \
+	do {                                                           \
+		if (!(cond)) {                                         \
+			fprintf(stderr, "%s:%d: ", __FILE__, __LINE__); \
+			fprintf(stderr, __VA_ARGS__);                  \
+			fprintf(stderr, "\n");                         \
+			return 1;                                      \
+		}                                                      \
+	} while (0)
+
+/* In a child where openat2 is ENOSYS (a kernel before 5.6, or a seccomp
+ * profile): the walker does all the resolution, also the final opens. */
+static int no_openat2_child(void *arg)
+{
+	uint64_t m = *(const uint64_t *)arg;
+#ifdef SYS_openat2
+	const struct sb_rule rules[] = { SB_ALWAYS(SYS_openat2, ENOSYS) };
+	CHILD_CHECK(sb_seccomp(rules, 1) == 0, "seccomp: %s", strerror(errno));
+	/* The filter is in force: this child has no openat2. */
+	errno = 0;
+	CHILD_CHECK(syscall(SYS_openat2, AT_FDCWD, ".", NULL, 0) == -1 && errno == ENOSYS,
+		    "openat2 still answers: %s", strerror(errno));
+#endif
+	char *before = fx_tree_snapshot(E.outside);
+	CHILD_CHECK(before, "snapshot");
+	int fd = safe_mkdir_all_beneath(E.r1fd, "link_dir/n1/n2/n3", 0755, m);
+	CHILD_CHECK(fd >= 0, "mkdir_all: %s", strerror(errno));
+	CHILD_CHECK(fx_same_object(fd, E.r1fd, "a/n1/n2/n3"), "mkdir_all: wrong directory");
+	close(fd);
+	errno = 0;
+	CHILD_CHECK(safe_mkdir_all_beneath(E.r1fd, "up/new", 0755, m) == -1 &&
+			    errno == ((m & SAFE_RESOLVE_IN_ROOT) ? ENOENT : EXDEV),
+		    "mkdir_all up/new: %s", strerror(errno));
+	errno = 0;
+	CHILD_CHECK(safe_mkdir_all_beneath(E.r1fd, "a/missing/../x", 0755, m) == -1 &&
+			    errno == ENOENT,
+		    "mkdir_all ..: %s", strerror(errno));
+	char name[NAME_MAX + 1];
+	fd = safe_open_parent_beneath(E.r1fd, "link_dir/b/file", m, name, sizeof(name));
+	CHILD_CHECK(fd >= 0 && !strcmp(name, "file"), "open_parent: %s", strerror(errno));
+	CHILD_CHECK(fx_same_object(fd, E.r1fd, "a/b"), "open_parent: wrong parent");
+	close(fd);
+	CHILD_CHECK(safe_mknodat_beneath(E.r1fd, "link_dir/fifo", S_IFIFO | 0600, 0, m) == 0,
+		    "mknod: %s", strerror(errno));
+	CHILD_CHECK(safe_renameat_beneath(E.r1fd, "a/fifo", E.r2fd, "link_dir/fifo", m) == 0,
+		    "rename: %s", strerror(errno));
+	CHILD_CHECK(safe_linkat_beneath(E.r2fd, "a/fifo", E.r1fd, "a/fifo2", m) == 0, "link: %s",
+		    strerror(errno));
+	for (size_t i = 0; i < sizeof(escapes) / sizeof(escapes[0]); i++) {
+		int want = (m & SAFE_RESOLVE_IN_ROOT) ? ENOENT : EXDEV;
+		errno = 0;
+		CHILD_CHECK(safe_renameat_beneath(E.r1fd, escapes[i], E.r2fd, "x", m) == -1 &&
+				    errno == want,
+			    "rename %s: %s", escapes[i], strerror(errno));
+		errno = 0;
+		CHILD_CHECK(safe_linkat_beneath(E.r1fd, "file", E.r2fd, escapes[i], m) == -1 &&
+				    errno == want,
+			    "link to %s: %s", escapes[i], strerror(errno));
+	}
+	char *after = fx_tree_snapshot(E.outside);
+	CHILD_CHECK(after && !strcmp(before, after), "outside changed");
+	free(before);
+	free(after);
+	return 0;
+}
+
+START_TEST(without_openat2)
+{
+	env_open();
+	uint64_t m = _i ? SAFE_RESOLVE_IN_ROOT : 0;
+	ck_assert_int_eq(sb_run(no_openat2_child, &m), 0);
+	env_close();
+}
+END_TEST
+
 /* ---------------------------------------------------------------- suite */
 
 static Suite *api_suite(void)
@@ -776,6 +855,12 @@ static Suite *api_suite(void)
 	tcase_add_loop_test(tc, rename_link_arguments, 0, 2);
 	tcase_add_test(tc, resolve_cached);
 	suite_add_tcase(s, tc);
+
+	TCase *sb = tcase_create("sandbox");
+	tcase_set_timeout(sb, 120);
+	tcase_add_checked_fixture(sb, fx_fd_setup, fx_fd_teardown);
+	tcase_add_loop_test(sb, without_openat2, 0, 2);
+	suite_add_tcase(s, sb);
 
 	TCase *race = tcase_create("race");
 	tcase_set_timeout(race, 120);
