@@ -767,6 +767,7 @@ END_TEST
 
 /* ---------------------------------------------------------------- without openat2 */
 
+#ifndef CHILD_CHECK /* fixture.h may provide it */
 #define CHILD_CHECK(cond, ...)                                         \
 	do {                                                           \
 		if (!(cond)) {                                         \
@@ -776,6 +777,7 @@ END_TEST
 			return 1;                                      \
 		}                                                      \
 	} while (0)
+#endif
 
 /* In a child where openat2 is ENOSYS (a kernel before 5.6, or a seccomp
  * profile): the walker does all the resolution, also the final opens. */
@@ -876,6 +878,9 @@ static Suite *api_suite(void)
 	return s;
 }
 
+#ifdef FX_MAIN /* the shared runner of fixture.h, where it exists */
+FX_MAIN(api_suite)
+#else
 int main(void)
 {
 	SRunner *sr = srunner_create(api_suite());
@@ -884,3 +889,4 @@ int main(void)
 	srunner_free(sr);
 	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
 }
+#endif
