@@ -851,10 +851,40 @@ END_TEST
  * says EXDEV again for an escape and anything else for a mount crossing; for
  * rename/link, both parents resolve (safe_open_parent_beneath) when the EXDEV
  * is the syscall's "different mounts". In a private mount namespace. */
+/* Write `text` to a /proc/self file (uid_map, gid_map, setgroups). */
+static int write_proc(const char *name, const char *text)
+{
+	int fd = open(name, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ssize_t n = write(fd, text, strlen(text));
+	close(fd);
+	return n == (ssize_t)strlen(text) ? 0 : -1;
+}
+
+/* A private mount namespace: as root directly, otherwise inside a new user
+ * namespace where the caller is root (tmpfs can be mounted there). */
+static int enter_mount_ns(void)
+{
+	if (geteuid() == 0)
+		return unshare(CLONE_NEWNS);
+	uid_t uid = geteuid();
+	gid_t gid = getegid();
+	if (unshare(CLONE_NEWUSER | CLONE_NEWNS) < 0)
+		return -1;
+	char map[64];
+	snprintf(map, sizeof(map), "0 %u 1", (unsigned)uid);
+	if (write_proc("/proc/self/uid_map", map) < 0)
+		return -1;
+	(void)write_proc("/proc/self/setgroups", "deny");
+	snprintf(map, sizeof(map), "0 %u 1", (unsigned)gid);
+	return write_proc("/proc/self/gid_map", map);
+}
+
 static int exdev_child(void *arg)
 {
 	uint64_t m = *(const uint64_t *)arg;
-	CHILD_CHECK(unshare(CLONE_NEWNS) == 0, "unshare: %s", strerror(errno));
+	CHILD_CHECK(enter_mount_ns() == 0, "mount namespace: %s", strerror(errno));
 	CHILD_CHECK(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0, "private");
 	CHILD_CHECK(mkdirat(E.r1fd, "mnt", 0755) == 0, "mkdir mnt");
 	char p[PATH_MAX];
