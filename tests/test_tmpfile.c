@@ -992,6 +992,47 @@ START_TEST(two_phase_fd_misuse)
 }
 END_TEST
 
+START_TEST(named_stays_private)
+{
+	/* The fallback's hidden name is 0600 from its creation (whatever the
+	 * mode asked for), and again after a link that failed once the final
+	 * mode was applied (a malformed ACL is refused after the chmod); the
+	 * probe that asked the kernel for the mode is gone. */
+	uint64_t fl = strategies[_i] | SAFE_TMPFILE_NO_OTMPFILE;
+	struct tdir d;
+	tdir_make(&d, "tmpfile");
+	mode_t old = umask(0);
+	static const mode_t modes[] = { 0666, 0644, 02755, 0444, 0 };
+	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
+		struct safe_tmpfile *t;
+		ck_assert_int_eq(safe_tmpfile_open(d.fd, "f", modes[i], fl, &t), 0);
+		char *h = hidden_entry(d.fd);
+		ck_assert_ptr_nonnull(h);
+		ck_assert_int_eq(count_hidden(d.fd), 1);
+		struct stat st;
+		ck_assert_int_eq(fstatat(d.fd, h, &st, AT_SYMLINK_NOFOLLOW), 0);
+		ck_assert_int_eq(st.st_mode & 07777, 0600);
+		ck_assert_int_eq(write(safe_tmpfile_fd(t), "data", 4), 4);
+		struct safe_xattr bad[] = { { "user.a", "v", 1 }, { "system.posix_acl_access", "xx", 2 } };
+		errno = 0;
+		ck_assert_int_eq(safe_tmpfile_link(t, bad, 2, 0), -1);
+		ck_assert_int_eq(errno, EINVAL);
+		ck_assert_int_eq(fstatat(d.fd, h, &st, AT_SYMLINK_NOFOLLOW), 0);
+		ck_assert_int_eq(st.st_mode & 07777, 0600);
+		/* and the retry still gives what open(O_CREAT) gives */
+		int fd = safe_tmpfile_link(t, xa3, 3, 0);
+		ck_assert_int_ge(fd, 0);
+		RUN(check_like_oracle(fd, d.fd, modes[i]));
+		close(fd);
+		ck_assert_int_eq(unlinkat(d.fd, "f", 0), 0);
+		ck_assert_int_eq(count_hidden(d.fd), 0);
+		free(h);
+	}
+	umask(old);
+	tdir_free(&d);
+}
+END_TEST
+
 /* ---------------------------------------------------------------- leftovers and the sweep */
 
 /* A writer killed between safe_tmpfile_open() and the link (named fallback)
@@ -2048,6 +2089,7 @@ static Suite *tmpfile_suite(void)
 	tcase_add_loop_test(tc, concurrent_creators, 0, N_STRATEGIES);
 	tcase_add_loop_test(tc, two_phase_fd_misuse, 0, N_STRATEGIES);
 	tcase_add_loop_test(tc, killed_writer_leftover, 0, 2);
+	tcase_add_loop_test(tc, named_stays_private, 0, 2);
 	tcase_add_loop_test(tc, sweep_only_own_leftovers, 0, N_STRATEGIES);
 	suite_add_tcase(s, tc);
 
