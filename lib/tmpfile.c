@@ -16,6 +16,17 @@
  * REPLACE the name never disappears (rename(2) is atomic with respect to
  * lookups of the new name). Each failure path removes the names this call
  * created itself (checked by inode before removal) and closes what it opened.
+ * A hidden name never gives anyone but the owner access before the final
+ * chmod right before the rename: it is created 0600 and the mode it must get
+ * comes from an empty probe (probe_mode()).
+ *
+ * The two-phase handle lends the caller a dup of its own descriptor and acts
+ * only on its own: that one keeps the inode allocated, so its (st_dev,
+ * st_ino) cannot be reused, and user_fd_ok() can tell the lent number still
+ * being this file (plus kcmp) from a closed or reused one before anything is
+ * published or closed.
+ *
+ * safe_tmpfile_sweep_beneath() removes leftover hidden names; see sweep_one().
  */
 #include "internal.h"
 
