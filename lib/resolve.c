@@ -745,10 +745,17 @@ static int final_name(struct walk *w, char *name, size_t end, bool slash, char s
 		return take_fd(&fd);
 	}
 	int err = errno;
-	if (!follow || (err != ELOOP && err != ENOTDIR))
+	/* Without openat2, O_CREAT|O_NOFOLLOW on a symlink in a sticky directory
+	 * gets EACCES from the kernel's may_create_in_sticky() before ELOOP (it
+	 * looks at the link, not its target); openat2 would follow the link,
+	 * after may_follow_link(). So EACCES under O_CREAT is looked at too. */
+	bool sticky_creat = creat && err == EACCES && !checked;
+	if (!follow || (err != ELOOP && err != ENOTDIR && !sticky_creat))
 		return -1;
 	/* A symlink (or, for ENOTDIR, perhaps a non-directory): look at it. */
 	_cleanup_fd_ int lfd = walk_openat(w, w->cur, name, O_PATH | O_NOFOLLOW, 0);
+	if (lfd < 0 && errno == ENOENT && sticky_creat)
+		return so_fail(EACCES); /* no such name: the EACCES was about creating it */
 	if (lfd < 0)
 		return errno == ENOENT ? WALK_RACE : -1; /* ENOENT: it just vanished */
 	if (get_info(w, lfd, &in) < 0)
@@ -761,8 +768,8 @@ static int final_name(struct walk *w, char *name, size_t end, bool slash, char s
 			return -1;
 		return WALK_CONTINUE;
 	}
-	if (err == ENOTDIR)
-		return so_fail(ENOTDIR);
+	if (err == ENOTDIR || err == EACCES)
+		return so_fail(err);
 	return WALK_RACE;
 }
 
