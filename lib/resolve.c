@@ -223,11 +223,55 @@ static int fd_at(const struct walk *w, size_t level)
 	return level == 0 ? w->rootfd : w->held[slot(level)];
 }
 
+/*
+ * Close the held levels from..to (at most WALK_HELD). Descriptors are mostly
+ * handed out in sequence (the lowest free number), so sorted they form a few
+ * runs of consecutive numbers: a run of k of our descriptors is exactly the k
+ * numbers lo..hi, so no other descriptor can lie in it, and one close_range()
+ * (5.9+) closes it. A single descriptor, or no close_range: close().
+ */
+static atomic_bool no_close_range;
+
+static void close_levels(struct walk *w, size_t from, size_t to)
+{
+	if (from > to)
+		return;
+	assert(to - from < WALK_HELD);
+	int fds[WALK_HELD];
+	size_t n = 0;
+	for (size_t l = from; l <= to; l++) {
+		int fd = w->held[slot(l)];
+		size_t i = n++;
+		for (; i > 0 && fds[i - 1] > fd; i--)
+			fds[i] = fds[i - 1];
+		fds[i] = fd;
+	}
+	for (size_t i = 0; i < n;) {
+		size_t j = i + 1;
+		while (j < n && fds[j] == fds[j - 1] + 1)
+			j++;
+#ifdef SYS_close_range
+		if (j - i > 1 && !atomic_load_explicit(&no_close_range, memory_order_relaxed)) {
+			int saved = errno;
+			long r = syscall(SYS_close_range, (unsigned int)fds[i], (unsigned int)fds[j - 1],
+					 0U);
+			errno = saved;
+			if (r == 0) {
+				i = j;
+				continue;
+			}
+			atomic_store_explicit(&no_close_range, true, memory_order_relaxed);
+		}
+#endif
+		for (; i < j; i++)
+			so_close(fds[i]);
+	}
+}
+
 /* Close every held level; the walk stands at the root again. */
 static void drop_chain(struct walk *w)
 {
-	for (size_t l = w->lo; l <= w->depth; l++)
-		so_close(w->held[slot(l)]);
+	close_levels(w, w->lo, w->depth);
 	w->depth = 0;
 	w->lo = 1;
 	w->cur = w->rootfd;
@@ -310,8 +354,9 @@ static void push_level(struct walk *w, int fd)
 	mark_searched(w);
 	w->depth++;
 	if (w->depth - w->lo >= WALK_HELD) {
-		so_close(w->held[slot(w->lo)]);
-		w->lo++;
+		/* Full: give back the older half at once. */
+		close_levels(w, w->lo, w->lo + WALK_HELD / 2 - 1);
+		w->lo += WALK_HELD / 2;
 	}
 	w->held[slot(w->depth)] = fd;
 	w->searched &= ~((uint64_t)1 << slot(w->depth));
