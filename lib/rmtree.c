@@ -49,7 +49,7 @@
 #define RMTREE_TOP_RETRIES 4
 
 /* Descriptors of the deepest levels held (besides the top's). */
-#define RMTREE_HELD 16
+#define RMTREE_HELD 64
 
 struct level {
 	struct so_ident id;       /* this directory */

@@ -521,33 +521,41 @@ START_TEST(rmtree_climb)
 }
 END_TEST
 
-static char rm_deep_dirs_buf[24][256];
-static const char *rm_deep_dirs[32];
+/* rmtree holds the top and its 64 deepest levels (RMTREE_HELD in lib/rmtree.c). */
+#define RM_HELD 64
+#define RM_DEEP 70
+static char rm_deep_dirs_buf[RM_DEEP + 1][512];
+static const char *rm_deep_dirs[RM_DEEP + 8];
+static char rm_trigger[16], rm_inside[16];
 
 START_TEST(rmtree_climb_beyond_held)
 {
-	/* root/top/d1/.../d20/f: paused when d6 is removed from d5 after d6 was
-	 * emptied (the second unlinkat of "d6": the first, on the way down, was
-	 * ENOTEMPTY), just before the climb from d5 to d4: rmtree holds only the
-	 * 16 deepest levels (5..20), so d4 is not held there. */
+	/* root/top/d1/.../d70/f: at d70 the held levels are 7..70. Paused when
+	 * d8 is removed from d7 after d8 was emptied (the second unlinkat of
+	 * "d8": the first, on the way down, was ENOTEMPTY), just before the climb
+	 * from d7 to d6, which is not held: the re-descent from the top. */
+	int lo = RM_DEEP - RM_HELD + 1;
 	size_t k = 0;
 	rm_deep_dirs[k++] = "root";
 	rm_deep_dirs[k++] = "X";
 	rm_deep_dirs[k++] = "X/evil";
 	strcpy(rm_deep_dirs_buf[0], "root/top");
 	rm_deep_dirs[k++] = rm_deep_dirs_buf[0];
-	for (int i = 1; i <= 20; i++) {
-		(void)snprintf(rm_deep_dirs_buf[i], sizeof(rm_deep_dirs_buf[i]), "%s/d%d", rm_deep_dirs_buf[i - 1], i);
+	for (int i = 1; i <= RM_DEEP; i++) {
+		(void)snprintf(rm_deep_dirs_buf[i], sizeof(rm_deep_dirs_buf[i]), "%.400s/d%d",
+			       rm_deep_dirs_buf[i - 1], i);
 		rm_deep_dirs[k++] = rm_deep_dirs_buf[i];
 	}
 	rm_deep_dirs[k] = NULL;
-	static char file[PATH_MAX + 8];
-	(void)snprintf(file, sizeof(file), "%s/f", rm_deep_dirs_buf[20]);
+	static char file[sizeof(rm_deep_dirs_buf[0]) + 8];
+	(void)snprintf(file, sizeof(file), "%s/f", rm_deep_dirs_buf[RM_DEEP]);
+	(void)snprintf(rm_trigger, sizeof(rm_trigger), "d%d", lo + 1);
+	(void)snprintf(rm_inside, sizeof(rm_inside), "d%d", lo);
 	const char *files[] = { file, NULL };
-	struct scenario sc = { "rmtree climb, 20 levels", OP_RMTREE, 0, rm_deep_dirs, files,
-			       "top", { .nr = SYS_unlinkat, .trigger = "d6", .nth = 2 },
-			       { .moved = rm_deep_dirs_buf[5], .level = rm_deep_dirs_buf[4],
-				 .inside = "d5" },
+	struct scenario sc = { "rmtree climb, 70 levels", OP_RMTREE, 0, rm_deep_dirs, files,
+			       "top", { .nr = SYS_unlinkat, .trigger = rm_trigger, .nth = 2 },
+			       { .moved = rm_deep_dirs_buf[lo], .level = rm_deep_dirs_buf[lo - 1],
+				 .inside = rm_inside },
 			       NULL };
 	run_scenario(&sc);
 }
