@@ -155,7 +155,7 @@ enum kind { K_OPEN, K_TMP };
 enum { SEC_SHAPES = 1, SEC_TMPFILE = 2, SEC_DEPTH = 4, SEC_MKDIR = 8, SEC_ALL = 15 };
 enum status { ST_OK, ST_WRONG, ST_NOSYS, ST_NA, ST_FAIL, ST_SKIP };
 
-#define NR_MAIN 9
+#define NR_MAIN 10
 #define NR_DEPTH 9 /* 1, 2, 4, ... 256 components */
 #define NR_SHAPES (NR_MAIN + NR_DEPTH)
 #define MAX_DEPTH 256
@@ -256,8 +256,10 @@ static void init_shapes(void)
 		{ "symlinks3", "3 rel symlinks", "sym/la/lb/lc/file", "sym/ra/rb/rc/file", 5, false,
 		  false },
 		{ "abslink", "abs link INROOT", "abs/lnk", "abs/tgt/file", 2, true, false },
+		{ "dotdots", "a/b/../b/c/../..", "a/b/../b/c/../../a/b/file", "a/a/b/file", 10,
+		  false, false },
 		{ "comp64", "64 components", NULL, NULL, 64, false, false },
-		/* d/ x 300, then "../f": the walker tracks identities 300 deep */
+		/* d/ x 300, then "../f": the walker holds only the deepest 32 levels */
 		{ "dotdot300", "300 deep + ..", NULL, NULL, DOTDOT_DEPTH + 2, false, false },
 		{ "bigdir", "10k-entry dir", "big/e05000", "big/e05000", 2, false, false },
 		{ "enoent", "nonexistent", "d/d/d/missing", NULL, 4, false, false },
@@ -340,7 +342,8 @@ static int build_tree(int rootfd)
 	close(cur);
 
 	static const char *const dirs[] = { "sym", "sym/ra", "sym/ra/rb", "sym/ra/rb/rc", "abs",
-					    "abs/tgt", "big", "new", "tmp" };
+					    "abs/tgt", "big", "new", "tmp", "a", "a/b", "a/b/c",
+					    "a/a", "a/a/b" };
 	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++)
 		if (mkdirat(rootfd, dirs[i], 0755) < 0)
 			return -1;
@@ -349,6 +352,8 @@ static int build_tree(int rootfd)
 	    symlinkat("../rb/rc", rootfd, "sym/ra/rb/lc") < 0)
 		return -1;
 	if (touch(rootfd, "abs/tgt/file") < 0 || symlinkat("/abs/tgt/file", rootfd, "abs/lnk") < 0)
+		return -1;
+	if (touch(rootfd, "a/a/b/file") < 0)
 		return -1;
 	/* The big directory: the target big/e05000 is a file of its own; the
 	 * 9,999 other entries are hard links to one filler file outside it
@@ -1246,6 +1251,31 @@ static void run_syscall_counts(void)
 		printf("%-16s", shapes[r].label);
 		for (int m = 0; m < NR_M; m++)
 			print_num(main_cells[r][m].sys, 13);
+		printf("\n");
+	}
+	printf("per component (syscalls per call / components of the shape):\n");
+	for (int r = 0; r < NR_MAIN; r++) {
+		printf("%-16s", shapes[r].label);
+		for (int m = 0; m < NR_M; m++) {
+			double v = main_cells[r][m].sys;
+			if (v < 0)
+				printf(" %13s", "-");
+			else
+				printf(" %13.2f", v / shapes[r].components);
+		}
+		printf("\n");
+	}
+	printf("walker vs realpath (time ratio, median of rounds; syscalls):\n");
+	for (int r = 0; r < NR_MAIN; r++) {
+		const struct cell *w = &main_cells[r][M_WALK], *rp = &main_cells[r][M_REALPATH];
+		double q;
+		printf("  %-16s", shapes[r].label);
+		if (ratio(w, rp, &q, NULL, NULL))
+			printf(" walker/realpath %5.2f  %s", q, q <= 1.0 ? "met   " : "MISSED");
+		else
+			printf(" walker/realpath     -        ");
+		if (w->sys >= 0 && rp->sys >= 0)
+			printf("  [%g vs %g syscalls]", w->sys, rp->sys);
 		printf("\n");
 	}
 	printf("by syscall (walker; fast path only where its count differs from raw openat2):\n");

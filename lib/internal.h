@@ -81,8 +81,14 @@ size_t so_path_len(const char *path);
 
 /* Maximum number of symlinks followed in one resolution (the kernel's MAXSYMLINKS). */
 #define SO_MAXSYMLINKS 40
-/* Bounded retries when a race (EAGAIN) is detected, fast path and walker alike. */
+/* Bounded retries when the walker or an operation detects a race (EAGAIN). */
 #define SO_RACE_RETRIES 128
+/* openat2 fails a lookup with ".." with EAGAIN whenever anything is renamed
+ * anywhere in the system meanwhile. The fast path retries that many times,
+ * then the walker (whose ".." does not depend on other renames) resolves the
+ * path: about the cost of one walk, so a rename storm costs at most ~2x,
+ * never an error (design.md, "Fast path"). */
+#define SO_FAST_EAGAIN_RETRIES 8
 
 /* ------------------------------------------------------------------ resolver (resolve.c, openat2.c) */
 

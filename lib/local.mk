@@ -18,3 +18,11 @@ lib_libsafeopen_la_LDFLAGS = $(AM_LDFLAGS) \
 	-Wl,--no-undefined
 EXTRA_lib_libsafeopen_la_DEPENDENCIES = lib/libsafeopen.sym
 EXTRA_DIST += lib/libsafeopen.sym
+# assert()s on the walker's and rmtree's bookkeeping (held levels, depth)
+# abort in the sanitizer and coverage builds, and in the fuzz target, which
+# compiles these sources itself; the default (release) build leaves them out.
+if !ENABLE_SANITIZERS
+if !ENABLE_COVERAGE
+lib_libsafeopen_la_CPPFLAGS = $(AM_CPPFLAGS) -DNDEBUG
+endif
+endif

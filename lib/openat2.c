@@ -157,7 +157,7 @@ int so_openat2_fast(int dirfd, const char *path, const struct safe_open_how *how
 		.mode = how->mode,
 		.resolve = how->resolve & (SO_RESOLVE_KERNEL_MASK | SO_RESOLVE_CACHED),
 	};
-	for (int i = 0; i < SO_RACE_RETRIES; i++) {
+	for (int i = 0; i < SO_FAST_EAGAIN_RETRIES; i++) {
 		long fd = sys_openat2(dirfd, path, &kh, sizeof(kh));
 		if (fd >= 0)
 			return (int)fd;
@@ -176,9 +176,10 @@ int so_openat2_fast(int dirfd, const char *path, const struct safe_open_how *how
  * - EAGAIN for ".." is global: a rename anywhere in the system during the
  *   lookup (rename_lock), or a mount anywhere (mount_lock), fails it. Under a
  *   steady stream of unrelated renames a path with ".." can fail every retry.
- *   The walker's ".." check is local to the directories it walked, so after
- *   the bounded retries the walker gets its turn (with its own bounded
- *   retries) before EAGAIN is returned. RESOLVE_CACHED's EAGAIN is final.
+ *   The walker's ".." does not depend on other renames (it returns to a level
+ *   it holds), so after SO_FAST_EAGAIN_RETRIES the walker resolves the path
+ *   (with its own bounded retries) before EAGAIN is returned: a rename storm
+ *   is a slowdown, not an error. RESOLVE_CACHED's EAGAIN is final.
  * - ELOOP: the kernel counts the links followed in an abandoned RCU-walk
  *   attempt again in the ref-walk retry (total_link_count is per open, not
  *   per attempt). RCU walks are abandoned, e.g., at ".." in the root under

@@ -27,6 +27,13 @@
  *     (procfs_name()); the object's name minus the root's is a candidate that
  *     goes through the same verification as 4. (a mismatch retries; no
  *     verified procfs, or a name not under the root's: EACCES).
+ *  6. Inode-number reuse: every identity this file compares belongs to an
+ *     object held open while it is compared (the root by the caller's dirfd,
+ *     the object by `obj`, the directory being named by `cur` in dir_path()),
+ *     and a live inode's number cannot be handed to another object, so an
+ *     equal (st_dev, st_ino) is that very object. The climb itself follows
+ *     the kernel's ".." wherever it leads (it only reads names there); what
+ *     is returned is only what step 4 resolved from the root to the object.
  * Memory: the caller's buffer, a few PATH_MAX buffers and one getdents
  * buffer on the stack; descriptors: O(1).
  */

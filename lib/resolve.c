@@ -6,14 +6,12 @@
  *
  * Safety argument (see also doc/design.md, "The resolver").
  *
- * Invariant: the walk's current directory `cur` is always either the root
- * (dirfd) or a directory the walk reached from the root by steps of the two
- * kinds below. The walk knows the level of cur (0: the root) and records the
- * identity (st_dev, st_ino) of every directory on its chain root -> cur that
- * a ".." may climb back to: from the lowest level a ".." of the path climbs
- * to, and from the level of the first symlink followed on (a body may bring
- * ".."). Other levels cost one openat(O_DIRECTORY) each; a ".." to an
- * unrecorded level restarts the walk with every level recorded.
+ * Invariant: the walk stands in a directory `cur` at level `depth` of a chain
+ * root = level 0 -> level 1 -> ... -> level depth, in which every level was
+ * reached from the one before it by opening a single name, and nothing else
+ * (no ".." of the kernel, no path with '/'). The walk holds an O_PATH
+ * descriptor of each of the deepest WALK_HELD (32) levels of that chain and
+ * remembers the name of every level.
  *
  *  1. Descending: a single name (never containing '/') is opened relative to
  *     cur with O_PATH|O_NOFOLLOW. Whatever the name is at that instant, the
@@ -25,15 +23,17 @@
  *     as the path (an absolute body is EXDEV under BENEATH and restarts at
  *     the root under IN_ROOT; its ".." are checked).
  *  2. Climbing: ".." at depth 0 is EXDEV (BENEATH) or a no-op (IN_ROOT) and
- *     touches nothing above the root. At depth d > 0 the walker opens ".."
- *     of cur and accepts it only if its identity equals the recorded one
- *     of level d-1, the directory the walk descended from. A concurrent rename that moved cur
- *     elsewhere makes ".." a different directory: that is reported as a
- *     race, the whole resolution restarts (bounded: SO_RACE_RETRIES), then
- *     EAGAIN. Hence ".." only ever lands on a directory the walk itself
- *     reached by descending from the root, and a walk with ".." can reach
- *     nothing that a walk without ".." could not; the root's own parent is
- *     never opened at all.
+ *     touches nothing above the root. At depth d > 0 the kernel's ".." is
+ *     never used: the walk goes back to level d-1 of its own chain, through
+ *     the descriptor it holds for it, or (more than WALK_HELD levels up) by
+ *     descending again from the root by the recorded names. So ".." always
+ *     lands on a directory reached from the root by single-name lookups; no
+ *     identity is compared, so no inode number can be reused against it
+ *     (an identity check by (st_dev, st_ino) of a directory not held open
+ *     was defeated that way: rmdir + mkdir elsewhere). Without concurrent
+ *     changes level d-1 is exactly the kernel's ".." of cur; under them the
+ *     walk may use the level it came from where openat2 would see cur's new
+ *     parent, an answer the walk could have got a moment earlier.
  *
  * Magic links (procfs links whose target is not a path: /proc/PID/fd/N, exe,
  * cwd, root, map_files/, ns/) are never followed: a symlink on a procfs whose
@@ -45,8 +45,9 @@
  * (statx STATX_MNT_ID, else name_to_handle_at), which catches bind mounts on
  * the same filesystem and mounts crossed by "..".
  *
- * The final component is opened with the caller's real flags by one openat()
- * of a single name relative to the verified parent, always with O_NOFOLLOW:
+ * The final component is opened with the caller's real flags by one call on
+ * a single name relative to the verified parent that never follows a
+ * symlink (openat2 RESOLVE_NO_SYMLINKS where it exists, else O_NOFOLLOW):
  * the object it touches (truncates, creates, opens as a FIFO/device) is a
  * child of a directory known to be beneath. If that open reports a symlink
  * (ELOOP, or ENOTDIR with O_DIRECTORY) and the link is to be followed, the
@@ -54,15 +55,18 @@
  * the walker. With NO_XDEV the name is checked O_PATH first, so the real open
  * never crosses a mount that was there before it.
  *
- * The walker holds a constant number of fds of its own whatever the depth
- * (the pinned cwd for AT_FDCWD, cur, and at most three while examining the
- * last component), all O_CLOEXEC, closed on every path. It allocates no
- * memory for a path within PATH_MAX with link bodies that fit next to it
- * (8 KiB in all) and 256 recorded levels (unrecorded ones cost nothing);
- * beyond that it grows heap buffers rather than fail.
+ * The walker holds at most WALK_HELD + 4 fds of its own whatever the depth
+ * (the held levels, cur among them; the pinned cwd for AT_FDCWD; at most
+ * three while examining the last component), all O_CLOEXEC, closed on every
+ * path. Under EMFILE/ENFILE it gives back its oldest held level and retries,
+ * so it still works with 3 free descriptors. It allocates no memory for a
+ * path within PATH_MAX with link bodies that fit next to it (8 KiB) and
+ * level names within PATH_MAX bytes; beyond that it grows heap buffers
+ * rather than fail.
  */
 #include "internal.h"
 
+#include <assert.h>
 #include <fcntl.h>
 #include <linux/magic.h>
 #include <stdlib.h>
@@ -70,6 +74,7 @@
 #include <sys/fsuid.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
+#include <stdatomic.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
 
@@ -86,11 +91,12 @@
  * lives) get ordinary inode numbers below it. */
 #define SO_PROC_DYNAMIC_FIRST 0xF0000000ULL
 
-#define WALK_IDS 256
-#define NO_LEVEL SIZE_MAX
+/* The walk holds descriptors of the deepest WALK_HELD levels of its chain
+ * (see the safety argument at the top). */
+#define WALK_HELD 32
+#define WALK_NAMES ((size_t)PATH_MAX)
 #define WALK_BUF ((size_t)2 * PATH_MAX)
-#define WALK_RACE (-2)     /* a race was detected: restart (bounded) */
-#define WALK_NEED_IDS (-4) /* a ".." needs an identity that was not recorded */
+#define WALK_RACE (-2) /* a race was detected: restart (bounded) */
 
 struct walk_id {
 	uint64_t dev;
@@ -98,31 +104,35 @@ struct walk_id {
 };
 
 struct walk {
-	int rootfd;        /* borrowed dirfd, or AT_FDCWD */
+	int rootfd;        /* borrowed dirfd, or the pinned cwd */
 	int oflags;        /* validated open flags */
 	mode_t mode;
 	uint64_t resolve;
 	bool xdev;         /* SAFE_RESOLVE_NO_XDEV */
 	uint64_t root_mnt; /* mount id of the root, with xdev */
-	bool root_known;   /* root filled in (lazily) */
-	struct walk_id root;
-	/* Identities are recorded for the directories at levels >= known_from
-	 * (ids[level - known_from]); NO_LEVEL: none (lean walk). known_init is
-	 * where each attempt starts. */
-	size_t known_from, known_init;
 
-	int cur;           /* current directory: rootfd or own */
-	int own;           /* our fd for cur, or -1 */
-	size_t depth;      /* level of cur: 0 is the root */
+	/* The chain root = level 0 -> ... -> level `depth` = cur. Levels
+	 * lo..depth (lo >= 1; none when lo > depth) are held open in
+	 * held[level % WALK_HELD]; the root is the caller's fd. Bit
+	 * (level % WALK_HELD) of `searched`: a name was looked up in that held
+	 * level (so the kernel's search-permission check on it has passed). */
+	int cur;
+	size_t depth;
+	size_t lo;
+	int held[WALK_HELD];
+	uint64_t searched;
 	int links;         /* symlinks followed so far */
 
-	struct walk_id *ids;
-	size_t ids_cap;
+	/* The names that led from each level to the next: levels 1..depth,
+	 * each NUL-terminated, in order. */
+	char *names;
+	size_t names_len, names_cap;
+
 	char *buf; /* the remaining path lives in buf[pos..cap-1], NUL at cap-1 */
 	size_t cap;
 	size_t pos;
 
-	struct walk_id ids_local[WALK_IDS];
+	char names_local[WALK_NAMES];
 	char buf_local[WALK_BUF];
 };
 
@@ -199,79 +209,198 @@ static bool same_id(const struct walk_id *a, const struct walk_id *b)
 	return a->dev == b->dev && a->ino == b->ino;
 }
 
-static void set_cur(struct walk *w, int fd)
+/* ------------------------------------------------------------ the held chain */
+
+static size_t slot(size_t level)
 {
-	so_close(w->own);
-	w->own = fd;
-	w->cur = fd;
+	return level % WALK_HELD;
+}
+
+SO_UNUSED /* in a SAFEOPEN_MUTATE_DOTDOT_IDENTITY build */
+static int fd_at(const struct walk *w, size_t level)
+{
+	assert(level == 0 || (level >= w->lo && level <= w->depth));
+	return level == 0 ? w->rootfd : w->held[slot(level)];
+}
+
+/*
+ * Close the held levels from..to (at most WALK_HELD). Descriptors are mostly
+ * handed out in sequence (the lowest free number), so sorted they form a few
+ * runs of consecutive numbers: a run of k of our descriptors is exactly the k
+ * numbers lo..hi, so no other descriptor can lie in it, and one close_range()
+ * (5.9+) closes it. A single descriptor, or no close_range: close().
+ */
+static atomic_bool no_close_range;
+
+static void close_levels(struct walk *w, size_t from, size_t to)
+{
+	if (from > to)
+		return;
+	assert(to - from < WALK_HELD);
+	int fds[WALK_HELD];
+	size_t n = 0;
+	for (size_t l = from; l <= to; l++) {
+		int fd = w->held[slot(l)];
+		size_t i = n++;
+		for (; i > 0 && fds[i - 1] > fd; i--)
+			fds[i] = fds[i - 1];
+		fds[i] = fd;
+	}
+	for (size_t i = 0; i < n;) {
+		size_t j = i + 1;
+		while (j < n && fds[j] == fds[j - 1] + 1)
+			j++;
+#ifdef SYS_close_range
+		if (j - i > 1 && !atomic_load_explicit(&no_close_range, memory_order_relaxed)) {
+			int saved = errno;
+			long r = syscall(SYS_close_range, (unsigned int)fds[i], (unsigned int)fds[j - 1],
+					 0U);
+			errno = saved;
+			if (r == 0) {
+				i = j;
+				continue;
+			}
+			atomic_store_explicit(&no_close_range, true, memory_order_relaxed);
+		}
+#endif
+		for (; i < j; i++)
+			so_close(fds[i]);
+	}
+}
+
+/* Close every held level; the walk stands at the root again. */
+static void drop_chain(struct walk *w)
+{
+	close_levels(w, w->lo, w->depth);
+	w->depth = 0;
+	w->lo = 1;
+	w->cur = w->rootfd;
+	w->searched = 0;
+	w->names_len = 0;
 }
 
 static void jump_root(struct walk *w)
 {
-	so_close(w->own);
-	w->own = -1;
-	w->cur = w->rootfd;
-	w->depth = 0;
+	drop_chain(w);
 }
 
-/* Make ids[] hold the identity of `level` (>= known_from). */
-static int ids_reserve(struct walk *w, size_t level)
+/* Descriptor pressure (EMFILE/ENFILE): give back the oldest held ancestor,
+ * which only costs a re-descent if a ".." climbs to it later. Never cur. */
+static bool make_room(struct walk *w, int err)
 {
-	size_t need = level - w->known_from + 1;
-	if (need <= w->ids_cap)
-		return 0;
-	size_t ncap = w->ids_cap * 2;
-	while (ncap < need)
-		ncap *= 2;
-	struct walk_id *n = malloc(ncap * sizeof(*n));
-	if (!n)
-		return so_fail(ENOMEM);
-	memcpy(n, w->ids, w->ids_cap * sizeof(*n));
-	if (w->ids != w->ids_local)
-		free(w->ids);
-	w->ids = n;
-	w->ids_cap = ncap;
-	return 0;
+	if ((err != EMFILE && err != ENFILE) || w->lo >= w->depth)
+		return false;
+	so_close(w->held[slot(w->lo)]);
+	w->lo++;
+	return true;
 }
 
-/* Descend one level; record the identity if that level is tracked. */
-static int push_id(struct walk *w, const struct walk_id *id)
+/* openat() relative to a level of the walk, making room under EMFILE. */
+static int walk_openat(struct walk *w, int dfd, const char *name, int flags, mode_t mode)
 {
-	size_t level = w->depth + 1;
-	if (level >= w->known_from) {
-		if (ids_reserve(w, level) < 0)
-			return -1;
-		w->ids[level - w->known_from] = *id;
+	for (;;) {
+		int fd = openat(dfd, name, flags | O_CLOEXEC, mode);
+		if (fd >= 0 || !make_room(w, errno))
+			return fd;
 	}
-	w->depth = level;
+}
+
+static void mark_searched(struct walk *w)
+{
+	if (w->depth > 0)
+		w->searched |= (uint64_t)1 << slot(w->depth);
+}
+
+static bool is_searched(const struct walk *w)
+{
+	return w->depth > 0 && (w->searched >> slot(w->depth) & 1);
+}
+
+/* Record the name that leads from the current level to the next one. */
+static int push_name(struct walk *w, const char *name, size_t n)
+{
+	if (w->names_len + n + 1 > w->names_cap) {
+		size_t ncap = w->names_cap * 2;
+		while (ncap < w->names_len + n + 1)
+			ncap *= 2;
+		char *nb = malloc(ncap);
+		if (!nb)
+			return so_fail(ENOMEM);
+		memcpy(nb, w->names, w->names_len);
+		if (w->names != w->names_local)
+			free(w->names);
+		w->names = nb;
+		w->names_cap = ncap;
+	}
+	memcpy(w->names + w->names_len, name, n);
+	w->names[w->names_len + n] = '\0';
+	w->names_len += n + 1;
 	return 0;
+}
+
+static void pop_name(struct walk *w)
+{
+	assert(w->names_len > 0 && w->names[w->names_len - 1] == '\0');
+	size_t i = w->names_len - 1;
+	while (i > 0 && w->names[i - 1] != '\0')
+		i--;
+	w->names_len = i;
+}
+
+/* Descend: fd (owned, a child of cur) becomes level depth + 1. The oldest
+ * held level goes when WALK_HELD are held. The name is already recorded. */
+static void push_level(struct walk *w, int fd)
+{
+	mark_searched(w);
+	w->depth++;
+	if (w->depth - w->lo >= WALK_HELD) {
+		/* Full: give back the older half at once. */
+		close_levels(w, w->lo, w->lo + WALK_HELD / 2 - 1);
+		w->lo += WALK_HELD / 2;
+	}
+	w->held[slot(w->depth)] = fd;
+	w->searched &= ~((uint64_t)1 << slot(w->depth));
+	w->cur = fd;
+	assert(w->lo >= 1 && w->depth - w->lo < WALK_HELD);
 }
 
 /*
- * A symlink is about to be followed: its body may climb with ".." into the
- * directories walked so far, so from here on every level at or above the
- * current one is tracked (the current directory's identity is taken now).
- * Levels below stay untracked; a ".." to one of them restarts the walk with
- * everything tracked.
+ * ".." onto level `up` = depth - 1, which is no longer held (a chain deeper
+ * than WALK_HELD): drop the chain and descend again from the root by the
+ * recorded names of levels 1..up, each a single name opened
+ * O_PATH|O_NOFOLLOW|O_DIRECTORY relative to the level before it, exactly as
+ * the first descent. The result was therefore reached from the root by
+ * descending only. A name that no longer leads to a directory (or leaves
+ * the root's mount under NO_XDEV) means the tree changed: a race.
  */
-static int track_from_here(struct walk *w)
+SO_UNUSED /* in a SAFEOPEN_MUTATE_DOTDOT_IDENTITY build */
+static int redescend(struct walk *w, size_t up)
 {
-	if (w->depth == 0) {
-		if (w->known_from > 1) {
-			w->known_from = 1;
+	assert(up >= 1 && up < w->lo);
+	pop_name(w);
+	size_t names_len = w->names_len;
+	drop_chain(w);
+	w->names_len = names_len;
+	const char *n = w->names;
+	for (size_t level = 1; level <= up; level++) {
+		int fd = walk_openat(w, w->cur, n, O_PATH | O_NOFOLLOW | O_DIRECTORY, 0);
+		if (fd < 0)
+			return errno == EMFILE || errno == ENFILE || errno == ENOMEM ? -1 : WALK_RACE;
+		if (w->xdev) {
+			struct info in;
+			if (get_info(w, fd, &in) < 0) {
+				so_close(fd);
+				return -1;
+			}
+			if (in.mnt != w->root_mnt) {
+				so_close(fd);
+				return WALK_RACE;
+			}
 		}
-		return 0;
+		push_level(w, fd);
+		n += strlen(n) + 1;
 	}
-	if (w->known_from <= w->depth)
-		return 0;
-	struct stat st;
-	if (fstatat(w->cur, "", &st, AT_EMPTY_PATH) < 0)
-		return -1;
-	w->known_from = w->depth;
-	if (ids_reserve(w, w->depth) < 0)
-		return -1;
-	w->ids[0].dev = st.st_dev;
-	w->ids[0].ino = st.st_ino;
+	assert(w->depth == up && (size_t)(n - w->names) == w->names_len);
 	return 0;
 }
 
@@ -300,22 +429,6 @@ static ssize_t grow_buf(struct walk *w, size_t need)
 	w->cap = ncap;
 	w->pos += shift;
 	return (ssize_t)shift;
-}
-
-/* The identity of the root, fetched when first needed (the root is pinned by
- * the caller's dirfd, so it cannot change under us). */
-static int root_id(struct walk *w, struct walk_id *id)
-{
-	if (!w->root_known) {
-		struct stat st;
-		if (fstatat(w->rootfd, "", &st, AT_EMPTY_PATH) < 0)
-			return -1;
-		w->root.dev = st.st_dev;
-		w->root.ino = st.st_ino;
-		w->root_known = true;
-	}
-	*id = w->root;
-	return 0;
 }
 
 /* fs.protected_symlinks, read when it matters (rarely); unreadable: on. */
@@ -350,8 +463,6 @@ static int may_follow_trailing(const struct walk *w, const struct info *lin)
 
 /* Put the body (read to buf[0..r)) in front of the rest of the path, which
  * starts at buf[rest]; an absolute body is EXDEV or a jump to the root. */
-static size_t first_dotdot_level(const char *p);
-
 static int splice_body(struct walk *w, size_t r, size_t rest)
 {
 	if (r == 0)
@@ -360,15 +471,8 @@ static int splice_body(struct walk *w, size_t r, size_t rest)
 		if (w->resolve & SAFE_RESOLVE_BENEATH)
 			return so_fail(EXDEV);
 		/* IN_ROOT: the rest is walked from the root like a new path. */
-		memmove(w->buf + rest - r, w->buf, r);
-		w->pos = rest - r;
 		jump_root(w);
-		size_t lexical = first_dotdot_level(w->buf + w->pos);
-		w->known_from = lexical < w->known_init ? lexical : w->known_init;
-		return 0;
 	}
-	if (track_from_here(w) < 0)
-		return -1;
 	memmove(w->buf + rest - r, w->buf, r);
 	w->pos = rest - r;
 	return 0;
@@ -427,6 +531,7 @@ static int middle_nondir(struct walk *w, const char *name, size_t end, char save
 {
 	ssize_t r = readlinkat(w->cur, name, w->buf, w->pos);
 	if (r >= 0 && (size_t)r < w->pos) {
+		mark_searched(w);
 		struct statfs sfs;
 		if (fstatfs(w->cur, &sfs) < 0)
 			return -1;
@@ -444,7 +549,7 @@ static int middle_nondir(struct walk *w, const char *name, size_t end, char save
 			return splice_body(w, (size_t)r, end);
 		}
 	}
-	_cleanup_fd_ int fd = openat(w->cur, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	_cleanup_fd_ int fd = walk_openat(w, w->cur, name, O_PATH | O_NOFOLLOW, 0);
 	w->buf[end] = saved;
 	if (fd < 0)
 		return errno == ENOENT ? WALK_RACE : -1; /* ENOTDIR a moment ago */
@@ -460,45 +565,90 @@ static int middle_nondir(struct walk *w, const char *name, size_t end, char save
 	return follow_link(w, fd, &in, end, false);
 }
 
-/* A ".." step: see the safety argument at the top. */
+/* The kernel's search-permission check on a directory before a lookup in
+ * it (may_lookup()): faccessat2(X_OK, AT_EACCESS) asks exactly that with the
+ * fs credentials; without faccessat2 (before 5.8, or filtered), "." is
+ * looked up in it, which performs the same check. */
+static atomic_bool no_faccessat2;
+
+static int check_search(struct walk *w)
+{
+#ifdef SYS_faccessat2
+	/* Not at the root: the caller's dirfd may be no directory (ENOTDIR). */
+	if (w->depth > 0 && !atomic_load_explicit(&no_faccessat2, memory_order_relaxed)) {
+		if (syscall(SYS_faccessat2, w->cur, "", X_OK, AT_EACCESS | AT_EMPTY_PATH) == 0)
+			return 0;
+		if (errno != ENOSYS && errno != EINVAL && errno != EPERM)
+			return -1;
+		if (errno != EPERM) /* EPERM: maybe a filter, maybe not; ask again next time */
+			atomic_store_explicit(&no_faccessat2, true, memory_order_relaxed);
+	}
+#endif
+	int p = walk_openat(w, w->cur, ".", O_PATH | O_DIRECTORY, 0);
+	if (p < 0)
+		return -1;
+	so_close(p);
+	return 0;
+}
+
+/*
+ * A ".." step. At the root: EXDEV (BENEATH) or a no-op (IN_ROOT), after the
+ * kernel's search-permission check; the root's parent is never opened.
+ * Below it: the result is the level the walk descended from, never a
+ * directory found by the kernel's "..": the descriptor held for that level
+ * (an open directory cannot be freed, so no other directory can take its
+ * place or its inode number), or, beyond WALK_HELD levels, a re-descent from
+ * the root by the recorded names. Either way the walk stands in a directory
+ * it reached from the root by single-name lookups only, whatever was renamed,
+ * deleted or recreated meanwhile; without concurrent changes it is the
+ * kernel's ".." (the parent of cur, across a mount root onto the mount
+ * point's parent). The permission check is the kernel's, unless a lookup in
+ * cur already passed it.
+ */
 static int step_dotdot(struct walk *w)
 {
 	if (w->resolve & SAFE_RESOLVE_NO_DOTDOT)
 		return so_fail(EXDEV);
+	if (!is_searched(w) && check_search(w) < 0)
+		return -1;
 	if (w->depth == 0) {
-		/* The kernel checks search permission on the directory before
-		 * looking at any component, ".." at the root included. */
-		int p = openat(w->cur, ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
-		if (p < 0)
-			return -1;
-		so_close(p);
 		if (w->resolve & SAFE_RESOLVE_BENEATH)
 			return so_fail(EXDEV);
 		return 0; /* IN_ROOT: ".." at the root stays there */
 	}
 	size_t up = w->depth - 1;
-	if (up > 0 && up < w->known_from)
-		return WALK_NEED_IDS;
-	_cleanup_fd_ int fd = openat(w->cur, "..", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+#ifdef SAFEOPEN_MUTATE_DOTDOT_IDENTITY
+	/* Mutation (tests only): trust the kernel's ".." of cur unchecked. */
+	int fd = walk_openat(w, w->cur, "..", O_PATH | O_DIRECTORY | O_NOFOLLOW, 0);
 	if (fd < 0)
 		return -1;
-	struct info in;
-	struct walk_id want;
-	if (get_info(w, fd, &in) < 0)
-		return -1;
-	if (up == 0) {
-		if (root_id(w, &want) < 0)
-			return -1;
-	} else {
-		want = w->ids[up - w->known_from];
-	}
-	if (!same_id(&in.id, &want))
-		return WALK_RACE;
-	if (w->xdev && in.mnt != w->root_mnt)
-		return so_fail(EXDEV);
+	so_close(w->held[slot(w->depth)]);
 	w->depth--;
-	set_cur(w, take_fd(&fd));
+	pop_name(w);
+	if (up > 0) {
+		if (up >= w->lo)
+			so_close(w->held[slot(up)]);
+		else
+			w->lo = up;
+		w->held[slot(up)] = fd;
+		w->cur = fd;
+	} else {
+		so_close(fd);
+		w->lo = 1;
+		w->cur = w->rootfd;
+	}
 	return 0;
+#else
+	if (up > 0 && up < w->lo)
+		return redescend(w, up);
+	so_close(w->held[slot(w->depth)]);
+	w->depth--;
+	pop_name(w);
+	if (up == 0)
+		w->lo = 1;
+	w->cur = fd_at(w, up);
+	return 0;
+#endif
 }
 
 /*
@@ -511,7 +661,7 @@ static int step_dotdot(struct walk *w)
  */
 static int open_cur(struct walk *w, bool no_component)
 {
-	int fd = openat(w->cur, ".", w->oflags | O_CLOEXEC, w->mode);
+	int fd = walk_openat(w, w->cur, ".", w->oflags, w->mode);
 	if (fd >= 0 || !no_component || errno != EACCES || !(w->oflags & O_PATH))
 		return fd;
 	int saved = errno;
@@ -546,7 +696,10 @@ static int open_last(struct walk *w, char *name, size_t end, bool slash, char sa
 				   SAFE_RESOLVE_NO_MAGICLINKS | (w->xdev ? SAFE_RESOLVE_NO_XDEV : 0),
 		};
 		w->buf[end] = saved; /* "name" or "name/" (only slashes follow) */
-		int fd = so_openat2_fast(w->cur, name, &how);
+		int fd;
+		do
+			fd = so_openat2_fast(w->cur, name, &how);
+		while (fd < 0 && make_room(w, errno));
 		int err = errno;
 		w->buf[end] = '\0';
 		if (fd >= 0 || err != ENOSYS) {
@@ -560,7 +713,7 @@ static int open_last(struct walk *w, char *name, size_t end, bool slash, char sa
 	int f = w->oflags | O_NOFOLLOW | O_CLOEXEC;
 	if (slash)
 		f |= O_DIRECTORY;
-	return openat(w->cur, name, f, w->mode);
+	return walk_openat(w, w->cur, name, f, w->mode);
 }
 
 /* Result codes of final_name() besides an fd / -1. */
@@ -580,7 +733,7 @@ static int final_name(struct walk *w, char *name, size_t end, bool slash, char s
 
 	if (creat && slash) {
 		/* EISDIR, but after the search-permission check on the parent. */
-		int p = openat(w->cur, ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+		int p = walk_openat(w, w->cur, ".", O_PATH | O_DIRECTORY, 0);
 		if (p < 0)
 			return -1;
 		so_close(p);
@@ -591,7 +744,7 @@ static int final_name(struct walk *w, char *name, size_t end, bool slash, char s
 	bool have_pre = false;
 	struct info pin;
 	if (w->xdev) {
-		pre = openat(w->cur, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		pre = walk_openat(w, w->cur, name, O_PATH | O_NOFOLLOW, 0);
 		if (pre < 0) {
 			if (errno != ENOENT || !(of & O_CREAT))
 				return -1;
@@ -637,10 +790,17 @@ static int final_name(struct walk *w, char *name, size_t end, bool slash, char s
 		return take_fd(&fd);
 	}
 	int err = errno;
-	if (!follow || (err != ELOOP && err != ENOTDIR))
+	/* Without openat2, O_CREAT|O_NOFOLLOW on a symlink in a sticky directory
+	 * gets EACCES from the kernel's may_create_in_sticky() before ELOOP (it
+	 * looks at the link, not its target); openat2 would follow the link,
+	 * after may_follow_link(). So EACCES under O_CREAT is looked at too. */
+	bool sticky_creat = creat && err == EACCES && !checked;
+	if (!follow || (err != ELOOP && err != ENOTDIR && !sticky_creat))
 		return -1;
 	/* A symlink (or, for ENOTDIR, perhaps a non-directory): look at it. */
-	_cleanup_fd_ int lfd = openat(w->cur, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	_cleanup_fd_ int lfd = walk_openat(w, w->cur, name, O_PATH | O_NOFOLLOW, 0);
+	if (lfd < 0 && errno == ENOENT && sticky_creat)
+		return so_fail(EACCES); /* no such name: the EACCES was about creating it */
 	if (lfd < 0)
 		return errno == ENOENT ? WALK_RACE : -1; /* ENOENT: it just vanished */
 	if (get_info(w, lfd, &in) < 0)
@@ -653,19 +813,18 @@ static int final_name(struct walk *w, char *name, size_t end, bool slash, char s
 			return -1;
 		return WALK_CONTINUE;
 	}
-	if (err == ENOTDIR)
-		return so_fail(ENOTDIR);
+	if (err == ENOTDIR || err == EACCES)
+		return so_fail(err);
 	return WALK_RACE;
 }
 
 /* One resolution attempt. Returns an fd, -1 with errno, or WALK_RACE. */
 static int walk_once(struct walk *w, const char *path, size_t len)
 {
-	w->cur = w->rootfd;
-	w->own = -1;
 	w->depth = 0;
+	w->lo = 1;
+	drop_chain(w);
 	w->links = 0;
-	w->known_from = w->known_init;
 	w->pos = w->cap - len - 1;
 	memcpy(w->buf + w->pos, path, len + 1);
 
@@ -713,8 +872,7 @@ static int walk_once(struct walk *w, const char *path, size_t len)
 		}
 
 		/* In the middle: a directory, or a symlink to follow. */
-		int dflags = O_PATH | O_NOFOLLOW | O_DIRECTORY | O_CLOEXEC;
-		_cleanup_fd_ int fd = openat(w->cur, s, dflags);
+		_cleanup_fd_ int fd = walk_openat(w, w->cur, s, O_PATH | O_NOFOLLOW | O_DIRECTORY, 0);
 		if (fd < 0) {
 			if (errno != ENOTDIR) {
 				*e = saved;
@@ -725,48 +883,24 @@ static int walk_once(struct walk *w, const char *path, size_t len)
 				return r;
 			continue;
 		}
-		*e = saved;
-		if (w->xdev || w->depth + 1 >= w->known_from) {
-			/* A level a ".." may climb back to: record it. */
+		if (w->xdev) {
 			struct info in;
-			if (get_info(w, fd, &in) < 0)
+			if (get_info(w, fd, &in) < 0) {
+				*e = saved;
 				return -1;
-			if (w->xdev && in.mnt != w->root_mnt)
+			}
+			if (in.mnt != w->root_mnt) {
+				*e = saved;
 				return so_fail(EXDEV);
-			if (push_id(w, &in.id) < 0)
-				return -1;
-		} else {
-			w->depth++;
+			}
 		}
-		set_cur(w, take_fd(&fd));
+		int pr = push_name(w, s, clen);
+		*e = saved;
+		if (pr < 0)
+			return -1;
+		push_level(w, take_fd(&fd));
 		w->pos = (size_t)(n - w->buf);
 	}
-}
-
-/*
- * The lowest level above the root that a ".." of the path itself climbs to
- * (NO_LEVEL if none): only directories from that level on need their
- * identity recorded, until a symlink body may bring other "..".
- */
-static size_t first_dotdot_level(const char *p)
-{
-	size_t level = 0, min = NO_LEVEL;
-	while (*p) {
-		while (*p == '/')
-			p++;
-		const char *e = p;
-		while (*e && *e != '/')
-			e++;
-		size_t n = (size_t)(e - p);
-		if (n == 2 && p[0] == '.' && p[1] == '.') {
-			if (level > 0 && --level > 0 && level < min)
-				min = level;
-		} else if (n > 0 && !(n == 1 && p[0] == '.')) {
-			level++;
-		}
-		p = e;
-	}
-	return min;
 }
 
 /*
@@ -793,12 +927,14 @@ int so_walk_open(int dirfd, const char *path, const struct safe_open_how *how)
 	w->mode = (mode_t)how->mode;
 	w->resolve = how->resolve;
 	w->xdev = how->resolve & SAFE_RESOLVE_NO_XDEV;
-	w->root_known = false;
-	w->ids = w->ids_local;
-	w->ids_cap = WALK_IDS;
 	w->buf = w->buf_local;
 	w->cap = WALK_BUF;
-	w->own = -1;
+	w->names = w->names_local;
+	w->names_cap = WALK_NAMES;
+	w->names_len = 0;
+	w->depth = 0;
+	w->lo = 1;
+	w->cur = dirfd;
 
 	int ret = -1;
 	/* Pin the current directory for the whole call, as the kernel does: a
@@ -819,28 +955,12 @@ int so_walk_open(int dirfd, const char *path, const struct safe_open_how *how)
 			errno = ENOTDIR;
 			goto out;
 		}
-		w->root = rin.id;
-		w->root_known = true;
 		w->root_mnt = rin.mnt;
 	}
 
-	/* Identities are only needed for "..": record them from the lowest
-	 * level a ".." of the path climbs to (all with NO_XDEV, which stats
-	 * every step anyway); a symlink extends that (track_from_here). */
-	w->known_init = w->xdev ? 1 : first_dotdot_level(path);
 	for (int i = 0; i < SO_RACE_RETRIES; i++) {
 		ret = walk_once(w, path, len);
-		so_closep(&w->own);
-		if (ret == WALK_NEED_IDS && w->known_init > 1) {
-			/* Not a race: walk again recording every level. */
-			w->known_init = 1;
-			i--;
-			continue;
-		}
-		if (ret == WALK_NEED_IDS) { /* cannot happen: every level recorded */
-			errno = EAGAIN;
-			ret = -1;
-		}
+		drop_chain(w);
 		if (ret != WALK_RACE)
 			goto out;
 		/* Buffers may have grown; keep them for the retry. */
@@ -848,8 +968,8 @@ int so_walk_open(int dirfd, const char *path, const struct safe_open_how *how)
 	errno = EAGAIN;
 	ret = -1;
 out:
-	if (w->ids != w->ids_local)
-		free(w->ids);
+	if (w->names != w->names_local)
+		free(w->names);
 	if (w->buf != w->buf_local)
 		free(w->buf);
 	return ret;

@@ -13,20 +13,28 @@
  *    string is ever built up from the root.
  *  - A mount point (another mount id than its parent, st_dev where the kernel
  *    does not report mount ids) is not entered unless SAFE_RMTREE_XDEV.
- *  - Going back up uses openat(cur, ".."), accepted only if it is the very
- *    directory (device and inode) recorded on the way down. If a directory was
- *    moved while being emptied, the walk restarts from the top (bounded), so a
- *    ".." never leads anywhere the walk did not come from.
- *  - Limit: a directory moved out of the tree while it is being emptied is
- *    noticed at the next ".." step; entries removed from it before that were
- *    entries of that directory (which was inside the tree when entered).
+ *  - Going back up never uses the kernel's "..": the walk returns to the
+ *    directory it descended from, through the descriptor it holds for it
+ *    (the deepest RMTREE_HELD levels and the top are held) or, deeper, by
+ *    descending again from the top by the recorded child names (climb()).
+ *    An open directory cannot be freed, so no directory elsewhere can take
+ *    its place by reusing its inode number; a re-descent only opens single
+ *    names. So every directory rmtree acts in was reached from the top by
+ *    single-name lookups.
+ *  - Limit: a directory moved out of the tree while it is being emptied
+ *    keeps being emptied until its end; entries removed from it were entries
+ *    of that directory (which was inside the tree when entered).
  *
  * Cost: O(depth) memory (one small record per level: identity, resume
- * offset, child name), O(1) descriptors (the parent, the top, the current
- * directory and one being opened: at most 4 at any time), one getdents buffer.
+ * offset, child name), at most RMTREE_HELD + 4 descriptors (the held levels
+ * including the current one, the top's fresh description, the parent, the
+ * top, one being opened); under EMFILE the oldest held level is given back.
+ * One getdents buffer. A tree deeper than RMTREE_HELD costs one re-descent
+ * of d opens per RMTREE_HELD levels climbed at depth d.
  */
 #include "internal.h"
 
+#include <assert.h>
 #include <dirent.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,8 +48,12 @@
  * refilled concurrently. */
 #define RMTREE_TOP_RETRIES 4
 
+/* Descriptors of the deepest levels held (besides the top's). */
+#define RMTREE_HELD 64
+
 struct level {
 	struct so_ident id;       /* this directory */
+	int fd;                   /* O_RDONLY|O_DIRECTORY, or -1 when not held */
 	off_t resume;             /* getdents offset after the child being emptied */
 	unsigned int pass;        /* passes completed over this directory */
 	bool progress;            /* something was removed in this pass */
@@ -51,6 +63,7 @@ struct level {
 struct walk {
 	struct level *lv;
 	size_t depth, cap;
+	size_t lo; /* levels lo..depth (lo >= 1) and level 0 are held */
 	int err; /* the first error */
 	bool xdev;
 };
@@ -61,28 +74,125 @@ static void note(struct walk *w, int err)
 		w->err = err;
 }
 
-static void level_init(struct level *lv, const struct so_ident *id)
+static void level_init(struct level *lv, const struct so_ident *id, int fd)
 {
 	lv->id = *id;
+	lv->fd = fd;
 	lv->resume = 0;
 	lv->pass = 0;
 	lv->progress = false;
 	lv->child[0] = '\0';
 }
 
-static int push(struct walk *w, const struct so_ident *id)
+/* Descend into fd (owned: closed on failure), the child lv[depth].child.
+ * The oldest held level above the top goes when RMTREE_HELD are held. */
+static int push(struct walk *w, const struct so_ident *id, int fd)
 {
 	if (w->depth + 1 >= w->cap) {
 		size_t ncap = w->cap * 2;
 		struct level *n = realloc(w->lv, ncap * sizeof(*n));
-		if (!n)
+		if (!n) {
+			so_close(fd);
 			return so_fail(ENOMEM);
+		}
 		w->lv = n;
 		w->cap = ncap;
 	}
 	w->depth++;
-	level_init(&w->lv[w->depth], id);
+	level_init(&w->lv[w->depth], id, fd);
+	if (w->depth - w->lo >= RMTREE_HELD)
+		so_closep(&w->lv[w->lo++].fd);
+	assert(w->lo >= 1 && w->depth - w->lo < RMTREE_HELD);
 	return 0;
+}
+
+/* Descriptor pressure: give back the oldest held level that is neither the
+ * top nor the current one (a later climb re-descends to it). */
+static bool make_room(struct walk *w, int err)
+{
+	if ((err != EMFILE && err != ENFILE) || w->lo >= w->depth)
+		return false;
+	so_closep(&w->lv[w->lo++].fd);
+	return true;
+}
+
+static int open_child(struct walk *w, int dfd, const char *name)
+{
+	for (;;) {
+		int c = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (c >= 0 || !make_room(w, errno))
+			return c;
+	}
+}
+
+/* Close every held level but the top. */
+static void drop_held(struct walk *w)
+{
+	for (size_t l = w->lo; l <= w->depth; l++)
+		so_closep(&w->lv[l].fd);
+	w->lo = w->depth + 1;
+}
+
+/*
+ * Climb from the current level to its parent, `up` = depth - 1. The parent
+ * is the directory the walk descended from, never the kernel's ".." (which
+ * leads wherever cur has been moved to): its held descriptor, or, beyond
+ * RMTREE_HELD levels, a new descent from the top by the recorded child names
+ * (single names opened O_NOFOLLOW|O_DIRECTORY, each checked to stay on its
+ * parent's mount unless SAFE_RMTREE_XDEV). Either way every directory rmtree
+ * acts in was reached from the top by single-name lookups, whatever was
+ * moved, deleted or recreated meanwhile: a directory outside can never take
+ * the place of one it came from. Returns 0, or -1 (errno) when a recorded
+ * name no longer leads to a directory (restart from the top).
+ */
+static int climb(struct walk *w)
+{
+	size_t up = w->depth - 1;
+#ifdef SAFEOPEN_MUTATE_RMTREE_CLIMB
+	/* Mutation (tests only): trust the kernel's ".." of cur unchecked. */
+	int p = openat(w->lv[w->depth].fd, "..", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (p < 0)
+		return -1;
+	so_closep(&w->lv[w->depth].fd);
+	w->depth--;
+	if (up >= w->lo || up == 0)
+		so_close(w->lv[up].fd);
+	else
+		w->lo = up;
+	w->lv[up].fd = p;
+	return 0;
+#else
+	if (up == 0 || up >= w->lo) {
+		so_closep(&w->lv[w->depth].fd);
+		w->depth--;
+		if (w->lo > w->depth + 1 || up == 0)
+			w->lo = w->depth + 1;
+		return 0;
+	}
+	drop_held(w);
+	w->depth = 0;
+	w->lo = 1;
+	for (size_t l = 0; l < up; l++) {
+		int c = open_child(w, w->lv[l].fd, w->lv[l].child);
+		if (c < 0)
+			return -1;
+		struct so_ident cid;
+		bool ok = so_ident_at(c, NULL, &cid) == 0 &&
+			  (w->xdev || !so_other_mount(&w->lv[l].id, &cid));
+		if (!ok) {
+			so_close(c);
+			return -1;
+		}
+		/* Keeps lv[l + 1]'s resume offset, pass and child name. */
+		w->depth++;
+		w->lv[w->depth].id = cid;
+		w->lv[w->depth].fd = c;
+		if (w->depth - w->lo >= RMTREE_HELD)
+			so_closep(&w->lv[w->lo++].fd);
+	}
+	assert(w->depth == up && w->lv[up].fd >= 0);
+	return 0;
+#endif
 }
 
 /* Remove a name that is (now) not a directory. */
@@ -134,7 +244,7 @@ static int handle_entry(struct walk *w, struct level *lv, int cur, const char *n
 		note(w, errno);
 		return 0;
 	}
-	int c = openat(cur, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	int c = open_child(w, cur, name);
 	if (c < 0) {
 		if (errno == ENOTDIR || errno == ELOOP) /* swapped for a non-directory */
 			unlink_nondir(w, lv, cur, name);
@@ -165,23 +275,31 @@ static int empty_dir(int topfd, const struct so_ident *topid, bool xdev)
 		struct dirent64 d;
 		char b[8192];
 	} buf;
-	int restarts = 0, cur = -1;
+	int restarts = 0;
 
 	w.lv = malloc(w.cap * sizeof(*w.lv));
 	if (!w.lv)
 		return so_fail(ENOMEM);
+	w.depth = 0;
+	w.lo = 1;
+	level_init(&w.lv[0], topid, -1);
 restart:
+	drop_held(&w);
+	so_closep(&w.lv[0].fd);
 	/* A fresh open file description: its own getdents position. */
-	cur = openat(topfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (cur < 0) {
+	w.depth = 0;
+	w.lo = 1;
+	level_init(&w.lv[0], topid, openat(topfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+	if (w.lv[0].fd < 0) {
 		note(&w, errno);
 		goto out;
 	}
-	w.depth = 0;
-	level_init(&w.lv[0], topid);
 	for (;;) {
 		struct level *lv = &w.lv[w.depth];
+		int cur = lv->fd;
 		ssize_t n = getdents64(cur, buf.b, sizeof(buf.b));
+		if (n < 0 && errno == ENOENT) /* removed meanwhile: nothing left in it */
+			n = 0;
 		if (n < 0) {
 			note(&w, errno);
 			n = 0;
@@ -198,22 +316,15 @@ restart:
 			if (w.depth == 0)
 				break;
 			/* Back up, only to the directory we came from. */
-			struct so_ident pid;
-			int p = openat(cur, "..", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-			if (p < 0 || so_ident_at(p, NULL, &pid) < 0 ||
-			    !so_same_inode(&pid, &w.lv[w.depth - 1].id)) {
-				so_close(p);
-				so_closep(&cur);
+			if (climb(&w) < 0) {
 				if (++restarts > SO_RACE_RETRIES) {
 					note(&w, EAGAIN);
 					goto out;
 				}
 				goto restart;
 			}
-			so_close(cur);
-			cur = p;
-			w.depth--;
 			lv = &w.lv[w.depth];
+			cur = lv->fd;
 			if (unlinkat(cur, lv->child, AT_REMOVEDIR) == 0)
 				lv->progress = true;
 			else if (errno != ENOENT)
@@ -234,18 +345,16 @@ restart:
 				continue;
 			lv->resume = d->d_off;
 			memcpy(lv->child, name, strlen(name) + 1);
-			if (push(&w, &cid) < 0) {
+			if (push(&w, &cid, c) < 0) {
 				note(&w, errno);
-				so_close(c);
 				continue;
 			}
-			so_close(cur);
-			cur = c;
 			break; /* read the child from its start */
 		}
 	}
 out:
-	so_close(cur);
+	drop_held(&w);
+	so_closep(&w.lv[0].fd);
 	free(w.lv);
 	if (w.err)
 		return so_fail(w.err);

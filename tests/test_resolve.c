@@ -1000,7 +1000,61 @@ static void protected_symlinks_check(int rootfd, int on)
 		fd = open_way(way, rootfd, "sticky/l", O_PATH | O_NOFOLLOW, 0, B);
 		ck_assert_msg(fd >= 0, "sysctl %d: %s: %s", on, mode_names[way], errname(errno));
 		close(fd);
+		/* O_CREAT without O_EXCL follows the link as openat2 does (the
+		 * sticky-directory check on creating does not apply to it). */
+		fd = open_way(way, rootfd, "sticky/l", O_WRONLY | O_CREAT, 0644, B);
+		if (on) {
+			ck_assert_msg(fd < 0 && errno == EACCES, "O_CREAT sysctl 1: %s: %s",
+				      mode_names[way], fd < 0 ? errname(errno) : "opened");
+		} else {
+			ck_assert_msg(fd >= 0, "O_CREAT sysctl 0: %s: %s", mode_names[way],
+				      errname(errno));
+			ck_assert(fx_same_object(fd, rootfd, "file"));
+			close(fd);
+		}
+		fd = open_way(way, rootfd, "sticky/l", O_WRONLY | O_CREAT, 0644, B | NS);
+		ck_assert_msg(fd < 0 && errno == (on ? EACCES : ELOOP), "O_CREAT NO_SYMLINKS: %s: %s",
+			      mode_names[way], fd < 0 ? errname(errno) : "opened");
 	}
+}
+
+/* The same without openat2 (seccomp ENOSYS in a child): the walker's last
+ * open is then openat(O_NOFOLLOW), where the kernel's sticky check comes
+ * first. Returns 0 or the line that failed. */
+struct sticky_arg {
+	int rootfd, on;
+};
+
+static int sticky_no_openat2_child(void *arg)
+{
+	const struct sticky_arg *a = arg;
+	const struct sb_rule rules[] = { SB_ALWAYS(SYS_openat2, ENOSYS) };
+	if (sb_seccomp(rules, 1) < 0)
+		return 2;
+	for (int way = RUN_DEFAULT; way < RUN_MODES; way++) {
+		int fd = open_way(way, a->rootfd, "sticky/l", O_WRONLY | O_CREAT, 0644, B);
+		if (a->on ? !(fd < 0 && errno == EACCES) : !(fd >= 0 && fx_same_object(fd, a->rootfd, "file")))
+			return 10 + way;
+		if (fd >= 0)
+			close(fd);
+		fd = open_way(way, a->rootfd, "sticky/l", O_WRONLY | O_CREAT, 0644, B | NS);
+		if (!(fd < 0 && errno == (a->on ? EACCES : ELOOP)))
+			return 20 + way;
+		fd = open_way(way, a->rootfd, "sticky/nonexistent", O_WRONLY | O_CREAT, 0644, B);
+		if (fd < 0)
+			return 30 + way;
+		close(fd);
+		if (unlinkat(a->rootfd, "sticky/nonexistent", 0) < 0)
+			return 40 + way;
+	}
+	return 0;
+}
+
+static void protected_symlinks_check_no_openat2(int rootfd, int on)
+{
+	struct sticky_arg a = { rootfd, on };
+	int rc = sb_run(sticky_no_openat2_child, &a);
+	ck_assert_msg(rc == 0, "without openat2, sysctl %d: check %d failed", on, rc);
 }
 
 START_TEST(protected_symlinks_sticky)
@@ -1016,10 +1070,12 @@ START_TEST(protected_symlinks_sticky)
 	ck_assert_int_eq(fchownat(e.rootfd, "sticky/ld", 1000, 1000, AT_SYMLINK_NOFOLLOW), 0);
 	int on = protected_symlinks_get() != 0;
 	protected_symlinks_check(e.rootfd, on);
+	protected_symlinks_check_no_openat2(e.rootfd, on);
 	protected_symlinks_saved = on;
 	(void)atexit(protected_symlinks_restore);
 	if (protected_symlinks_set(!on)) {
 		protected_symlinks_check(e.rootfd, !on);
+		protected_symlinks_check_no_openat2(e.rootfd, !on);
 		ck_assert(protected_symlinks_set(on));
 	} else {
 		fprintf(stderr, "protected_symlinks_sticky: sysctl %d only (not writable)\n", on);
