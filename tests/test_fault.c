@@ -52,20 +52,6 @@ int fsetxattr(int fd, const char *name, const void *value, size_t size, int flag
 	return (int)syscall(SYS_fsetxattr, fd, name, value, size, flags);
 }
 
-/* ---------------------------------------------------------------- child-side checks */
-
-/* Children must not call Check (under CK_FORK=no a failing assertion would
- * unwind into the parent's test runner): they print and return nonzero. */
-#define CHILD_CHECK(cond, ...)                                                                     \
-	do {                                                                                       \
-		if (!(cond)) {                                                                     \
-			fprintf(stderr, "%s:%d: child check failed: %s: ", __FILE__, __LINE__,     \
-				#cond);                                                            \
-			fprintf(stderr, __VA_ARGS__);                                              \
-			fputc('\n', stderr);                                                       \
-			return 1;                                                                  \
-		}                                                                                  \
-	} while (0)
 
 static char *root_path;
 static int rootfd = -1;
@@ -706,11 +692,4 @@ static Suite *fault_suite(void)
 	return s;
 }
 
-int main(void)
-{
-	SRunner *sr = srunner_create(fault_suite());
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+FX_MAIN(fault_suite)

@@ -280,9 +280,5 @@ int main(void)
 	if (!dc_kernel_has_openat2())
 		fprintf(stderr, "test_fuzz: no openat2 here (valgrind?): the default path is "
 				"compared with the walker, not with the kernel\n");
-	SRunner *sr = srunner_create(fuzz_suite());
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return fx_main(fuzz_suite());
 }

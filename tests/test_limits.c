@@ -32,17 +32,6 @@
 #include "safeopen.h"
 #include "sandbox.h"
 
-#define CHILD_CHECK(cond, ...)                                                                     \
-	do {                                                                                       \
-		if (!(cond)) {                                                                     \
-			fprintf(stderr, "%s:%d: child check failed: %s: ", __FILE__, __LINE__,     \
-				#cond);                                                            \
-			fprintf(stderr, __VA_ARGS__);                                              \
-			fputc('\n', stderr);                                                       \
-			return 1;                                                                  \
-		}                                                                                  \
-	} while (0)
-
 #define DEPTH 500
 
 static char *root_path;
@@ -439,11 +428,4 @@ static Suite *limits_suite(void)
 	return s;
 }
 
-int main(void)
-{
-	SRunner *sr = srunner_create(limits_suite());
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+FX_MAIN(limits_suite)

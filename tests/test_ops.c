@@ -2120,11 +2120,4 @@ static Suite *ops_suite(void)
 	return s;
 }
 
-int main(void)
-{
-	SRunner *sr = srunner_create(ops_suite());
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+FX_MAIN(ops_suite)

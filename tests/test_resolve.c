@@ -1855,11 +1855,4 @@ static Suite *resolve_suite(void)
 	return s;
 }
 
-int main(void)
-{
-	SRunner *sr = srunner_create(resolve_suite());
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+FX_MAIN(resolve_suite)

@@ -1668,11 +1668,4 @@ static Suite *tmpfile_suite(void)
 	return s;
 }
 
-int main(void)
-{
-	SRunner *sr = srunner_create(tmpfile_suite());
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+FX_MAIN(tmpfile_suite)
