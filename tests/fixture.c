@@ -453,6 +453,13 @@ int fx_enter_mount_ns(void)
 	return mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL);
 }
 
+static int started_euid = -1;
+
+bool fx_started_as_root(void)
+{
+	return started_euid >= 0 ? started_euid == 0 : geteuid() == 0;
+}
+
 const char *fx_isolation(void)
 {
 	return isolation;
@@ -510,6 +517,21 @@ fail:
 	snprintf(isolation, sizeof(isolation), "root, NOT isolated (%s: %s)", step, strerror(errno));
 }
 
+/* "ok 3 - tests/x.c:tcase:name: Passed" -> "ok 3 - tcase:name": the file
+ * is where the last assertion was (fixture.c for a skip), not the case's. */
+static void drop_file_name(char *line)
+{
+	char *dash = strstr(line, " - ");
+	if (!dash || (strncmp(line, "ok ", 3) && strncmp(line, "not ok ", 7)))
+		return;
+	char *name = dash + 3, *colon = strchr(name, ':');
+	if (colon && colon - name > 2 && !strncmp(colon - 2, ".c", 2))
+		memmove(name, colon + 1, strlen(colon + 1) + 1);
+	size_t n = strlen(line);
+	if (n > 8 && !strcmp(line + n - 8, ": Passed"))
+		line[n - 8] = '\0';
+}
+
 int fx_main(Suite *suite)
 {
 	const char *name = program_invocation_short_name;
@@ -517,6 +539,7 @@ int fx_main(Suite *suite)
 			    -1, 0);
 	if (child_reason == MAP_FAILED)
 		child_reason = NULL;
+	started_euid = (int)geteuid();
 	isolate();
 
 	/* Check writes its own TAP (with the case names) to a scratch file;
@@ -553,6 +576,7 @@ int fx_main(Suite *suite)
 		if (len > 0 && line[len - 1] == '\n')
 			line[--len] = '\0';
 		char *mark;
+		drop_file_name(line);
 		if (!strncmp(line, "not ok ", 7) && (mark = strstr(line, ": " FX_SKIP_MARKER))) {
 			*mark = '\0';
 			printf("ok %s # SKIP %s\n", line + 7, mark + 2 + strlen(FX_SKIP_MARKER));

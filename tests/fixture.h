@@ -100,6 +100,10 @@ int fx_main(Suite *suite);
 		return fx_main(suite_fn());    \
 	}
 
+/* True if the test process started as root (stays true in a child that
+ * entered a user namespace or dropped privileges). */
+bool fx_started_as_root(void);
+
 /* How the runner protected the host: "private mount namespace, / read-only",
  * "unprivileged", or why it could not. */
 const char *fx_isolation(void);

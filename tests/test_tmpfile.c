@@ -64,14 +64,9 @@
 
 #define RUN(expr) ck_assert_msg((expr) == 0, "%s failed (see stderr)", #expr)
 
-/* Tests that chown, mount or drop privileges need root (as in CI). */
-#define REQUIRE_ROOT()                                                             \
-	do {                                                                       \
-		if (geteuid() != 0) {                                              \
-			fprintf(stderr, "%s: not root, not tested\n", __func__);   \
-			return;                                                    \
-		}                                                                  \
-	} while (0)
+/* Tests that need root itself (chown to another gid, sync fault injection
+ * through a mount): SKIP with the reason otherwise. */
+#define REQUIRE_ROOT(why) FX_REQUIRE_ROOT(why)
 
 /* The strategy variants every functional test runs with (loop index). */
 static const uint64_t strategies[] = {
@@ -342,7 +337,7 @@ END_TEST
 
 START_TEST(setgid_directory)
 {
-	REQUIRE_ROOT();
+	REQUIRE_ROOT("chown of a directory to gid 4242");
 	uint64_t fl = strategies[_i];
 	struct tdir d;
 	tdir_make(&d, "tmpfile");
@@ -410,8 +405,7 @@ START_TEST(default_acl)
 		umask(old);
 		tdir_free(&d);
 		ck_assert_msg(err == EOPNOTSUPP, "setting a default ACL: %s", strerror(err));
-		fprintf(stderr, "default_acl: no ACL support on this filesystem, not tested\n");
-		return;
+		fx_skip("no ACL support on the test filesystem (EOPNOTSUPP)");
 	}
 	int fd = safe_tmpfile_xattr(mfd, "f", 0666, xa3, 3, fl);
 	ck_assert_int_ge(fd, 0);
@@ -683,9 +677,10 @@ START_TEST(ext4_xattr_space)
 	struct tdir d;
 	tdir_make(&d, "tmpfile");
 	if (!is_ext4(d.fd)) {
-		fprintf(stderr, "ext4_xattr_space: %s is not ext4, not tested\n", d.path);
+		char why[PATH_MAX + 32];
+		snprintf(why, sizeof(why), "%s is not ext4", d.path);
 		tdir_free(&d);
-		return;
+		fx_skip("%s", why);
 	}
 	static char v[16384];
 	memset(v, 'v', sizeof(v));
@@ -953,13 +948,13 @@ struct child_args {
 static int child_setup(const struct child_args *a)
 {
 	if (a->no_proc) {
-		CK(unshare(CLONE_NEWNS) == 0);
+		CK(fx_enter_mount_ns() == 0);
 		CK(mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) == 0);
 		CK(umount2("/proc", MNT_DETACH) == 0);
 		CK(access("/proc/self/fd", F_OK) == -1);
 	}
 	if (a->spoof) {
-		CK(unshare(CLONE_NEWNS) == 0);
+		CK(fx_enter_mount_ns() == 0);
 		CK(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0);
 		if (a->spoof == 1) {
 			CK(mount("none", "/proc", "tmpfs", 0, "mode=0755") == 0);
@@ -1104,7 +1099,6 @@ static void run_child(struct child_args *a)
 
 START_TEST(unprivileged)
 {
-	REQUIRE_ROOT();
 	/* Any route that works for uid 65534 (AT_EMPTY_PATH since Linux 6.10,
 	 * else procfs); the unnamed file in both cases. */
 	struct child_args a = { .flags = strategies[_i], .unpriv = true, .expect_nlink = -1 };
@@ -1115,7 +1109,6 @@ END_TEST
 
 START_TEST(unprivileged_procfs_route)
 {
-	REQUIRE_ROOT();
 	/* AT_EMPTY_PATH refused as before Linux 6.10: the procfs link. */
 	struct child_args a = { .flags = strategies[_i], .unpriv = true, .no_empty_path = true };
 	a.expect_nlink = (a.flags & SAFE_TMPFILE_NO_OTMPFILE) ? 1 : 0;
@@ -1125,7 +1118,7 @@ END_TEST
 
 START_TEST(unprivileged_no_proc)
 {
-	REQUIRE_ROOT();
+	REQUIRE_ROOT("unmounts /proc in a mount namespace (a user namespace may not uncover it)");
 	/* No procfs and no AT_EMPTY_PATH: an unnamed file could not be linked,
 	 * so the named fallback must be chosen up front. */
 	struct child_args a = { .flags = strategies[_i],
@@ -1145,7 +1138,6 @@ END_TEST
 
 START_TEST(procfs_verified)
 {
-	REQUIRE_ROOT();
 	/* As root, with AT_EMPTY_PATH refused: the procfs link is used when
 	 * /proc is genuine (through openat2 or the fallback walk), and a fake
 	 * /proc or a bind-mounted foreign fd directory is detected, which
@@ -1169,7 +1161,6 @@ END_TEST
 
 START_TEST(seccomp_no_otmpfile)
 {
-	REQUIRE_ROOT();
 	/* O_TMPFILE refused by a sandbox (EOPNOTSUPP), or unknown to an old
 	 * kernel (EISDIR: the flag reads as O_DIRECTORY): the fallback. */
 	static const int errs[] = { EOPNOTSUPP, EISDIR, EINVAL };
@@ -1188,7 +1179,6 @@ END_TEST
 
 START_TEST(no_renameat2)
 {
-	REQUIRE_ROOT();
 	/* renameat2(RENAME_NOREPLACE) missing: linkat + unlinkat. */
 	struct child_args a = { .flags = strategies[_i] | SAFE_TMPFILE_NO_OTMPFILE,
 				.no_renameat2 = true,
@@ -1228,7 +1218,7 @@ static int dropbox_child(void *arg)
 
 START_TEST(unprivileged_dropbox)
 {
-	REQUIRE_ROOT();
+	REQUIRE_ROOT("a root-owned directory that uid 65534 may not write");
 	struct tdir d;
 	tdir_make(&d, "tmpfile");
 	ck_assert_int_eq(mkdirat(d.fd, "ro", 0755), 0);
@@ -1310,7 +1300,7 @@ static int syncfs_fail_child(void *arg)
 
 START_TEST(sync_failures)
 {
-	REQUIRE_ROOT();
+	REQUIRE_ROOT("chown of the test directory to root");
 	struct tdir d;
 	tdir_make(&d, "tmpfile");
 	ck_assert_int_eq(fchown(d.fd, 65534, 65534), 0);
@@ -1365,7 +1355,7 @@ static int unpriv_setgid_child(void *arg)
 
 START_TEST(unprivileged_setgid_directory)
 {
-	REQUIRE_ROOT();
+	REQUIRE_ROOT("chown of a directory to gid 4242");
 	struct tdir d;
 	tdir_make(&d, "tmpfile");
 	ck_assert_int_eq(fchown(d.fd, 65534, 4242), 0);
@@ -1414,7 +1404,7 @@ static int ramfs_case(int dfd, uint64_t fl)
 static int ramfs_child(void *arg)
 {
 	const struct mount_args *a = arg;
-	CK(unshare(CLONE_NEWNS) == 0);
+	CK(fx_enter_mount_ns() == 0);
 	CK(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0);
 	CK(mount("none", a->path, "ramfs", 0, "mode=0755") == 0);
 	int dfd = open(a->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -1427,8 +1417,7 @@ static int ramfs_child(void *arg)
 START_TEST(ramfs_no_user_xattrs)
 {
 	if (!sb_can_mount()) {
-		fprintf(stderr, "ramfs_no_user_xattrs: cannot mount here, not tested\n");
-		return;
+		fx_skip("cannot mount here (not root, no user namespace)");
 	}
 	char *dir = fx_mkdtemp("tmpfile-ramfs");
 	struct mount_args a = { .path = dir, .flags = strategies[_i] };
@@ -1590,7 +1579,7 @@ END_TEST
 static int tmpfs_race_child(void *arg)
 {
 	const struct mount_args *a = arg;
-	CK(unshare(CLONE_NEWNS) == 0);
+	CK(fx_enter_mount_ns() == 0);
 	CK(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0);
 	CK(mount("none", a->path, "tmpfs", 0, "mode=0755,size=16m") == 0);
 	return race_case(a->path, a->flags, a->replace, race_n());
@@ -1615,8 +1604,7 @@ START_TEST(race_tmpfs)
 		ck_assert_int_eq(fx_rmtree(dir), 0);
 		free(dir);
 	} else {
-		fprintf(stderr, "race_tmpfs: no tmpfs available, not tested\n");
-		return;
+		fx_skip("no tmpfs: /dev/shm is not a writable tmpfs and mounting is not possible");
 	}
 	ck_assert_msg(r == 0, "see stderr");
 }
