@@ -453,8 +453,10 @@ static int tmp_publish(struct safe_tmpfile *t, const struct safe_xattr *xattrs, 
 			return -1;
 		cur = WORK_MODE;
 	}
+#ifndef SAFEOPEN_MUTATE_TMPFILE_XATTR_ORDER
 	if (set_xattrs(t->fd, xattrs, n, false) < 0)
 		return -1;
+#endif
 	/* What open(O_CREAT, mode) gives: the kernel's result for mode|0600
 	 * (umask or default ACL applied, set-gid rules), minus the owner bits
 	 * that were added only to work on the file. Both the umask and an ACL
@@ -471,6 +473,11 @@ static int tmp_publish(struct safe_tmpfile *t, const struct safe_xattr *xattrs, 
 	int r = t->strategy == TMP_NAMED ? publish_named(t, replace) : publish_unnamed(t, replace);
 	if (r < 0)
 		return -1;
+#ifdef SAFEOPEN_MUTATE_TMPFILE_XATTR_ORDER
+	/* Mutation check only: the xattrs after the link (visible without). */
+	if (set_xattrs(t->fd, xattrs, n, false) < 0)
+		return -1;
+#endif
 
 	if ((flags & SAFE_TMPFILE_SYNC) && sync_dir(t) < 0) {
 		/* Published but not durable. Without REPLACE take the name
