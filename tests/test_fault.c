@@ -143,7 +143,7 @@ static int child_openat2_blocked(void *arg)
 	struct dc_case *cases = calloc(O2_TREES * O2_CASES, sizeof(*cases));
 	char got[1024];
 	CHILD_CHECK(trees && oracle && cases, "out of memory");
-	long ncases = fx_scale(O2_CASES, 10);
+	long ncases = fx_size(O2_CASES / 3, O2_CASES, 10);
 
 	/* All trees and the oracle (raw openat2) first, while it still works;
 	 * the last tree is the fixed adversarial one. Under valgrind, which

@@ -1100,7 +1100,8 @@ START_TEST(mkdir_parents_race_symlink_swap)
 	ck_assert_int_eq(pthread_create(&th, NULL, swap_thread, &s), 0);
 	double end = fx_now() + (fx_under_valgrind() ? 1.0 : 0.4);
 	long ok = 0, calls = 0;
-	while (fx_now() < end) {
+	/* the time, and at least 100 calls (a slow machine runs longer) */
+	while (fx_now() < end || calls < 100) {
 		int fd = safe_mkdirat_beneath(E.rootfd, "t/d/n1/n2", 0755, m | SAFE_MKDIR_PARENTS);
 		calls++;
 		if (fd >= 0) {
@@ -1157,10 +1158,11 @@ START_TEST(ops_race_symlink_swap)
 	double share = (fx_under_valgrind() ? 2.0 : 0.6) / N_OPS;
 	for (int o = 0; o < N_OPS; o++) {
 		double end = fx_now() + share;
+		int rounds = 0; /* at least 5 rounds per operation */
 		do {
 			for (size_t k = 0; k < sizeof(paths) / sizeof(paths[0]); k++)
 				(void)ops[o].fn(E.rootfd, paths[k], m);
-		} while (fx_now() < end);
+		} while (fx_now() < end || ++rounds < 5);
 	}
 	atomic_store(&s.stop, true);
 	pthread_join(th, NULL);

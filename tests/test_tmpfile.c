@@ -1561,7 +1561,7 @@ static int race_case(const char *dirpath, uint64_t fl, bool replace, long n)
 #define RACE_N 1000
 static long race_n(void)
 {
-	return fx_scale(RACE_N, 10);
+	return fx_size(RACE_N / 10, RACE_N, 10);
 }
 
 START_TEST(race_ext4)
