@@ -43,25 +43,6 @@
 #endif
 #define O_TMPFILE_BIT 020000000 /* __O_TMPFILE: O_TMPFILE without O_DIRECTORY */
 
-#define CK(cond)                                                                          \
-	do {                                                                              \
-		if (!(cond)) {                                                            \
-			fprintf(stderr, "%s:%d: check failed: %s (errno %d: %s)\n", __FILE__, \
-				__LINE__, #cond, errno, strerror(errno));                 \
-			return 1;                                                         \
-		}                                                                         \
-	} while (0)
-
-#define CKMSG(cond, ...)                                                 \
-	do {                                                             \
-		if (!(cond)) {                                           \
-			fprintf(stderr, "%s:%d: ", __FILE__, __LINE__); \
-			fprintf(stderr, __VA_ARGS__);                    \
-			fputc('\n', stderr);                             \
-			return 1;                                        \
-		}                                                        \
-	} while (0)
-
 #define RUN(expr) ck_assert_msg((expr) == 0, "%s failed (see stderr)", #expr)
 
 /* Tests that need root itself (chown to another gid, sync fault injection
@@ -111,8 +92,8 @@ static int check_xattrs(int fd, const struct safe_xattr *x, size_t n)
 	char buf[65536 + 1];
 	for (size_t i = 0; i < n; i++) {
 		ssize_t r = fgetxattr(fd, x[i].name, buf, sizeof(buf));
-		CKMSG(r >= 0, "fgetxattr %s: %s", x[i].name, strerror(errno));
-		CKMSG((size_t)r == x[i].size && (!r || !memcmp(buf, x[i].value, x[i].size)),
+		CHILD_CHECK(r >= 0, "fgetxattr %s: %s", x[i].name, strerror(errno));
+		CHILD_CHECK((size_t)r == x[i].size && (!r || !memcmp(buf, x[i].value, x[i].size)),
 		      "xattr %s has the wrong value", x[i].name);
 	}
 	return 0;
@@ -121,13 +102,13 @@ static int check_xattrs(int fd, const struct safe_xattr *x, size_t n)
 /* An O_RDWR, O_CLOEXEC descriptor of the object at dirfd/name. */
 static int check_fd(int fd, int dirfd, const char *name)
 {
-	CK(fd >= 0);
+	CHILD_CHECK(fd >= 0);
 	int fl = fcntl(fd, F_GETFL);
-	CK(fl >= 0 && (fl & O_ACCMODE) == O_RDWR);
-	CK(fcntl(fd, F_GETFD) & FD_CLOEXEC);
-	CKMSG(fx_same_object(fd, dirfd, name), "fd is not the file at %s", name);
+	CHILD_CHECK(fl >= 0 && (fl & O_ACCMODE) == O_RDWR);
+	CHILD_CHECK(fcntl(fd, F_GETFD) & FD_CLOEXEC);
+	CHILD_CHECK(fx_same_object(fd, dirfd, name), "fd is not the file at %s", name);
 	struct stat st;
-	CK(fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_nlink == 1);
+	CHILD_CHECK(fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_nlink == 1);
 	return 0;
 }
 
@@ -141,14 +122,14 @@ struct oracle {
 static int oracle_create(int dirfd, mode_t mode, struct oracle *o)
 {
 	int fd = openat(dirfd, ".oracle", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
-	CK(fd >= 0);
+	CHILD_CHECK(fd >= 0);
 	int r = fstat(fd, &o->st);
 	o->acllen = fgetxattr(fd, "system.posix_acl_access", o->acl, sizeof(o->acl));
 	int err = errno;
 	close(fd);
-	CK(unlinkat(dirfd, ".oracle", 0) == 0);
-	CK(r == 0);
-	CKMSG(o->acllen >= 0 || err == ENODATA || err == EOPNOTSUPP, "acl: %s", strerror(err));
+	CHILD_CHECK(unlinkat(dirfd, ".oracle", 0) == 0);
+	CHILD_CHECK(r == 0);
+	CHILD_CHECK(o->acllen >= 0 || err == ENODATA || err == EOPNOTSUPP, "acl: %s", strerror(err));
 	return 0;
 }
 
@@ -160,15 +141,15 @@ static int check_like_oracle(int fd, int dirfd, mode_t mode)
 	if (oracle_create(dirfd, mode, &o))
 		return 1;
 	struct stat st;
-	CK(fstat(fd, &st) == 0);
-	CKMSG((st.st_mode & 07777) == (o.st.st_mode & 07777), "mode %04o, open(O_CREAT) gives %04o",
+	CHILD_CHECK(fstat(fd, &st) == 0);
+	CHILD_CHECK((st.st_mode & 07777) == (o.st.st_mode & 07777), "mode %04o, open(O_CREAT) gives %04o",
 	      st.st_mode & 07777, o.st.st_mode & 07777);
-	CKMSG(st.st_uid == o.st.st_uid && st.st_gid == o.st.st_gid, "owner %d:%d, expected %d:%d",
+	CHILD_CHECK(st.st_uid == o.st.st_uid && st.st_gid == o.st.st_gid, "owner %d:%d, expected %d:%d",
 	      (int)st.st_uid, (int)st.st_gid, (int)o.st.st_uid, (int)o.st.st_gid);
 	char acl[512];
 	ssize_t n = fgetxattr(fd, "system.posix_acl_access", acl, sizeof(acl));
-	CKMSG(n == o.acllen, "access ACL length %zd, expected %zd", n, o.acllen);
-	CKMSG(n < 0 || !memcmp(acl, o.acl, (size_t)n), "access ACL differs");
+	CHILD_CHECK(n == o.acllen, "access ACL length %zd, expected %zd", n, o.acllen);
+	CHILD_CHECK(n < 0 || !memcmp(acl, o.acl, (size_t)n), "access ACL differs");
 	return 0;
 }
 
@@ -215,7 +196,7 @@ static int create_and_check(int dirfd, const char *name, mode_t mode, const stru
 			    size_t n, uint64_t flags)
 {
 	int fd = safe_tmpfile_xattr(dirfd, name, mode, x, n, flags);
-	CKMSG(fd >= 0, "safe_tmpfile_xattr(%s, %04o, %#llx): %s", name, mode,
+	CHILD_CHECK(fd >= 0, "safe_tmpfile_xattr(%s, %04o, %#llx): %s", name, mode,
 	      (unsigned long long)flags, strerror(errno));
 	int r = check_fd(fd, dirfd, name) || check_like_oracle(fd, dirfd, mode);
 	/* user.* xattrs follow the permission bits: an unprivileged owner
@@ -229,8 +210,8 @@ static int create_and_check(int dirfd, const char *name, mode_t mode, const stru
 		r = 1;
 	}
 	close(fd);
-	CK(count_hidden(dirfd) == 0);
-	CK(unlinkat(dirfd, name, 0) == 0);
+	CHILD_CHECK(count_hidden(dirfd) == 0);
+	CHILD_CHECK(unlinkat(dirfd, name, 0) == 0);
 	return r;
 }
 
@@ -546,7 +527,7 @@ static int errors_case(struct tdir *d, uint64_t fl)
 	static const char *const spec[] = { "d sub", "f file x", "l up ..", "l abs /tmp", NULL };
 	fx_build(dfd, spec);
 	int sub = openat(dfd, "sub", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	CK(sub >= 0);
+	CHILD_CHECK(sub >= 0);
 	char *snap = snapshot_below(d->path);
 	struct safe_xattr x1[] = { { "user.a", "v", 1 } };
 	char longname[300];
@@ -631,7 +612,7 @@ static int errors_case(struct tdir *d, uint64_t fl)
 	int same = !strcmp(snap, snap2);
 	free(snap);
 	free(snap2);
-	CKMSG(same, "the tree changed");
+	CHILD_CHECK(same, "the tree changed");
 	return 0;
 }
 
@@ -663,11 +644,11 @@ static int ext4_enospc(int dfd, uint64_t fl, const char *v, size_t vlen)
 	EXPECT_FAIL(dfd, ENOSPC, safe_tmpfile_xattr(dfd, "f", 0644, big, 2, fl));
 	EXPECT_FAIL(dfd, ENOSPC, safe_tmpfile_xattr(dfd, "f", 0644, four, 4, fl));
 	int fd = safe_tmpfile_xattr(dfd, "f", 0644, NULL, 0, fl);
-	CK(fd >= 0);
+	CHILD_CHECK(fd >= 0);
 	close(fd);
 	EXPECT_FAIL(dfd, ENOSPC,
 		    safe_tmpfile_xattr(dfd, "f", 0644, big, 2, fl | SAFE_TMPFILE_REPLACE));
-	CK(unlinkat(dfd, "f", 0) == 0);
+	CHILD_CHECK(unlinkat(dfd, "f", 0) == 0);
 	return 0;
 }
 
@@ -852,7 +833,7 @@ static int two_phase_errors_case(int dfd, uint64_t fl)
 	EXPECT_FAIL(dfd, EXDEV, safe_tmpfile_open(dfd, "../n", 0644, fl, &t));
 	EXPECT_FAIL(dfd, EXDEV, safe_tmpfile_open(dfd, "/n", 0644, fl, &t));
 	EXPECT_FAIL(dfd, EFAULT, safe_tmpfile_link(NULL, NULL, 0, 0));
-	CKMSG(t == sentinel, "the handle pointer was written on failure");
+	CHILD_CHECK(t == sentinel, "the handle pointer was written on failure");
 	return 0;
 }
 
@@ -948,26 +929,26 @@ struct child_args {
 static int child_setup(const struct child_args *a)
 {
 	if (a->no_proc) {
-		CK(fx_enter_mount_ns() == 0);
-		CK(mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) == 0);
-		CK(umount2("/proc", MNT_DETACH) == 0);
-		CK(access("/proc/self/fd", F_OK) == -1);
+		CHILD_CHECK(fx_enter_mount_ns() == 0);
+		CHILD_CHECK(mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) == 0);
+		CHILD_CHECK(umount2("/proc", MNT_DETACH) == 0);
+		CHILD_CHECK(access("/proc/self/fd", F_OK) == -1);
 	}
 	if (a->spoof) {
-		CK(fx_enter_mount_ns() == 0);
-		CK(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0);
+		CHILD_CHECK(fx_enter_mount_ns() == 0);
+		CHILD_CHECK(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0);
 		if (a->spoof == 1) {
-			CK(mount("none", "/proc", "tmpfs", 0, "mode=0755") == 0);
-			CK(mkdir("/proc/self", 0755) == 0 && mkdir("/proc/self/fd", 0755) == 0);
-			CK(symlink("self", "/proc/thread-self") == 0);
+			CHILD_CHECK(mount("none", "/proc", "tmpfs", 0, "mode=0755") == 0);
+			CHILD_CHECK(mkdir("/proc/self", 0755) == 0 && mkdir("/proc/self/fd", 0755) == 0);
+			CHILD_CHECK(symlink("self", "/proc/thread-self") == 0);
 		} else {
 			/* a helper whose fd table has an entry for every number
 			 * this process will use, so a probe through its fd
 			 * directory would succeed */
 			int pfd[2], ready[2];
-			CK(pipe2(pfd, O_CLOEXEC) == 0 && pipe2(ready, O_CLOEXEC) == 0);
+			CHILD_CHECK(pipe2(pfd, O_CLOEXEC) == 0 && pipe2(ready, O_CLOEXEC) == 0);
 			pid_t helper = fork();
-			CK(helper >= 0);
+			CHILD_CHECK(helper >= 0);
 			if (helper == 0) {
 				close(pfd[1]);
 				close(ready[0]);
@@ -985,17 +966,17 @@ static int child_setup(const struct child_args *a)
 			close(pfd[0]);
 			close(ready[1]);
 			char c;
-			CK(read(ready[0], &c, 1) == 1);
+			CHILD_CHECK(read(ready[0], &c, 1) == 1);
 			close(ready[0]);
 			char src[64], dst[64];
 			snprintf(src, sizeof(src), "/proc/%d/task/%d/fd", (int)helper, (int)helper);
 			snprintf(dst, sizeof(dst), "/proc/%d/task/%d/fd", (int)getpid(),
 				 (int)getpid());
-			CK(mount(src, dst, NULL, MS_BIND, NULL) == 0);
+			CHILD_CHECK(mount(src, dst, NULL, MS_BIND, NULL) == 0);
 		}
 	}
 	if (a->unpriv)
-		CK(sb_drop_privileges() == 0);
+		CHILD_CHECK(sb_drop_privileges() == 0);
 	struct sb_rule rules[6];
 	size_t n = 0;
 	if (a->no_empty_path)
@@ -1015,7 +996,7 @@ static int child_setup(const struct child_args *a)
 	if (a->no_openat2)
 		rules[n++] = (struct sb_rule)SB_ALWAYS(SYS_openat2, ENOSYS);
 	if (n)
-		CK(sb_seccomp(rules, n) == 0);
+		CHILD_CHECK(sb_seccomp(rules, n) == 0);
 	return 0;
 }
 
@@ -1034,37 +1015,37 @@ static int child_scenario(void *arg)
 	/* strategy seen from outside */
 	struct safe_tmpfile *t;
 	int fd = safe_tmpfile_open(dfd, "two", 0640, fl, &t);
-	CK(fd >= 0);
+	CHILD_CHECK(fd >= 0);
 	struct stat st;
-	CK(fstat(fd, &st) == 0);
-	CKMSG(a->expect_nlink < 0 || (int)st.st_nlink == a->expect_nlink,
+	CHILD_CHECK(fstat(fd, &st) == 0);
+	CHILD_CHECK(a->expect_nlink < 0 || (int)st.st_nlink == a->expect_nlink,
 	      "st_nlink %d after safe_tmpfile_open, expected %d", (int)st.st_nlink,
 	      a->expect_nlink);
-	CK(count_hidden(dfd) == (int)st.st_nlink);
-	CK(write(fd, "abc", 3) == 3);
-	CK(safe_tmpfile_link(t, xa3, 3, 0) == fd);
+	CHILD_CHECK(count_hidden(dfd) == (int)st.st_nlink);
+	CHILD_CHECK(write(fd, "abc", 3) == 3);
+	CHILD_CHECK(safe_tmpfile_link(t, xa3, 3, 0) == fd);
 	if (check_fd(fd, dfd, "two") || check_xattrs(fd, xa3, 3) ||
 	    check_like_oracle(fd, dfd, 0640))
 		return 1;
 	close(fd);
 	/* replace, plain and synced */
 	fd = safe_tmpfile_xattr(dfd, "two", 0600, xa3, 3, fl | SAFE_TMPFILE_REPLACE);
-	CK(fd >= 0 && check_fd(fd, dfd, "two") == 0);
+	CHILD_CHECK(fd >= 0 && check_fd(fd, dfd, "two") == 0);
 	close(fd);
 	fd = safe_tmpfile_xattr(dfd, "two", 0, xa3, 3,
 				fl | SAFE_TMPFILE_REPLACE | SAFE_TMPFILE_SYNC);
-	CK(fd >= 0 && check_fd(fd, dfd, "two") == 0);
+	CHILD_CHECK(fd >= 0 && check_fd(fd, dfd, "two") == 0);
 	close(fd);
 	EXPECT_FAIL(dfd, EEXIST, safe_tmpfile_xattr(dfd, "two", 0644, xa3, 3, fl));
-	CK(unlinkat(dfd, "two", 0) == 0);
+	CHILD_CHECK(unlinkat(dfd, "two", 0) == 0);
 	/* discard */
 	fd = safe_tmpfile_open(dfd, "three", 0640, fl, &t);
-	CK(fd >= 0);
-	CK(safe_tmpfile_discard(t) == 0);
+	CHILD_CHECK(fd >= 0);
+	CHILD_CHECK(safe_tmpfile_discard(t) == 0);
 	char *ls = fx_dir_listing(dfd, ".");
 	int empty = !strcmp(ls, "");
 	free(ls);
-	CKMSG(empty, "directory not empty at the end");
+	CHILD_CHECK(empty, "directory not empty at the end");
 	if (a->unpriv) {
 		struct safe_xattr tr[] = { { "user.a", "1", 1 }, { "trusted.label", "x", 1 } };
 		EXPECT_FAIL(dfd, EPERM, safe_tmpfile_xattr(dfd, "t", 0644, tr, 2, fl));
@@ -1073,12 +1054,12 @@ static int child_scenario(void *arg)
 					       fl | SAFE_TMPFILE_REPLACE | SAFE_TMPFILE_SYNC));
 		/* REPLACE that fails leaves the old file in place */
 		int old = safe_tmpfile_xattr(dfd, "t", 0644, xa3, 3, fl);
-		CK(old >= 0);
+		CHILD_CHECK(old >= 0);
 		EXPECT_FAIL(dfd, EPERM,
 			    safe_tmpfile_xattr(dfd, "t", 0644, tr, 2, fl | SAFE_TMPFILE_REPLACE));
-		CK(fx_same_object(old, dfd, "t"));
+		CHILD_CHECK(fx_same_object(old, dfd, "t"));
 		close(old);
-		CK(unlinkat(dfd, "t", 0) == 0);
+		CHILD_CHECK(unlinkat(dfd, "t", 0) == 0);
 	}
 	return 0;
 }
@@ -1194,24 +1175,24 @@ static int dropbox_child(void *arg)
 	/* A directory the caller may write and search but not read: the
 	 * directory fsync of SYNC cannot open it and syncs the filesystem. */
 	const struct child_args *a = arg;
-	CK(sb_drop_privileges() == 0);
+	CHILD_CHECK(sb_drop_privileges() == 0);
 	int fd = safe_tmpfile_xattr(a->dirfd, "f", 0644, xa3, 3, a->flags | SAFE_TMPFILE_SYNC);
-	CK(fd >= 0);
-	CK(check_xattrs(fd, xa3, 3) == 0);
+	CHILD_CHECK(fd >= 0);
+	CHILD_CHECK(check_xattrs(fd, xa3, 3) == 0);
 	close(fd);
 	fd = safe_tmpfile_xattr(a->dirfd, "f", 0644, xa3, 3,
 				a->flags | SAFE_TMPFILE_SYNC | SAFE_TMPFILE_REPLACE);
-	CK(fd >= 0);
+	CHILD_CHECK(fd >= 0);
 	close(fd);
 	struct safe_xattr tr[] = { { "trusted.label", "x", 1 } };
-	CK(safe_tmpfile_xattr(a->dirfd, "g", 0644, tr, 1, a->flags | SAFE_TMPFILE_SYNC) == -1);
-	CK(errno == EPERM);
+	CHILD_CHECK(safe_tmpfile_xattr(a->dirfd, "g", 0644, tr, 1, a->flags | SAFE_TMPFILE_SYNC) == -1);
+	CHILD_CHECK(errno == EPERM);
 	/* and a directory the caller may not write at all */
-	CK(faccessat(a->dirfd, "ro", W_OK, 0) == -1);
+	CHILD_CHECK(faccessat(a->dirfd, "ro", W_OK, 0) == -1);
 	int ro = openat(a->dirfd, "ro", O_PATH | O_DIRECTORY | O_CLOEXEC);
-	CK(ro >= 0);
+	CHILD_CHECK(ro >= 0);
 	errno = 0;
-	CK(safe_tmpfile_xattr(ro, "f", 0644, xa3, 3, a->flags) == -1 && errno == EACCES);
+	CHILD_CHECK(safe_tmpfile_xattr(ro, "f", 0644, xa3, 3, a->flags) == -1 && errno == EACCES);
 	close(ro);
 	return 0;
 }
@@ -1239,22 +1220,22 @@ static int sync_fail_child(void *arg)
 	int dfd = a->dirfd;
 	uint64_t fl = a->flags;
 	int old = safe_tmpfile_xattr(dfd, "old", 0644, xa3, 3, fl);
-	CK(old >= 0);
-	CK(sb_drop_privileges() == 0);
+	CHILD_CHECK(old >= 0);
+	CHILD_CHECK(sb_drop_privileges() == 0);
 	/* the file's fsync fails: nothing is published */
 	struct sb_rule r1[] = { SB_ALWAYS(SYS_fsync, EIO) };
-	CK(sb_seccomp(r1, 1) == 0);
+	CHILD_CHECK(sb_seccomp(r1, 1) == 0);
 	EXPECT_FAIL(dfd, EIO, safe_tmpfile_xattr(dfd, "f", 0644, xa3, 3, fl | SAFE_TMPFILE_SYNC));
 	EXPECT_FAIL(dfd, EIO,
 		    safe_tmpfile_xattr(dfd, "old", 0644, xa3, 3,
 				       fl | SAFE_TMPFILE_SYNC | SAFE_TMPFILE_REPLACE));
-	CK(fx_same_object(old, dfd, "old"));
-	CK(count_hidden(dfd) == 0);
+	CHILD_CHECK(fx_same_object(old, dfd, "old"));
+	CHILD_CHECK(count_hidden(dfd) == 0);
 	/* without SYNC, nothing calls fsync */
 	int fd = safe_tmpfile_xattr(dfd, "f", 0644, xa3, 3, fl);
-	CK(fd >= 0);
+	CHILD_CHECK(fd >= 0);
 	close(fd);
-	CK(unlinkat(dfd, "f", 0) == 0);
+	CHILD_CHECK(unlinkat(dfd, "f", 0) == 0);
 	close(old);
 	return 0;
 }
@@ -1268,33 +1249,33 @@ static int syncfs_fail_child(void *arg)
 	int dfd = a->dirfd;
 	uint64_t fl = a->flags;
 	int old = safe_tmpfile_xattr(dfd, "old", 0644, xa3, 3, fl);
-	CK(old >= 0);
-	CK(sb_drop_privileges() == 0);
+	CHILD_CHECK(old >= 0);
+	CHILD_CHECK(sb_drop_privileges() == 0);
 	struct sb_rule r[] = { SB_ALWAYS(SYS_syncfs, EIO) };
-	CK(sb_seccomp(r, 1) == 0);
+	CHILD_CHECK(sb_seccomp(r, 1) == 0);
 	/* (the caller cannot list this directory: the parent checks the
 	 * listing afterwards) */
 	int nfd = fx_fd_count();
 	errno = 0;
-	CK(safe_tmpfile_xattr(dfd, "f", 0644, xa3, 3, fl | SAFE_TMPFILE_SYNC) == -1 &&
+	CHILD_CHECK(safe_tmpfile_xattr(dfd, "f", 0644, xa3, 3, fl | SAFE_TMPFILE_SYNC) == -1 &&
 	   errno == EIO);
-	CK(faccessat(dfd, "f", F_OK, AT_SYMLINK_NOFOLLOW) == -1 && errno == ENOENT);
+	CHILD_CHECK(faccessat(dfd, "f", F_OK, AT_SYMLINK_NOFOLLOW) == -1 && errno == ENOENT);
 	/* with REPLACE: -1, and the new file is in place */
 	errno = 0;
-	CK(safe_tmpfile_xattr(dfd, "old", 0644, xa3, 3,
+	CHILD_CHECK(safe_tmpfile_xattr(dfd, "old", 0644, xa3, 3,
 			      fl | SAFE_TMPFILE_SYNC | SAFE_TMPFILE_REPLACE) == -1 &&
 	   errno == EIO);
-	CK(!fx_same_object(old, dfd, "old"));
-	CK(nfd == fx_fd_count());
+	CHILD_CHECK(!fx_same_object(old, dfd, "old"));
+	CHILD_CHECK(nfd == fx_fd_count());
 	close(old);
 	/* two-phase: the handle can then only be discarded */
 	struct safe_tmpfile *t;
 	int fd = safe_tmpfile_open(dfd, "g", 0644, fl, &t);
-	CK(fd >= 0);
-	CK(safe_tmpfile_link(t, xa3, 3, SAFE_TMPFILE_SYNC) == -1 && errno == EIO);
-	CK(faccessat(dfd, "g", F_OK, AT_SYMLINK_NOFOLLOW) == -1 && errno == ENOENT);
-	CK(safe_tmpfile_link(t, xa3, 3, 0) == -1 && errno == EINVAL);
-	CK(safe_tmpfile_discard(t) == 0);
+	CHILD_CHECK(fd >= 0);
+	CHILD_CHECK(safe_tmpfile_link(t, xa3, 3, SAFE_TMPFILE_SYNC) == -1 && errno == EIO);
+	CHILD_CHECK(faccessat(dfd, "g", F_OK, AT_SYMLINK_NOFOLLOW) == -1 && errno == ENOENT);
+	CHILD_CHECK(safe_tmpfile_link(t, xa3, 3, 0) == -1 && errno == EINVAL);
+	CHILD_CHECK(safe_tmpfile_discard(t) == 0);
 	return 0;
 }
 
@@ -1326,29 +1307,29 @@ END_TEST
 static int unpriv_setgid_child(void *arg)
 {
 	const struct child_args *a = arg;
-	CK(sb_drop_privileges() == 0);
+	CHILD_CHECK(sb_drop_privileges() == 0);
 	/* not a member of the directory's group: S_ISGID is dropped, the group
 	 * is still inherited */
 	if (create_and_check(a->dirfd, "f", 02755, xa3, 3, a->flags) ||
 	    create_and_check(a->dirfd, "f", 04755, xa3, 3, a->flags))
 		return 1;
 	int fd = safe_tmpfile_xattr(a->dirfd, "f", 02775, xa3, 3, a->flags);
-	CK(fd >= 0);
+	CHILD_CHECK(fd >= 0);
 	struct stat st;
-	CK(fstat(fd, &st) == 0);
-	CKMSG(st.st_gid == 4242 && !(st.st_mode & S_ISGID), "gid %d mode %o", (int)st.st_gid,
+	CHILD_CHECK(fstat(fd, &st) == 0);
+	CHILD_CHECK(st.st_gid == 4242 && !(st.st_mode & S_ISGID), "gid %d mode %o", (int)st.st_gid,
 	      st.st_mode);
 	close(fd);
 	/* two-phase: content written before publication keeps S_ISUID */
 	struct safe_tmpfile *t;
 	fd = safe_tmpfile_open(a->dirfd, "s", 04755, a->flags, &t);
-	CK(fd >= 0);
-	CK(write(fd, "#!/bin/true\n", 12) == 12);
-	CK(safe_tmpfile_link(t, xa3, 3, 0) == fd);
-	CK(fstat(fd, &st) == 0);
+	CHILD_CHECK(fd >= 0);
+	CHILD_CHECK(write(fd, "#!/bin/true\n", 12) == 12);
+	CHILD_CHECK(safe_tmpfile_link(t, xa3, 3, 0) == fd);
+	CHILD_CHECK(fstat(fd, &st) == 0);
 	mode_t um = umask(022);
 	umask(um);
-	CKMSG((st.st_mode & 07777) == (04755 & ~um), "mode %o", st.st_mode);
+	CHILD_CHECK((st.st_mode & 07777) == (04755 & ~um), "mode %o", st.st_mode);
 	close(fd);
 	return 0;
 }
@@ -1376,7 +1357,7 @@ struct mount_args {
 static int ramfs_case(int dfd, uint64_t fl)
 {
 	struct statfs sfs;
-	CK(fstatfs(dfd, &sfs) == 0 && sfs.f_type == RAMFS_MAGIC);
+	CHILD_CHECK(fstatfs(dfd, &sfs) == 0 && sfs.f_type == RAMFS_MAGIC);
 	struct safe_xattr x1[] = { { "user.a", "v", 1 } };
 	EXPECT_FAIL(dfd, EOPNOTSUPP, safe_tmpfile_xattr(dfd, "f", 0644, x1, 1, fl));
 	EXPECT_FAIL(dfd, EOPNOTSUPP,
@@ -1384,31 +1365,31 @@ static int ramfs_case(int dfd, uint64_t fl)
 				       fl | SAFE_TMPFILE_REPLACE | SAFE_TMPFILE_SYNC));
 	struct safe_tmpfile *t;
 	int fd = safe_tmpfile_open(dfd, "g", 0644, fl, &t);
-	CK(fd >= 0);
-	CK(safe_tmpfile_link(t, x1, 1, 0) == -1 && errno == EOPNOTSUPP);
-	CK(safe_tmpfile_discard(t) == 0);
+	CHILD_CHECK(fd >= 0);
+	CHILD_CHECK(safe_tmpfile_link(t, x1, 1, 0) == -1 && errno == EOPNOTSUPP);
+	CHILD_CHECK(safe_tmpfile_discard(t) == 0);
 	/* without xattrs it works */
 	fd = safe_tmpfile_xattr(dfd, "plain", 0644, NULL, 0, fl);
-	CK(fd >= 0 && check_fd(fd, dfd, "plain") == 0);
+	CHILD_CHECK(fd >= 0 && check_fd(fd, dfd, "plain") == 0);
 	close(fd);
 	EXPECT_FAIL(dfd, EOPNOTSUPP,
 		    safe_tmpfile_xattr(dfd, "plain", 0644, x1, 1, fl | SAFE_TMPFILE_REPLACE));
-	CK(unlinkat(dfd, "plain", 0) == 0);
+	CHILD_CHECK(unlinkat(dfd, "plain", 0) == 0);
 	char *ls = fx_dir_listing(dfd, ".");
 	int empty = !strcmp(ls, "");
 	free(ls);
-	CKMSG(empty, "ramfs not empty");
+	CHILD_CHECK(empty, "ramfs not empty");
 	return 0;
 }
 
 static int ramfs_child(void *arg)
 {
 	const struct mount_args *a = arg;
-	CK(fx_enter_mount_ns() == 0);
-	CK(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0);
-	CK(mount("none", a->path, "ramfs", 0, "mode=0755") == 0);
+	CHILD_CHECK(fx_enter_mount_ns() == 0);
+	CHILD_CHECK(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0);
+	CHILD_CHECK(mount("none", a->path, "ramfs", 0, "mode=0755") == 0);
 	int dfd = open(a->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	CK(dfd >= 0);
+	CHILD_CHECK(dfd >= 0);
 	int r = ramfs_case(dfd, a->flags);
 	close(dfd);
 	return r;
@@ -1486,20 +1467,20 @@ static void watcher(struct watch *w, const char *path)
 static int race_case(const char *dirpath, uint64_t fl, bool replace, long n)
 {
 	int dfd = open(dirpath, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	CK(dfd >= 0);
+	CHILD_CHECK(dfd >= 0);
 	char target[4096];
 	snprintf(target, sizeof(target), "%s/target", dirpath);
 	if (replace) {
 		int fd = safe_tmpfile_xattr(dfd, "target", 0644, race_x, 3, fl);
-		CK(fd >= 0);
+		CHILD_CHECK(fd >= 0);
 		close(fd);
 	}
 	struct watch *w = mmap(NULL, sizeof(*w), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
 			       -1, 0);
-	CK(w != MAP_FAILED);
+	CHILD_CHECK(w != MAP_FAILED);
 	memset(w, 0, sizeof(*w));
 	pid_t pid = fork();
-	CK(pid >= 0);
+	CHILD_CHECK(pid >= 0);
 	if (pid == 0) {
 		/* never outlive the creator (a test timeout kills it) */
 		if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() == 1)
@@ -1579,9 +1560,9 @@ END_TEST
 static int tmpfs_race_child(void *arg)
 {
 	const struct mount_args *a = arg;
-	CK(fx_enter_mount_ns() == 0);
-	CK(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0);
-	CK(mount("none", a->path, "tmpfs", 0, "mode=0755,size=16m") == 0);
+	CHILD_CHECK(fx_enter_mount_ns() == 0);
+	CHILD_CHECK(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0);
+	CHILD_CHECK(mount("none", a->path, "tmpfs", 0, "mode=0755,size=16m") == 0);
 	return race_case(a->path, a->flags, a->replace, race_n());
 }
 
