@@ -17,6 +17,7 @@
 #include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -532,6 +533,27 @@ static void drop_file_name(char *line)
 		line[n - 8] = '\0';
 }
 
+/* Whether the raw openat2 oracle exists in this process: a seccomp profile
+ * (EPERM) or an old kernel / valgrind (ENOSYS) makes it unavailable, and the
+ * suites then compare the library's paths with each other only. */
+static const char *openat2_note(void)
+{
+	struct {
+		unsigned long long flags, mode, resolve;
+	} how = { O_PATH | O_CLOEXEC, 0, 0 };
+	long fd = syscall(SYS_openat2, AT_FDCWD, ".", &how, sizeof(how));
+	if (fd >= 0) {
+		close((int)fd);
+		return "raw openat2 available: the kernel is the oracle";
+	}
+	if (errno == EPERM || errno == ENOSYS)
+		return errno == EPERM ? "raw openat2 refused (EPERM, seccomp?): oracle unavailable, "
+					"the library's paths are compared with each other"
+				      : "raw openat2 missing (ENOSYS): oracle unavailable, the "
+					"library's paths are compared with each other";
+	return "raw openat2 probe failed unexpectedly";
+}
+
 int fx_main(Suite *suite)
 {
 	const char *name = program_invocation_short_name;
@@ -553,6 +575,7 @@ int fx_main(Suite *suite)
 	close(tfd);
 	printf("# %s: %s; %s sizes\n", name, isolation,
 	       fx_long() ? "check-long" : "quick (SAFEOPEN_CHECK_LONG=1: the big)");
+	printf("# %s: %s\n", name, openat2_note());
 	fflush(stdout);
 
 	double t0 = fx_now();
