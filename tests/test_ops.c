@@ -1089,7 +1089,7 @@ START_TEST(mkdir_parents_race_symlink_swap)
 	struct swapper s = { .dirfd = tfd, .a = "d", .b = "l" };
 	pthread_t th;
 	ck_assert_int_eq(pthread_create(&th, NULL, swap_thread, &s), 0);
-	double end = fx_now() + (fx_under_valgrind() ? 1.0 : 0.4);
+	double end = fx_now() + (fx_under_valgrind() ? 1.0 : fx_long() ? 0.4 : 0.15);
 	long ok = 0, calls = 0;
 	/* the time, and at least 100 calls (a slow machine runs longer) */
 	while (fx_now() < end || calls < 100) {
@@ -1146,7 +1146,7 @@ START_TEST(ops_race_symlink_swap)
 	static const char *const paths[] = { "t/d/inner", "t/d/sub", "t/d/sub/", "t/d/sub/deep",
 					     "t/d/sub/..", "t/d/new" };
 	/* Each operation gets its share of a bounded time (every one runs at least once). */
-	double share = (fx_under_valgrind() ? 2.0 : 0.6) / N_OPS;
+	double share = (fx_under_valgrind() ? 2.0 : fx_long() ? 0.6 : 0.2) / N_OPS;
 	for (int o = 0; o < N_OPS; o++) {
 		double end = fx_now() + share;
 		int rounds = 0; /* at least 5 rounds per operation */
