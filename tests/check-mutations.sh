@@ -7,7 +7,7 @@
 # every listed binary (else a failure would prove nothing). Prints the table
 # "defence -> test that caught it" (the first listed binary that failed;
 # MUTATION_ALL_TESTS=1 runs them all); exits 1 if a mutation survives or is
-# not present in the source.
+# not present in the source. MUTATIONS="NAME ..." checks only those.
 set -u
 : "${top_srcdir:?}" "${top_builddir:?}"
 MAKE=${MAKE:-make}
@@ -27,9 +27,15 @@ echo "check-mutations: configuring and building the test programs"
 	$MAKE -s -j"$JOBS" check TESTS= ) >"$work/build.log" 2>&1 ||
 	{ tail -40 "$work/build.log"; exit 1; }
 
-# Every test binary that the list names, once.
+# The lines to check: all, or those named in $MUTATIONS (space-separated).
+lines="$work/lines"
+grep -v '^#' "$list" | sed '/^$/d' | while IFS='	' read -r name rest; do
+	case " ${MUTATIONS:-$name} " in *" $name "*) printf '%s\t%s\n' "$name" "$rest" ;; esac
+done >"$lines"
+
+# Every test binary that those lines name, once.
 all_tests=
-for t in $(grep -v '^#' "$list" | cut -f2 | tr ',' '\n' | sed '/^$/d' | sort -u); do
+for t in $(cut -f2 "$lines" | tr ',' '\n' | sed '/^$/d' | sort -u); do
 	if [ -x "$src/$t" ]; then all_tests="$all_tests $t"; else echo "check-mutations: $t: not built"; fi
 done
 
@@ -37,13 +43,13 @@ done
 # shared library from lib/.libs through their libtool wrappers).
 rebuild_lib() {
 	(cd "$src" && rm -rf lib/*.lo lib/*.o lib/.libs lib/libsafeopen.la &&
-		$MAKE -s -j"$JOBS" CPPFLAGS="$1" lib/libsafeopen.la) >"$work/lib.log" 2>&1
+		$MAKE -s -j"$JOBS" CPPFLAGS="$1" lib/libsafeopen.la) </dev/null >"$work/lib.log" 2>&1
 }
 
 # run_test NAME LOG: run one binary at the quick size; status 0 = passed.
 run_test() {
 	(cd "$src" && top_srcdir="$src" top_builddir="$src" \
-		timeout -k 10 "$TIMEOUT" "./$1") >"$2" 2>&1
+		timeout -k 10 "$TIMEOUT" "./$1") </dev/null >"$2" 2>&1
 }
 
 echo "check-mutations: control run (no mutation): every listed binary must pass"
@@ -61,7 +67,7 @@ fail=0
 table="$work/table"
 : >"$table"
 : >"$work/verdicts"
-grep -v '^#' "$list" | sed '/^$/d' | while IFS='	' read -r name tests what; do
+while IFS='	' read -r name tests what; do
 	t0=$(date +%s)
 	if ! grep -rqs "SAFEOPEN_MUTATE_$name\\b" "$src/lib"; then
 		printf '%-20s %-9s %s\n    -> not present in source (no SAFEOPEN_MUTATE_%s in lib/)\n' \
@@ -97,7 +103,7 @@ grep -v '^#' "$list" | sed '/^$/d' | while IFS='	' read -r name tests what; do
 		echo "SURVIVED $name" >>"$work/verdicts"
 	fi
 	echo "check-mutations: $name done (${secs}s)"
-done
+done <"$lines"
 
 echo
 echo "check-mutations: defence -> test that caught it"
