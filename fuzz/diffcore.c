@@ -512,6 +512,37 @@ static int build_line(struct dc_tree *t, const char *line)
 	}
 }
 
+/* Depth of a spec line's path (its number of '/'). */
+static size_t spec_depth(const char *line)
+{
+	size_t d = 0;
+	for (const char *p = line + 2; *p && *p != ' '; p++)
+		d += *p == '/';
+	return d;
+}
+
+/* Spec line number k of the tree in build order: the spec's order, except
+ * that a run of consecutive mode changes ('c' lines) is applied deepest
+ * first. A directory made unsearchable early in the run would stop an
+ * unprivileged builder (root gets through anyway) from changing the modes
+ * below it; the tree is the same either way. */
+static size_t build_order(const struct dc_tree *t, size_t k)
+{
+	if (t->spec[k][0] != 'c')
+		return k;
+	size_t lo = k, hi = k;
+	while (lo > 0 && t->spec[lo - 1][0] == 'c')
+		lo--;
+	while (hi + 1 < t->nspec && t->spec[hi + 1][0] == 'c')
+		hi++;
+	size_t want = k - lo, seen = 0;
+	for (size_t depth = 64; depth-- > 0;)
+		for (size_t i = lo; i <= hi; i++)
+			if (spec_depth(t->spec[i]) == depth && seen++ == want)
+				return i;
+	return k; /* deeper than 64: spec order */
+}
+
 int dc_tree_build(struct dc_tree *t)
 {
 	t->basefd = t->rootfd = t->subfd = t->filefd = t->procfd = -1;
@@ -521,7 +552,8 @@ int dc_tree_build(struct dc_tree *t)
 		setf(t->errbuf, sizeof(t->errbuf), "open %s: %s", t->base, strerror(errno));
 		return -1;
 	}
-	for (size_t i = 0; i < t->nspec; i++) {
+	for (size_t k = 0; k < t->nspec; k++) {
+		size_t i = build_order(t, k);
 		if (build_line(t, t->spec[i]) < 0) {
 			setf(t->errbuf, sizeof(t->errbuf), "building '%s': %s", t->spec[i],
 			     strerror(errno));

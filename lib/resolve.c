@@ -468,8 +468,10 @@ static int splice_body(struct walk *w, size_t r, size_t rest)
 	if (r == 0)
 		return so_fail(ENOENT);
 	if (w->buf[0] == '/') {
+#ifndef SAFEOPEN_MUTATE_ABS_SYMLINK
 		if (w->resolve & SAFE_RESOLVE_BENEATH)
 			return so_fail(EXDEV);
+#endif
 		/* IN_ROOT: the rest is walked from the root like a new path. */
 		jump_root(w);
 	}
@@ -512,8 +514,10 @@ static int follow_link(struct walk *w, int lfd, const struct info *in, size_t re
 			return -1;
 		rest += (size_t)shift;
 	}
+#ifndef SAFEOPEN_MUTATE_MAGICLINK
 	if (sfs.f_type == PROC_SUPER_MAGIC && in->id.ino < SO_PROC_DYNAMIC_FIRST)
 		return so_fail((w->resolve & SAFE_RESOLVE_NO_MAGICLINKS) ? ELOOP : EXDEV);
+#endif
 	return splice_body(w, (size_t)r, rest);
 }
 
@@ -612,8 +616,10 @@ static int step_dotdot(struct walk *w)
 	if (!is_searched(w) && check_search(w) < 0)
 		return -1;
 	if (w->depth == 0) {
+#ifndef SAFEOPEN_MUTATE_DOTDOT_ROOT
 		if (w->resolve & SAFE_RESOLVE_BENEATH)
 			return so_fail(EXDEV);
+#endif
 		return 0; /* IN_ROOT: ".." at the root stays there */
 	}
 	size_t up = w->depth - 1;
@@ -684,6 +690,13 @@ static int open_cur(struct walk *w, bool no_component)
  * slash) does the same, those two bits aside. *checked is set when the open
  * itself refused symlinks (no O_PATH link can come back).
  */
+#ifndef SAFEOPEN_MUTATE_LAST_NOFOLLOW
+#define LAST_NO_SYMLINKS SAFE_RESOLVE_NO_SYMLINKS
+#define LAST_NOFOLLOW O_NOFOLLOW
+#else /* mutation check: the last component's open follows symlinks */
+#define LAST_NO_SYMLINKS 0
+#define LAST_NOFOLLOW 0
+#endif
 static int open_last(struct walk *w, char *name, size_t end, bool slash, char saved,
 		     bool *checked)
 {
@@ -692,7 +705,7 @@ static int open_last(struct walk *w, char *name, size_t end, bool slash, char sa
 		const struct safe_open_how how = {
 			.flags = (uint64_t)w->oflags,
 			.mode = w->mode,
-			.resolve = SAFE_RESOLVE_BENEATH | SAFE_RESOLVE_NO_SYMLINKS |
+			.resolve = SAFE_RESOLVE_BENEATH | LAST_NO_SYMLINKS |
 				   SAFE_RESOLVE_NO_MAGICLINKS | (w->xdev ? SAFE_RESOLVE_NO_XDEV : 0),
 		};
 		w->buf[end] = saved; /* "name" or "name/" (only slashes follow) */
@@ -710,7 +723,7 @@ static int open_last(struct walk *w, char *name, size_t end, bool slash, char sa
 		/* ENOSYS: openat2 is refused here after all (a sandbox installed
 		 * since the probe); the fast path has recorded that. */
 	}
-	int f = w->oflags | O_NOFOLLOW | O_CLOEXEC;
+	int f = w->oflags | LAST_NOFOLLOW | O_CLOEXEC;
 	if (slash)
 		f |= O_DIRECTORY;
 	return walk_openat(w, w->cur, name, f, w->mode);
@@ -889,10 +902,12 @@ static int walk_once(struct walk *w, const char *path, size_t len)
 				*e = saved;
 				return -1;
 			}
+#ifndef SAFEOPEN_MUTATE_XDEV
 			if (in.mnt != w->root_mnt) {
 				*e = saved;
 				return so_fail(EXDEV);
 			}
+#endif
 		}
 		int pr = push_name(w, s, clen);
 		*e = saved;

@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include "fixture.h"
+#include "sandbox.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -11,7 +12,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <sys/mman.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -334,4 +340,296 @@ double fx_now(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* ---------------------------------------------------------------- runner */
+
+/* A failing Check assertion whose message starts with this marker is a
+ * skip: the runner prints it as "ok N - ... # SKIP reason". */
+#define FX_SKIP_MARKER "FX-SKIP: "
+#define FX_REASON_MAX 512
+
+/* Shared with forked children (Check's CK_FORK and sb_run): the reason a
+ * child gave with CHILD_SKIP(). */
+static char *child_reason;
+static char isolation[PATH_MAX + 128] = "runner not started";
+
+bool fx_long(void)
+{
+	const char *v = getenv("SAFEOPEN_CHECK_LONG");
+	return v && *v && strcmp(v, "0") != 0;
+}
+
+long fx_size(long quick, long full, long valgrind_div)
+{
+	return fx_scale(fx_long() ? full : quick, valgrind_div);
+}
+
+static void one_line(char *s)
+{
+	for (; *s; s++)
+		if (*s == '\n' || *s == '\r')
+			*s = ' ';
+}
+
+void fx_skip(const char *fmt, ...)
+{
+	char reason[FX_REASON_MAX];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(reason, sizeof(reason), fmt, ap);
+	va_end(ap);
+	one_line(reason);
+	fprintf(stderr, "SKIP: %s\n", reason);
+	ck_abort_msg("%s%s", FX_SKIP_MARKER, reason);
+	__builtin_unreachable();
+}
+
+void fx_child_report(const char *file, int line, const char *cond, int err, const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "%s:%d: child check failed: %s (errno %d: %s):%s\n", file, line, cond, err,
+		strerror(err), msg);
+}
+
+void fx_child_skip_reason(const char *fmt, ...)
+{
+	char reason[FX_REASON_MAX];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(reason, sizeof(reason), fmt, ap);
+	va_end(ap);
+	one_line(reason);
+	fprintf(stderr, "child cannot run here: %s\n", reason);
+	if (child_reason)
+		snprintf(child_reason, FX_REASON_MAX, "%s", reason);
+}
+
+void fx_run_child(int (*fn)(void *), void *arg, const char *what)
+{
+	if (child_reason)
+		child_reason[0] = '\0';
+	int rc = sb_run(fn, arg);
+	if (rc == FX_CHILD_SKIP)
+		fx_skip("%s: %s", what,
+			child_reason && child_reason[0] ? child_reason : "(child gave no reason)");
+	ck_assert_msg(rc == 0, "%s: child failed with %d (details on stderr)", what, rc);
+}
+
+static int write_file(const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ssize_t n = write(fd, text, strlen(text));
+	int saved = errno;
+	close(fd);
+	errno = saved;
+	return n == (ssize_t)strlen(text) ? 0 : -1;
+}
+
+int fx_enter_mount_ns(void)
+{
+	if (geteuid() == 0) {
+		if (unshare(CLONE_NEWNS) < 0)
+			return -1;
+	} else {
+		char map[64];
+		unsigned uid = (unsigned)geteuid(), gid = (unsigned)getegid();
+		if (unshare(CLONE_NEWUSER | CLONE_NEWNS) < 0)
+			return -1;
+		if (write_file("/proc/self/setgroups", "deny") < 0 && errno != ENOENT)
+			return -1;
+		snprintf(map, sizeof(map), "0 %u 1", uid);
+		if (write_file("/proc/self/uid_map", map) < 0)
+			return -1;
+		snprintf(map, sizeof(map), "0 %u 1", gid);
+		if (write_file("/proc/self/gid_map", map) < 0)
+			return -1;
+	}
+	return mount("none", "/", "none", MS_REC | MS_PRIVATE, NULL);
+}
+
+static int started_euid = -1;
+
+bool fx_started_as_root(void)
+{
+	return started_euid >= 0 ? started_euid == 0 : geteuid() == 0;
+}
+
+const char *fx_isolation(void)
+{
+	return isolation;
+}
+
+/* Bind a writable directory onto itself so that it stays writable when "/"
+ * is remounted read-only. */
+/* (The source and type of these mounts are ignored by the kernel; "none"
+ * rather than NULL keeps valgrind quiet.) */
+static int keep_writable(const char *dir)
+{
+	struct stat st;
+	if (stat(dir, &st) < 0 || !S_ISDIR(st.st_mode))
+		return 0;
+	return mount(dir, dir, "none", MS_BIND | MS_REC, NULL);
+}
+
+/*
+ * As root: a private mount namespace for the whole test process in which
+ * "/" is read-only; the test directory and /tmp are bind-mounted onto
+ * themselves first, so they (and every other separate mount: /proc, /dev,
+ * /sys, ...) keep their own flags. A test that wrongly resolves a path
+ * against "/" gets EROFS instead of littering the host. Unprivileged, the
+ * permissions already protect the host.
+ */
+static void isolate(void)
+{
+	if (geteuid() != 0) {
+		snprintf(isolation, sizeof(isolation), "unprivileged (uid %u)", (unsigned)geteuid());
+		return;
+	}
+	char base[PATH_MAX];
+	const char *env = getenv("SAFEOPEN_TEST_DIR");
+	if (env && *env)
+		snprintf(base, sizeof(base), "%s", env);
+	else if (!getcwd(base, sizeof(base)))
+		base[0] = '\0';
+	const char *step = "unshare(CLONE_NEWNS)";
+	if (unshare(CLONE_NEWNS) < 0)
+		goto fail;
+	step = "make / private";
+	if (mount("none", "/", "none", MS_REC | MS_PRIVATE, NULL) < 0)
+		goto fail;
+	step = "bind the test directory";
+	if (!base[0] || strcmp(base, "/") == 0 || keep_writable(base) < 0)
+		goto fail;
+	step = "bind /tmp";
+	if (keep_writable("/tmp") < 0)
+		goto fail;
+	step = "remount / read-only";
+	if (mount("none", "/", "none", MS_REMOUNT | MS_BIND | MS_RDONLY, NULL) < 0)
+		goto fail;
+	snprintf(isolation, sizeof(isolation),
+		 "root in a private mount namespace, / read-only, writable: %s and /tmp", base);
+	return;
+fail:
+	snprintf(isolation, sizeof(isolation), "root, NOT isolated (%s: %s)", step, strerror(errno));
+}
+
+/* "ok 3 - tests/x.c:tcase:name: Passed" -> "ok 3 - tcase:name": the file
+ * is where the last assertion was (fixture.c for a skip), not the case's. */
+static void drop_file_name(char *line)
+{
+	char *dash = strstr(line, " - ");
+	if (!dash || (strncmp(line, "ok ", 3) && strncmp(line, "not ok ", 7)))
+		return;
+	char *name = dash + 3, *colon = strchr(name, ':');
+	if (colon && colon - name > 2 && !strncmp(colon - 2, ".c", 2))
+		memmove(name, colon + 1, strlen(colon + 1) + 1);
+	size_t n = strlen(line);
+	if (n > 8 && !strcmp(line + n - 8, ": Passed"))
+		line[n - 8] = '\0';
+}
+
+/* Whether the raw openat2 oracle exists in this process: a seccomp profile
+ * (EPERM) or an old kernel / valgrind (ENOSYS) makes it unavailable, and the
+ * suites then compare the library's paths with each other only. */
+static const char *openat2_note(void)
+{
+	struct {
+		unsigned long long flags, mode, resolve;
+	} how = { O_PATH | O_CLOEXEC, 0, 0 };
+	long fd = syscall(SYS_openat2, AT_FDCWD, ".", &how, sizeof(how));
+	if (fd >= 0) {
+		close((int)fd);
+		return "raw openat2 available: the kernel is the oracle";
+	}
+	if (errno == EPERM || errno == ENOSYS)
+		return errno == EPERM ? "raw openat2 refused (EPERM, seccomp?): oracle unavailable, "
+					"the library's paths are compared with each other"
+				      : "raw openat2 missing (ENOSYS): oracle unavailable, the "
+					"library's paths are compared with each other";
+	return "raw openat2 probe failed unexpectedly";
+}
+
+int fx_main(Suite *suite)
+{
+	const char *name = program_invocation_short_name;
+	child_reason = mmap(NULL, FX_REASON_MAX, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
+			    -1, 0);
+	if (child_reason == MAP_FAILED)
+		child_reason = NULL;
+	started_euid = (int)geteuid();
+	isolate();
+
+	/* Check writes its own TAP (with the case names) to a scratch file;
+	 * the runner rewrites skips and prints it. */
+	char tap[] = "/tmp/safeopen-tap-XXXXXX";
+	int tfd = mkstemp(tap);
+	if (tfd < 0) {
+		printf("Bail out! %s: mkstemp %s: %s\n", name, tap, strerror(errno));
+		return 99;
+	}
+	close(tfd);
+	printf("# %s: %s; %s sizes\n", name, isolation,
+	       fx_long() ? "check-long" : "quick (SAFEOPEN_CHECK_LONG=1: the big)");
+	printf("# %s: %s\n", name, openat2_note());
+	fflush(stdout);
+
+	double t0 = fx_now();
+	SRunner *sr = srunner_create(suite);
+	srunner_set_tap(sr, tap);
+	srunner_run_all(sr, getenv("CK_VERBOSITY") ? CK_ENV : CK_SILENT);
+	srunner_free(sr);
+	double secs = fx_now() - t0;
+
+	FILE *f = fopen(tap, "re");
+	unlink(tap);
+	if (!f) {
+		printf("Bail out! %s: cannot read its TAP output: %s\n", name, strerror(errno));
+		return 99;
+	}
+	int run = 0, passed = 0, skipped = 0, failed = 0;
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t len;
+	while ((len = getline(&line, &cap, f)) >= 0) {
+		if (len > 0 && line[len - 1] == '\n')
+			line[--len] = '\0';
+		char *mark;
+		drop_file_name(line);
+		if (!strncmp(line, "not ok ", 7) && (mark = strstr(line, ": " FX_SKIP_MARKER))) {
+			*mark = '\0';
+			printf("ok %s # SKIP %s\n", line + 7, mark + 2 + strlen(FX_SKIP_MARKER));
+			run++;
+			skipped++;
+		} else if (!strncmp(line, "not ok ", 7)) {
+			printf("%s\n", line);
+			run++;
+			failed++;
+		} else if (!strncmp(line, "ok ", 3)) {
+			printf("%s\n", line);
+			run++;
+			passed++;
+		} else if (!strncmp(line, "1..", 3)) {
+			printf("%s\n", line);
+		} else {
+			/* continuation of a multi-line failure message */
+			printf("#   %s\n", line);
+		}
+	}
+	free(line);
+	fclose(f);
+	printf("# %s: %d cases run: %d passed, %d skipped, %d failed (%.1f s)\n", name, run,
+	       passed, skipped, failed, secs);
+	fflush(stdout);
+	fprintf(stderr, "%s: %d cases run: %d passed, %d skipped, %d failed (%.1f s)\n", name, run,
+		passed, skipped, failed, secs);
+	if (child_reason)
+		munmap(child_reason, FX_REASON_MAX);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
 }

@@ -10,6 +10,8 @@
 #include <check.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <errno.h>
+#include <unistd.h>
 
 /* ---------------------------------------------------------------- fd accounting */
 
@@ -78,5 +80,98 @@ long fx_scale(long n, long valgrind_div);
 
 /* Seconds since an arbitrary point (CLOCK_MONOTONIC). */
 double fx_now(void);
+
+/* ---------------------------------------------------------------- runner */
+
+/*
+ * The one main() of every suite: FX_MAIN(ops_suite). Runs every case (Check's
+ * CK_FORK and CK_RUN_SUITE/CK_RUN_CASE apply) and prints TAP on stdout, one
+ * line per case (Automake's tap-driver turns it into PASS / FAIL / SKIP
+ * counts), then "# <suite>: N cases run, P passed, S skipped, F failed".
+ * Returns 0 unless a case failed. As root, first enters a private mount
+ * namespace in which "/" is read-only and only the build directory
+ * (SAFEOPEN_TEST_DIR, else the current directory) and /tmp stay writable, so
+ * that a harness bug cannot write to the host (see fx_isolation()).
+ */
+int fx_main(Suite *suite);
+#define FX_MAIN(suite_fn)                      \
+	int main(void)                         \
+	{                                      \
+		return fx_main(suite_fn());    \
+	}
+
+/* True if the test process started as root (stays true in a child that
+ * entered a user namespace or dropped privileges). */
+bool fx_started_as_root(void);
+
+/* How the runner protected the host: "private mount namespace, / read-only",
+ * "unprivileged", or why it could not. */
+const char *fx_isolation(void);
+
+/*
+ * End the current case as SKIP (never PASS) with a reason that the TAP line
+ * and the log show. Call it from the case itself (Check context), before the
+ * case has done anything that needs cleaning up. Children run with sb_run()
+ * use CHILD_SKIP() and the parent's fx_run_child() instead.
+ */
+__attribute__((noreturn, format(printf, 1, 2))) void fx_skip(const char *fmt, ...);
+
+/* The skip reasons everybody needs. */
+#define FX_REQUIRE_ROOT(why)                                                               \
+	do {                                                                               \
+		if (geteuid() != 0)                                                        \
+			fx_skip("needs root (uid %u): %s", (unsigned)geteuid(), (why));    \
+	} while (0)
+
+/*
+ * Child-side assertion (in functions run by sb_run()/fx_run_child(): they
+ * must not call Check): on failure prints file:line, the condition, errno and
+ * the optional printf-style message on stderr and returns 1 from the child
+ * function. The one name for what used to be CHILD_CHECK, CK and CKMSG.
+ */
+__attribute__((format(printf, 5, 6))) void fx_child_report(const char *file, int line,
+							  const char *cond, int err,
+							  const char *fmt, ...);
+#define CHILD_CHECK(cond, ...)                                                              \
+	do {                                                                                \
+		if (!(cond)) {                                                              \
+			fx_child_report(__FILE__, __LINE__, #cond, errno, " " __VA_ARGS__); \
+			return 1;                                                           \
+		}                                                                           \
+	} while (0)
+
+/* Child-side "cannot run here": records the reason for the parent and
+ * returns FX_CHILD_SKIP from the child function. */
+#define FX_CHILD_SKIP 77
+__attribute__((format(printf, 1, 2))) void fx_child_skip_reason(const char *fmt, ...);
+#define CHILD_SKIP(...)                              \
+	do {                                         \
+		fx_child_skip_reason(__VA_ARGS__);   \
+		return FX_CHILD_SKIP;                \
+	} while (0)
+
+/*
+ * Parent side: run fn(arg) in a child (sb_run). 0 passes; FX_CHILD_SKIP makes
+ * the case SKIP with the child's reason; anything else fails the case naming
+ * `what` (the child printed the details on stderr).
+ */
+void fx_run_child(int (*fn)(void *), void *arg, const char *what);
+
+/*
+ * Enter a private mount namespace in which this process may mount (for use
+ * in a child): as root unshare(CLONE_NEWNS); otherwise a user namespace
+ * mapping the caller to root plus a mount namespace. Mount propagation is
+ * made private either way. Returns 0, or -1 with errno (then the caller
+ * should CHILD_SKIP). The process must be single-threaded.
+ */
+int fx_enter_mount_ns(void);
+
+/* ---------------------------------------------------------------- sizes */
+
+/* True under `make check-long` (SAFEOPEN_CHECK_LONG=1): the big sizes. */
+bool fx_long(void);
+/* quick under `make check`, full under check-long (either divided by div
+ * under valgrind, at least 1). */
+long fx_size(long quick, long full, long valgrind_div);
 
 #endif

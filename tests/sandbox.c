@@ -1,18 +1,23 @@
 /* SPDX-License-Identifier: MIT */
 #include "config.h"
 
+#include "fixture.h"
 #include "sandbox.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
 #include <linux/audit.h>
+#include <linux/capability.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <signal.h>
 #include <stddef.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -74,8 +79,26 @@ int sb_seccomp(const struct sb_rule *rules, size_t n)
 	return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &fprog, 0, 0);
 }
 
+static int drop_capabilities(void)
+{
+	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct d[_LINUX_CAPABILITY_U32S_3];
+	memset(d, 0, sizeof(d));
+	return (int)syscall(SYS_capset, &h, d);
+}
+
 int sb_drop_privileges(void)
 {
+	/* Already an unprivileged user (make check as a distribution builder
+	 * or uid 65534): there is nothing to drop. */
+	if (!fx_started_as_root()) {
+		/* Root of a user namespace (to mount): keep the uid, whose files
+		 * are the caller's own, but give up every capability, so that
+		 * permissions apply as they do to the unprivileged caller. */
+		if (geteuid() == 0)
+			return drop_capabilities();
+		return 0;
+	}
 	if (setgroups(0, NULL) < 0)
 		return -1;
 	if (setresgid(65534, 65534, 65534) < 0)
@@ -128,7 +151,28 @@ int sb_run(int (*fn)(void *), void *arg)
 	return -1;
 }
 
+static int probe_mount(void *arg)
+{
+	const char *dir = arg;
+	if (fx_enter_mount_ns() < 0)
+		return 1;
+	if (mount("sb-probe", dir, "tmpfs", 0, "size=64k") < 0)
+		return 2;
+	return 0;
+}
+
 bool sb_can_mount(void)
 {
-	return geteuid() == 0;
+	static int cached = -1; /* probed once per process (and inherited) */
+	if (geteuid() == 0)
+		return true;
+	if (cached < 0) {
+		char dir[] = "/tmp/safeopen-mountprobe-XXXXXX";
+		cached = 0;
+		if (mkdtemp(dir)) {
+			cached = sb_run(probe_mount, dir) == 0;
+			rmdir(dir);
+		}
+	}
+	return cached == 1;
 }

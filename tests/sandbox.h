@@ -29,7 +29,9 @@ struct sb_rule {
 int sb_seccomp(const struct sb_rule *rules, size_t n);
 
 /* Drop to uid/gid 65534 (nobody/nogroup), clearing supplementary groups.
- * Returns 0 or -1 with errno. */
+ * Returns 0 or -1 with errno. If the test process did not start as root it
+ * is unprivileged already: nothing changes, except that the root of a user
+ * namespace (fx_enter_mount_ns) gives up all its capabilities. */
 int sb_drop_privileges(void);
 
 /*
@@ -41,7 +43,9 @@ int sb_drop_privileges(void);
  */
 int sb_run(int (*fn)(void *), void *arg);
 
-/* True if this process may create a user/mount namespace and mount (root). */
+/* True if this process may mount in a private mount namespace: root, or an
+ * unprivileged user who may create a user namespace (then children enter it
+ * with fx_enter_mount_ns()). Probed once. */
 bool sb_can_mount(void);
 
 #endif

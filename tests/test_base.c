@@ -75,11 +75,4 @@ static Suite *base_suite(void)
 	return s;
 }
 
-int main(void)
-{
-	SRunner *sr = srunner_create(base_suite());
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+FX_MAIN(base_suite)

@@ -51,6 +51,9 @@ static char *base_listing, *out_listing, *sdir_listing;
 
 static atomic_bool stop;
 static atomic_long n_ops, n_ok, n_escapes;
+/* Proof that the attack happened: the attacker's successful moves and swaps,
+ * and the naive control (plain openat, no library) reaching outside. */
+static atomic_long n_moves, n_swaps, n_control, n_control_escapes;
 static pthread_mutex_t escape_lock = PTHREAD_MUTEX_INITIALIZER;
 static char escape_msg[1024];
 
@@ -136,6 +139,10 @@ static void setup(void)
 	atomic_store(&n_ops, 0);
 	atomic_store(&n_ok, 0);
 	atomic_store(&n_escapes, 0);
+	atomic_store(&n_moves, 0);
+	atomic_store(&n_swaps, 0);
+	atomic_store(&n_control, 0);
+	atomic_store(&n_control_escapes, 0);
 	escape_msg[0] = '\0';
 }
 
@@ -325,14 +332,19 @@ static void *attacker(void *arg)
 	bool out = false;
 	while (!atomic_load_explicit(&stop, memory_order_relaxed)) {
 		/* move mv out of the root and back */
-		if (!out && renameat(rootfd, "mv", outfd, "mv") == 0)
+		if (!out && renameat(rootfd, "mv", outfd, "mv") == 0) {
 			out = true;
-		else if (out && renameat(outfd, "mv", rootfd, "mv") == 0)
+			atomic_fetch_add(&n_moves, 1);
+		} else if (out && renameat(outfd, "mv", rootfd, "mv") == 0) {
 			out = false;
+			atomic_fetch_add(&n_moves, 1);
+		}
 		/* swap link (-> a) with link.alt (-> ../out) */
-		(void)syscall(SYS_renameat2, rootfd, "link", rootfd, "link.alt", RENAME_EXCHANGE);
+		if (syscall(SYS_renameat2, rootfd, "link", rootfd, "link.alt", RENAME_EXCHANGE) == 0)
+			atomic_fetch_add(&n_swaps, 1);
 		/* swap two directories inside */
-		(void)syscall(SYS_renameat2, rootfd, "s1", rootfd, "s2", RENAME_EXCHANGE);
+		if (syscall(SYS_renameat2, rootfd, "s1", rootfd, "s2", RENAME_EXCHANGE) == 0)
+			atomic_fetch_add(&n_swaps, 1);
 		if (throttle)
 			usleep(50);
 	}
@@ -341,27 +353,71 @@ static void *attacker(void *arg)
 	return NULL;
 }
 
+/* The naive control: plain openat() of paths through the moving directory
+ * and the swapped link under the same attack; reaching out/sdir/f or
+ * out/secret shows that the attack is real. */
+static void *control(void *arg)
+{
+	const struct stat *victims = arg;
+	static const char *const paths[] = { "mv/x/../../sdir/f", "link/secret" };
+	for (unsigned i = 0; !atomic_load_explicit(&stop, memory_order_relaxed); i++) {
+		const struct stat *v = &victims[i & 1];
+		int fd = openat(rootfd, paths[i & 1], O_PATH | O_CLOEXEC);
+		atomic_fetch_add(&n_control, 1);
+		if (fd >= 0) {
+			struct stat st;
+			if (fstat(fd, &st) == 0 && st.st_ino == v->st_ino && st.st_dev == v->st_dev)
+				atomic_fetch_add(&n_control_escapes, 1);
+			close(fd);
+		}
+		if (throttle)
+			usleep(100);
+	}
+	return NULL;
+}
+
 START_TEST(attacker_renames_and_swaps)
 {
-	double seconds = fx_under_valgrind() ? 1.0 : 3.0;
+	/* At least `seconds`, and on until the floors are reached (a slow
+	 * machine runs longer rather than checking less), at most `cap`. */
+	double seconds = fx_under_valgrind() ? 1.0 : fx_long() ? 10.0 : 1.5;
+	double cap = fx_under_valgrind() ? 60.0 : 30.0 + seconds;
+	const long min_ops = fx_under_valgrind() ? 200 : 5000, min_moves = 20;
 	throttle = fx_under_valgrind();
-	pthread_t w[WORKERS], a;
+	struct stat victim[2];
+	ck_assert_int_eq(fstatat(basefd, "out/sdir/f", &victim[0], AT_SYMLINK_NOFOLLOW), 0);
+	ck_assert_int_eq(fstatat(basefd, "out/secret", &victim[1], AT_SYMLINK_NOFOLLOW), 0);
+	pthread_t w[WORKERS], a, c;
 	ck_assert_int_eq(pthread_create(&a, NULL, attacker, NULL), 0);
+	ck_assert_int_eq(pthread_create(&c, NULL, control, victim), 0);
 	for (int i = 0; i < WORKERS; i++)
 		ck_assert_int_eq(pthread_create(&w[i], NULL, worker, (void *)(intptr_t)i), 0);
 	double start = fx_now();
-	while (fx_now() - start < seconds)
+	while (fx_now() - start < cap &&
+	       (fx_now() - start < seconds || atomic_load(&n_ops) < min_ops ||
+		atomic_load(&n_moves) < min_moves || atomic_load(&n_control_escapes) == 0))
 		usleep(20000);
+	double took = fx_now() - start;
 	atomic_store(&stop, true);
 	for (int i = 0; i < WORKERS; i++)
 		ck_assert_int_eq(pthread_join(w[i], NULL), 0);
 	ck_assert_int_eq(pthread_join(a, NULL), 0);
+	ck_assert_int_eq(pthread_join(c, NULL), 0);
 
-	fprintf(stderr, "concurrency: %ld operations, %ld succeeded, %ld escapes\n",
-		atomic_load(&n_ops), atomic_load(&n_ok), atomic_load(&n_escapes));
+	fprintf(stderr,
+		"concurrency: %.1f s: %ld operations, %ld succeeded, %ld escapes; attacker: %ld "
+		"moves, %ld swaps; control (plain openat): %ld escapes in %ld opens\n",
+		took, atomic_load(&n_ops), atomic_load(&n_ok), atomic_load(&n_escapes),
+		atomic_load(&n_moves), atomic_load(&n_swaps), atomic_load(&n_control_escapes),
+		atomic_load(&n_control));
 	ck_assert_msg(atomic_load(&n_escapes) == 0, "%ld escapes; first: %s",
 		      atomic_load(&n_escapes), escape_msg);
-	ck_assert_int_gt(atomic_load(&n_ops), 0);
+	ck_assert_msg(atomic_load(&n_ops) >= min_ops, "only %ld operations in %.1f s (floor %ld)",
+		      atomic_load(&n_ops), took, min_ops);
+	if (atomic_load(&n_moves) < min_moves || atomic_load(&n_control_escapes) == 0)
+		fx_skip("attacker starved: %ld moves (floor %ld), plain openat escaped %ld times "
+			"in %.1f s",
+			atomic_load(&n_moves), min_moves, atomic_load(&n_control_escapes), took);
 
 	/* mv is back inside; nothing was created outside */
 	ck_assert_int_eq(faccessat(rootfd, "mv/x/f", F_OK, AT_SYMLINK_NOFOLLOW), 0);
@@ -389,11 +445,4 @@ static Suite *concurrency_suite(void)
 	return s;
 }
 
-int main(void)
-{
-	SRunner *sr = srunner_create(concurrency_suite());
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+FX_MAIN(concurrency_suite)

@@ -34,17 +34,6 @@
 #include "safeopen.h"
 #include "sandbox.h"
 
-#define CHILD_CHECK(cond, ...)                                                                     \
-	do {                                                                                       \
-		if (!(cond)) {                                                                     \
-			fprintf(stderr, "%s:%d: child check failed: %s: ", __FILE__, __LINE__,     \
-				#cond);                                                            \
-			fprintf(stderr, __VA_ARGS__);                                              \
-			fputc('\n', stderr);                                                       \
-			return 1;                                                                  \
-		}                                                                                  \
-	} while (0)
-
 #define DEPTH 500
 
 static char *root_path;
@@ -484,13 +473,10 @@ static int child_tmpfs(void *arg)
 {
 	const char *mnt = arg;
 	if (geteuid() != 0) {
-		if (enter_userns() < 0) {
-			fprintf(stderr, "full_tmpfs_enospc: no user namespace (%s): skipped\n",
-				strerror(errno));
-			return 0;
-		}
+		if (enter_userns() < 0)
+			CHILD_SKIP("no user namespace (%s)", strerror(errno));
 	} else {
-		CHILD_CHECK(unshare(CLONE_NEWNS) == 0, "unshare: %s", strerror(errno));
+		CHILD_CHECK(fx_enter_mount_ns() == 0, "unshare: %s", strerror(errno));
 	}
 	CHILD_CHECK(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0, "private: %s",
 		    strerror(errno));
@@ -549,6 +535,8 @@ START_TEST(full_tmpfs_enospc)
 	int rc = sb_run(child_tmpfs, mnt);
 	ck_assert_int_eq(rmdir(mnt), 0);
 	free(mnt);
+	if (rc == FX_CHILD_SKIP)
+		fx_skip("tmpfs: no user namespace to mount one in");
 	ck_assert_int_eq(rc, 0);
 }
 END_TEST
@@ -573,11 +561,4 @@ static Suite *limits_suite(void)
 	return s;
 }
 
-int main(void)
-{
-	SRunner *sr = srunner_create(limits_suite());
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+FX_MAIN(limits_suite)

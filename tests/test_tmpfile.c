@@ -43,35 +43,11 @@
 #endif
 #define O_TMPFILE_BIT 020000000 /* __O_TMPFILE: O_TMPFILE without O_DIRECTORY */
 
-#define CK(cond)                                                                          \
-	do {                                                                              \
-		if (!(cond)) {                                                            \
-			fprintf(stderr, "%s:%d: check failed: %s (errno %d: %s)\n", __FILE__, \
-				__LINE__, #cond, errno, strerror(errno));                 \
-			return 1;                                                         \
-		}                                                                         \
-	} while (0)
-
-#define CKMSG(cond, ...)                                                 \
-	do {                                                             \
-		if (!(cond)) {                                           \
-			fprintf(stderr, "%s:%d: ", __FILE__, __LINE__); \
-			fprintf(stderr, __VA_ARGS__);                    \
-			fputc('\n', stderr);                             \
-			return 1;                                        \
-		}                                                        \
-	} while (0)
-
 #define RUN(expr) ck_assert_msg((expr) == 0, "%s failed (see stderr)", #expr)
 
-/* Tests that chown, mount or drop privileges need root (as in CI). */
-#define REQUIRE_ROOT()                                                             \
-	do {                                                                       \
-		if (geteuid() != 0) {                                              \
-			fprintf(stderr, "%s: not root, not tested\n", __func__);   \
-			return;                                                    \
-		}                                                                  \
-	} while (0)
+/* Tests that need root itself (chown to another gid, sync fault injection
+ * through a mount): SKIP with the reason otherwise. */
+#define REQUIRE_ROOT(why) FX_REQUIRE_ROOT(why)
 
 /* The strategy variants every functional test runs with (loop index). */
 static const uint64_t strategies[] = {
@@ -116,8 +92,8 @@ static int check_xattrs(int fd, const struct safe_xattr *x, size_t n)
 	char buf[65536 + 1];
 	for (size_t i = 0; i < n; i++) {
 		ssize_t r = fgetxattr(fd, x[i].name, buf, sizeof(buf));
-		CKMSG(r >= 0, "fgetxattr %s: %s", x[i].name, strerror(errno));
-		CKMSG((size_t)r == x[i].size && (!r || !memcmp(buf, x[i].value, x[i].size)),
+		CHILD_CHECK(r >= 0, "fgetxattr %s: %s", x[i].name, strerror(errno));
+		CHILD_CHECK((size_t)r == x[i].size && (!r || !memcmp(buf, x[i].value, x[i].size)),
 		      "xattr %s has the wrong value", x[i].name);
 	}
 	return 0;
@@ -126,13 +102,13 @@ static int check_xattrs(int fd, const struct safe_xattr *x, size_t n)
 /* An O_RDWR, O_CLOEXEC descriptor of the object at dirfd/name. */
 static int check_fd(int fd, int dirfd, const char *name)
 {
-	CK(fd >= 0);
+	CHILD_CHECK(fd >= 0);
 	int fl = fcntl(fd, F_GETFL);
-	CK(fl >= 0 && (fl & O_ACCMODE) == O_RDWR);
-	CK(fcntl(fd, F_GETFD) & FD_CLOEXEC);
-	CKMSG(fx_same_object(fd, dirfd, name), "fd is not the file at %s", name);
+	CHILD_CHECK(fl >= 0 && (fl & O_ACCMODE) == O_RDWR);
+	CHILD_CHECK(fcntl(fd, F_GETFD) & FD_CLOEXEC);
+	CHILD_CHECK(fx_same_object(fd, dirfd, name), "fd is not the file at %s", name);
 	struct stat st;
-	CK(fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_nlink == 1);
+	CHILD_CHECK(fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_nlink == 1);
 	return 0;
 }
 
@@ -146,14 +122,14 @@ struct oracle {
 static int oracle_create(int dirfd, mode_t mode, struct oracle *o)
 {
 	int fd = openat(dirfd, ".oracle", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
-	CK(fd >= 0);
+	CHILD_CHECK(fd >= 0);
 	int r = fstat(fd, &o->st);
 	o->acllen = fgetxattr(fd, "system.posix_acl_access", o->acl, sizeof(o->acl));
 	int err = errno;
 	close(fd);
-	CK(unlinkat(dirfd, ".oracle", 0) == 0);
-	CK(r == 0);
-	CKMSG(o->acllen >= 0 || err == ENODATA || err == EOPNOTSUPP, "acl: %s", strerror(err));
+	CHILD_CHECK(unlinkat(dirfd, ".oracle", 0) == 0);
+	CHILD_CHECK(r == 0);
+	CHILD_CHECK(o->acllen >= 0 || err == ENODATA || err == EOPNOTSUPP, "acl: %s", strerror(err));
 	return 0;
 }
 
@@ -165,15 +141,15 @@ static int check_like_oracle(int fd, int dirfd, mode_t mode)
 	if (oracle_create(dirfd, mode, &o))
 		return 1;
 	struct stat st;
-	CK(fstat(fd, &st) == 0);
-	CKMSG((st.st_mode & 07777) == (o.st.st_mode & 07777), "mode %04o, open(O_CREAT) gives %04o",
+	CHILD_CHECK(fstat(fd, &st) == 0);
+	CHILD_CHECK((st.st_mode & 07777) == (o.st.st_mode & 07777), "mode %04o, open(O_CREAT) gives %04o",
 	      st.st_mode & 07777, o.st.st_mode & 07777);
-	CKMSG(st.st_uid == o.st.st_uid && st.st_gid == o.st.st_gid, "owner %d:%d, expected %d:%d",
+	CHILD_CHECK(st.st_uid == o.st.st_uid && st.st_gid == o.st.st_gid, "owner %d:%d, expected %d:%d",
 	      (int)st.st_uid, (int)st.st_gid, (int)o.st.st_uid, (int)o.st.st_gid);
 	char acl[512];
 	ssize_t n = fgetxattr(fd, "system.posix_acl_access", acl, sizeof(acl));
-	CKMSG(n == o.acllen, "access ACL length %zd, expected %zd", n, o.acllen);
-	CKMSG(n < 0 || !memcmp(acl, o.acl, (size_t)n), "access ACL differs");
+	CHILD_CHECK(n == o.acllen, "access ACL length %zd, expected %zd", n, o.acllen);
+	CHILD_CHECK(n < 0 || !memcmp(acl, o.acl, (size_t)n), "access ACL differs");
 	return 0;
 }
 
@@ -229,7 +205,7 @@ static int create_and_check(int dirfd, const char *name, mode_t mode, const stru
 			    size_t n, uint64_t flags)
 {
 	int fd = safe_tmpfile_xattr(dirfd, name, mode, x, n, flags);
-	CKMSG(fd >= 0, "safe_tmpfile_xattr(%s, %04o, %#llx): %s", name, mode,
+	CHILD_CHECK(fd >= 0, "safe_tmpfile_xattr(%s, %04o, %#llx): %s", name, mode,
 	      (unsigned long long)flags, strerror(errno));
 	int r = check_fd(fd, dirfd, name) || check_like_oracle(fd, dirfd, mode);
 	/* user.* xattrs follow the permission bits: an unprivileged owner
@@ -243,8 +219,8 @@ static int create_and_check(int dirfd, const char *name, mode_t mode, const stru
 		r = 1;
 	}
 	close(fd);
-	CK(count_hidden(dirfd) == 0);
-	CK(unlinkat(dirfd, name, 0) == 0);
+	CHILD_CHECK(count_hidden(dirfd) == 0);
+	CHILD_CHECK(unlinkat(dirfd, name, 0) == 0);
 	return r;
 }
 
@@ -351,7 +327,7 @@ END_TEST
 
 START_TEST(setgid_directory)
 {
-	REQUIRE_ROOT();
+	REQUIRE_ROOT("chown of a directory to gid 4242");
 	uint64_t fl = strategies[_i];
 	struct tdir d;
 	tdir_make(&d, "tmpfile");
@@ -419,8 +395,7 @@ START_TEST(default_acl)
 		umask(old);
 		tdir_free(&d);
 		ck_assert_msg(err == EOPNOTSUPP, "setting a default ACL: %s", strerror(err));
-		fprintf(stderr, "default_acl: no ACL support on this filesystem, not tested\n");
-		return;
+		fx_skip("no ACL support on the test filesystem (EOPNOTSUPP)");
 	}
 	int fd = safe_tmpfile_xattr(mfd, "f", 0666, xa3, 3, fl);
 	ck_assert_int_ge(fd, 0);
@@ -561,7 +536,7 @@ static int errors_case(struct tdir *d, uint64_t fl)
 	static const char *const spec[] = { "d sub", "f file x", "l up ..", "l abs /tmp", NULL };
 	fx_build(dfd, spec);
 	int sub = openat(dfd, "sub", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	CK(sub >= 0);
+	CHILD_CHECK(sub >= 0);
 	char *snap = snapshot_below(d->path);
 	struct safe_xattr x1[] = { { "user.a", "v", 1 } };
 	char longname[300];
@@ -646,7 +621,7 @@ static int errors_case(struct tdir *d, uint64_t fl)
 	int same = !strcmp(snap, snap2);
 	free(snap);
 	free(snap2);
-	CKMSG(same, "the tree changed");
+	CHILD_CHECK(same, "the tree changed");
 	return 0;
 }
 
@@ -678,11 +653,11 @@ static int ext4_enospc(int dfd, uint64_t fl, const char *v, size_t vlen)
 	EXPECT_FAIL(dfd, ENOSPC, safe_tmpfile_xattr(dfd, "f", 0644, big, 2, fl));
 	EXPECT_FAIL(dfd, ENOSPC, safe_tmpfile_xattr(dfd, "f", 0644, four, 4, fl));
 	int fd = safe_tmpfile_xattr(dfd, "f", 0644, NULL, 0, fl);
-	CK(fd >= 0);
+	CHILD_CHECK(fd >= 0);
 	close(fd);
 	EXPECT_FAIL(dfd, ENOSPC,
 		    safe_tmpfile_xattr(dfd, "f", 0644, big, 2, fl | SAFE_TMPFILE_REPLACE));
-	CK(unlinkat(dfd, "f", 0) == 0);
+	CHILD_CHECK(unlinkat(dfd, "f", 0) == 0);
 	return 0;
 }
 
@@ -692,9 +667,10 @@ START_TEST(ext4_xattr_space)
 	struct tdir d;
 	tdir_make(&d, "tmpfile");
 	if (!is_ext4(d.fd)) {
-		fprintf(stderr, "ext4_xattr_space: %s is not ext4, not tested\n", d.path);
+		char why[PATH_MAX + 32];
+		snprintf(why, sizeof(why), "%s is not ext4", d.path);
 		tdir_free(&d);
-		return;
+		fx_skip("%s", why);
 	}
 	static char v[16384];
 	memset(v, 'v', sizeof(v));
@@ -866,7 +842,7 @@ static int two_phase_errors_case(int dfd, uint64_t fl)
 	EXPECT_FAIL(dfd, EXDEV, safe_tmpfile_open(dfd, "../n", 0644, fl, &t));
 	EXPECT_FAIL(dfd, EXDEV, safe_tmpfile_open(dfd, "/n", 0644, fl, &t));
 	EXPECT_FAIL(dfd, EFAULT, safe_tmpfile_link(NULL, NULL, 0, 0));
-	CKMSG(t == sentinel, "the handle pointer was written on failure");
+	CHILD_CHECK(t == sentinel, "the handle pointer was written on failure");
 	return 0;
 }
 
@@ -917,56 +893,56 @@ static int misuse_case(int dfd, uint64_t fl, enum misuse how, bool via_link)
 	bool named = fl & SAFE_TMPFILE_NO_OTMPFILE;
 	int nfd = fx_fd_count();
 	int victim = openat(dfd, "victim", O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-	CK(victim >= 0);
-	CK(write(victim, "victim", 6) == 6);
+	CHILD_CHECK(victim >= 0);
+	CHILD_CHECK(write(victim, "victim", 6) == 6);
 	close(victim);
 	struct safe_tmpfile *t;
-	CK(safe_tmpfile_open(dfd, "f", 0644, fl, &t) == 0);
+	CHILD_CHECK(safe_tmpfile_open(dfd, "f", 0644, fl, &t) == 0);
 	int fd = safe_tmpfile_fd(t);
-	CK(fd >= 0 && safe_tmpfile_fd(t) == fd);
-	CK(fcntl(fd, F_GETFD) & FD_CLOEXEC);
-	CK((fcntl(fd, F_GETFL) & O_ACCMODE) == O_RDWR);
-	CK(write(fd, "secret", 6) == 6);
+	CHILD_CHECK(fd >= 0 && safe_tmpfile_fd(t) == fd);
+	CHILD_CHECK(fcntl(fd, F_GETFD) & FD_CLOEXEC);
+	CHILD_CHECK((fcntl(fd, F_GETFL) & O_ACCMODE) == O_RDWR);
+	CHILD_CHECK(write(fd, "secret", 6) == 6);
 	char *hidden = named ? hidden_entry(dfd) : NULL;
 	if (named)
-		CK(hidden && hidden[0] == '.');
-	CK(close(fd) == 0);
+		CHILD_CHECK(hidden && hidden[0] == '.');
+	CHILD_CHECK(close(fd) == 0);
 	int other = -1;
 	if (how == REUSED) /* the lowest free number: the one just closed */
 		other = openat(dfd, "victim", O_RDWR | O_CLOEXEC);
 	else if (how == REOPENED_RDONLY)
 		other = openat(dfd, hidden, O_RDONLY | O_CLOEXEC);
 	if (how != CLOSED)
-		CKMSG(other == fd, "reopened as %d, not %d", other, fd);
+		CHILD_CHECK(other == fd, "reopened as %d, not %d", other, fd);
 	errno = 0;
 	if (via_link) {
-		CK(safe_tmpfile_link(t, xa3, 3, 0) == -1 && errno == EBADF);
+		CHILD_CHECK(safe_tmpfile_link(t, xa3, 3, 0) == -1 && errno == EBADF);
 		/* the handle is spent, not freed: link and fd say so too */
 		errno = 0;
-		CK(safe_tmpfile_link(t, xa3, 3, SAFE_TMPFILE_REPLACE) == -1 && errno == EBADF);
+		CHILD_CHECK(safe_tmpfile_link(t, xa3, 3, SAFE_TMPFILE_REPLACE) == -1 && errno == EBADF);
 		errno = 0;
-		CK(safe_tmpfile_fd(t) == -1 && errno == EBADF);
-		CK(safe_tmpfile_discard(t) == 0);
+		CHILD_CHECK(safe_tmpfile_fd(t) == -1 && errno == EBADF);
+		CHILD_CHECK(safe_tmpfile_discard(t) == 0);
 	} else {
-		CK(safe_tmpfile_discard(t) == -1 && errno == EBADF);
+		CHILD_CHECK(safe_tmpfile_discard(t) == -1 && errno == EBADF);
 	}
 	/* nothing published, no hidden name, the other file untouched and
 	 * still open, no descriptor of the handle left */
-	CK(faccessat(dfd, "f", F_OK, AT_SYMLINK_NOFOLLOW) == -1 && errno == ENOENT);
+	CHILD_CHECK(faccessat(dfd, "f", F_OK, AT_SYMLINK_NOFOLLOW) == -1 && errno == ENOENT);
 	char *ls = fx_dir_listing(dfd, ".");
 	int clean = !strcmp(ls, "victim\n");
-	CKMSG(clean, "left: %s", ls);
+	CHILD_CHECK(clean, "left: %s", ls);
 	free(ls);
 	free(hidden);
 	if (other >= 0) {
-		CK(fcntl(other, F_GETFD) >= 0);
+		CHILD_CHECK(fcntl(other, F_GETFD) >= 0);
 		char buf[8];
 		if (how == REUSED)
-			CK(pread(other, buf, sizeof(buf), 0) == 6 && !memcmp(buf, "victim", 6));
+			CHILD_CHECK(pread(other, buf, sizeof(buf), 0) == 6 && !memcmp(buf, "victim", 6));
 		close(other);
 	}
-	CK(unlinkat(dfd, "victim", 0) == 0);
-	CKMSG(fx_fd_count() == nfd, "descriptors %d -> %d", nfd, fx_fd_count());
+	CHILD_CHECK(unlinkat(dfd, "victim", 0) == 0);
+	CHILD_CHECK(fx_fd_count() == nfd, "descriptors %d -> %d", nfd, fx_fd_count());
 	return 0;
 }
 
@@ -1041,9 +1017,9 @@ END_TEST
 static int killed_writer_case(int dfd, uint64_t fl, mode_t mode)
 {
 	int pfd[2];
-	CK(pipe2(pfd, O_CLOEXEC) == 0);
+	CHILD_CHECK(pipe2(pfd, O_CLOEXEC) == 0);
 	pid_t pid = fork();
-	CK(pid >= 0);
+	CHILD_CHECK(pid >= 0);
 	if (pid == 0) {
 		struct safe_tmpfile *t;
 		if (safe_tmpfile_open(dfd, "f", mode, fl, &t) < 0)
@@ -1061,27 +1037,27 @@ static int killed_writer_case(int dfd, uint64_t fl, mode_t mode)
 	close(pfd[0]);
 	kill(pid, SIGKILL);
 	int status;
-	CK(waitpid(pid, &status, 0) == pid);
-	CKMSG(n == 1, "the writer failed before the kill");
-	CK(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
-	CK(faccessat(dfd, "f", F_OK, AT_SYMLINK_NOFOLLOW) == -1);
+	CHILD_CHECK(waitpid(pid, &status, 0) == pid);
+	CHILD_CHECK(n == 1, "the writer failed before the kill");
+	CHILD_CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+	CHILD_CHECK(faccessat(dfd, "f", F_OK, AT_SYMLINK_NOFOLLOW) == -1);
 	char *name = only_entry(dfd);
-	CKMSG(name && !strncmp(name, ".safeopen-", 10) && strlen(name) == 26, "leftover %s",
+	CHILD_CHECK(name && !strncmp(name, ".safeopen-", 10) && strlen(name) == 26, "leftover %s",
 	      name ? name : "(none or several)");
 	struct stat st;
-	CK(fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0);
-	CKMSG(S_ISREG(st.st_mode) && (st.st_mode & 07777) == 0600 && st.st_size == 11,
+	CHILD_CHECK(fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0);
+	CHILD_CHECK(S_ISREG(st.st_mode) && (st.st_mode & 07777) == 0600 && st.st_size == 11,
 	      "leftover mode %o size %lld (mode %04o asked)", st.st_mode, (long long)st.st_size,
 	      mode);
 	free(name);
 	/* young: kept; any age: removed */
-	CK(safe_tmpfile_sweep_beneath(dfd, ".", 3600, 0) == 0);
-	CK(count_hidden(dfd) == 1);
-	CK(safe_tmpfile_sweep_beneath(dfd, ".", 0, fl & SAFE_RESOLVE_USERSPACE) == 1);
+	CHILD_CHECK(safe_tmpfile_sweep_beneath(dfd, ".", 3600, 0) == 0);
+	CHILD_CHECK(count_hidden(dfd) == 1);
+	CHILD_CHECK(safe_tmpfile_sweep_beneath(dfd, ".", 0, fl & SAFE_RESOLVE_USERSPACE) == 1);
 	char *ls = fx_dir_listing(dfd, ".");
 	int empty = !strcmp(ls, "");
 	free(ls);
-	CKMSG(empty, "not empty after the sweep");
+	CHILD_CHECK(empty, "not empty after the sweep");
 	return 0;
 }
 
@@ -1278,10 +1254,10 @@ struct sweep_args {
 static int sweep_unpriv_child(void *arg)
 {
 	const struct sweep_args *a = arg;
-	CK(sb_drop_privileges() == 0);
+	CHILD_CHECK(sb_drop_privileges() == 0);
 	/* a killed unprivileged writer, in its own directory */
 	int u = openat(a->dirfd, "u", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	CK(u >= 0);
+	CHILD_CHECK(u >= 0);
 	mode_t old = umask(022);
 	int r = killed_writer_case(u, SAFE_TMPFILE_NO_OTMPFILE, 0644);
 	umask(old);
@@ -1290,18 +1266,18 @@ static int sweep_unpriv_child(void *arg)
 		return 1;
 	/* a sticky directory: its own leftover goes, root's stays (EPERM) */
 	int fd = openat(a->dirfd, OWN2, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-	CK(fd >= 0);
+	CHILD_CHECK(fd >= 0);
 	close(fd);
 	errno = 0;
-	CK(safe_tmpfile_sweep_beneath(a->dirfd, ".", 0, 0) == -1 && errno == EPERM);
-	CK(faccessat(a->dirfd, OWN2, F_OK, AT_SYMLINK_NOFOLLOW) == -1 && errno == ENOENT);
-	CK(faccessat(a->dirfd, OWN1, F_OK, AT_SYMLINK_NOFOLLOW) == 0);
+	CHILD_CHECK(safe_tmpfile_sweep_beneath(a->dirfd, ".", 0, 0) == -1 && errno == EPERM);
+	CHILD_CHECK(faccessat(a->dirfd, OWN2, F_OK, AT_SYMLINK_NOFOLLOW) == -1 && errno == ENOENT);
+	CHILD_CHECK(faccessat(a->dirfd, OWN1, F_OK, AT_SYMLINK_NOFOLLOW) == 0);
 	return 0;
 }
 
 START_TEST(sweep_unprivileged)
 {
-	REQUIRE_ROOT();
+	REQUIRE_ROOT("chown of a directory to uid 65534");
 	struct tdir d;
 	tdir_make(&d, "tmpfile");
 	ck_assert_int_eq(fchmod(d.fd, 01777), 0);
@@ -1321,35 +1297,34 @@ END_TEST
 static int sweep_mount_child(void *arg)
 {
 	const struct sweep_args *a = arg;
-	CK(unshare(CLONE_NEWNS) == 0);
-	CK(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0);
+	CHILD_CHECK(unshare(CLONE_NEWNS) == 0);
+	CHILD_CHECK(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0);
 	char src[4096], dst[4096];
 	snprintf(src, sizeof(src), "%s/src", a->path);
 	snprintf(dst, sizeof(dst), "%s/in/%s", a->path, OWN1);
-	CK(mount(src, dst, NULL, MS_BIND, NULL) == 0);
+	CHILD_CHECK(mount(src, dst, NULL, MS_BIND, NULL) == 0);
 	/* a file mounted over a leftover's name: neither entered nor removed
 	 * (and no EBUSY). The root is opened again: a descriptor from before
 	 * unshare() would resolve in the old namespace, without the mount. */
 	int root = open(a->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	CK(root >= 0);
+	CHILD_CHECK(root >= 0);
 	int in = openat(root, "in", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	CK(in >= 0);
+	CHILD_CHECK(in >= 0);
 	int n = safe_tmpfile_sweep_beneath(root, "in", 0, 0);
 	close(root);
 	int n2 = safe_tmpfile_sweep_beneath(in, ".", 0, SAFE_RESOLVE_USERSPACE);
 	close(in);
-	CKMSG(n == 1 && n2 == 0, "sweep: %d then %d (%s)", n, n2, strerror(errno));
-	CK(faccessat(a->dirfd, "in/" OWN1, F_OK, AT_SYMLINK_NOFOLLOW) == 0);
-	CK(faccessat(a->dirfd, "in/" OWN2, F_OK, AT_SYMLINK_NOFOLLOW) == -1);
-	CK(umount2(dst, MNT_DETACH) == 0);
+	CHILD_CHECK(n == 1 && n2 == 0, "sweep: %d then %d (%s)", n, n2, strerror(errno));
+	CHILD_CHECK(faccessat(a->dirfd, "in/" OWN1, F_OK, AT_SYMLINK_NOFOLLOW) == 0);
+	CHILD_CHECK(faccessat(a->dirfd, "in/" OWN2, F_OK, AT_SYMLINK_NOFOLLOW) == -1);
+	CHILD_CHECK(umount2(dst, MNT_DETACH) == 0);
 	return 0;
 }
 
 START_TEST(sweep_never_crosses_mounts)
 {
 	if (!sb_can_mount()) {
-		fprintf(stderr, "sweep_never_crosses_mounts: cannot mount here, not tested\n");
-		return;
+		fx_skip("cannot mount here (no root, no user namespace)");
 	}
 	struct tdir d;
 	tdir_make(&d, "tmpfile");
@@ -1455,26 +1430,26 @@ struct child_args {
 static int child_setup(const struct child_args *a)
 {
 	if (a->no_proc) {
-		CK(unshare(CLONE_NEWNS) == 0);
-		CK(mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) == 0);
-		CK(umount2("/proc", MNT_DETACH) == 0);
-		CK(access("/proc/self/fd", F_OK) == -1);
+		CHILD_CHECK(fx_enter_mount_ns() == 0);
+		CHILD_CHECK(mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) == 0);
+		CHILD_CHECK(umount2("/proc", MNT_DETACH) == 0);
+		CHILD_CHECK(access("/proc/self/fd", F_OK) == -1);
 	}
 	if (a->spoof) {
-		CK(unshare(CLONE_NEWNS) == 0);
-		CK(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0);
+		CHILD_CHECK(fx_enter_mount_ns() == 0);
+		CHILD_CHECK(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0);
 		if (a->spoof == 1) {
-			CK(mount("none", "/proc", "tmpfs", 0, "mode=0755") == 0);
-			CK(mkdir("/proc/self", 0755) == 0 && mkdir("/proc/self/fd", 0755) == 0);
-			CK(symlink("self", "/proc/thread-self") == 0);
+			CHILD_CHECK(mount("none", "/proc", "tmpfs", 0, "mode=0755") == 0);
+			CHILD_CHECK(mkdir("/proc/self", 0755) == 0 && mkdir("/proc/self/fd", 0755) == 0);
+			CHILD_CHECK(symlink("self", "/proc/thread-self") == 0);
 		} else {
 			/* a helper whose fd table has an entry for every number
 			 * this process will use, so a probe through its fd
 			 * directory would succeed */
 			int pfd[2], ready[2];
-			CK(pipe2(pfd, O_CLOEXEC) == 0 && pipe2(ready, O_CLOEXEC) == 0);
+			CHILD_CHECK(pipe2(pfd, O_CLOEXEC) == 0 && pipe2(ready, O_CLOEXEC) == 0);
 			pid_t helper = fork();
-			CK(helper >= 0);
+			CHILD_CHECK(helper >= 0);
 			if (helper == 0) {
 				close(pfd[1]);
 				close(ready[0]);
@@ -1492,17 +1467,17 @@ static int child_setup(const struct child_args *a)
 			close(pfd[0]);
 			close(ready[1]);
 			char c;
-			CK(read(ready[0], &c, 1) == 1);
+			CHILD_CHECK(read(ready[0], &c, 1) == 1);
 			close(ready[0]);
 			char src[64], dst[64];
 			snprintf(src, sizeof(src), "/proc/%d/task/%d/fd", (int)helper, (int)helper);
 			snprintf(dst, sizeof(dst), "/proc/%d/task/%d/fd", (int)getpid(),
 				 (int)getpid());
-			CK(mount(src, dst, NULL, MS_BIND, NULL) == 0);
+			CHILD_CHECK(mount(src, dst, NULL, MS_BIND, NULL) == 0);
 		}
 	}
 	if (a->unpriv)
-		CK(sb_drop_privileges() == 0);
+		CHILD_CHECK(sb_drop_privileges() == 0);
 	struct sb_rule rules[6];
 	size_t n = 0;
 	if (a->no_empty_path)
@@ -1522,7 +1497,7 @@ static int child_setup(const struct child_args *a)
 	if (a->no_openat2)
 		rules[n++] = (struct sb_rule)SB_ALWAYS(SYS_openat2, ENOSYS);
 	if (n)
-		CK(sb_seccomp(rules, n) == 0);
+		CHILD_CHECK(sb_seccomp(rules, n) == 0);
 	return 0;
 }
 
@@ -1541,37 +1516,37 @@ static int child_scenario(void *arg)
 	/* strategy seen from outside */
 	struct safe_tmpfile *t;
 	int fd = tmp_open(dfd, "two", 0640, fl, &t);
-	CK(fd >= 0);
+	CHILD_CHECK(fd >= 0);
 	struct stat st;
-	CK(fstat(fd, &st) == 0);
-	CKMSG(a->expect_nlink < 0 || (int)st.st_nlink == a->expect_nlink,
+	CHILD_CHECK(fstat(fd, &st) == 0);
+	CHILD_CHECK(a->expect_nlink < 0 || (int)st.st_nlink == a->expect_nlink,
 	      "st_nlink %d after safe_tmpfile_open, expected %d", (int)st.st_nlink,
 	      a->expect_nlink);
-	CK(count_hidden(dfd) == (int)st.st_nlink);
-	CK(write(fd, "abc", 3) == 3);
-	CK(safe_tmpfile_link(t, xa3, 3, 0) == fd);
+	CHILD_CHECK(count_hidden(dfd) == (int)st.st_nlink);
+	CHILD_CHECK(write(fd, "abc", 3) == 3);
+	CHILD_CHECK(safe_tmpfile_link(t, xa3, 3, 0) == fd);
 	if (check_fd(fd, dfd, "two") || check_xattrs(fd, xa3, 3) ||
 	    check_like_oracle(fd, dfd, 0640))
 		return 1;
 	close(fd);
 	/* replace, plain and synced */
 	fd = safe_tmpfile_xattr(dfd, "two", 0600, xa3, 3, fl | SAFE_TMPFILE_REPLACE);
-	CK(fd >= 0 && check_fd(fd, dfd, "two") == 0);
+	CHILD_CHECK(fd >= 0 && check_fd(fd, dfd, "two") == 0);
 	close(fd);
 	fd = safe_tmpfile_xattr(dfd, "two", 0, xa3, 3,
 				fl | SAFE_TMPFILE_REPLACE | SAFE_TMPFILE_SYNC);
-	CK(fd >= 0 && check_fd(fd, dfd, "two") == 0);
+	CHILD_CHECK(fd >= 0 && check_fd(fd, dfd, "two") == 0);
 	close(fd);
 	EXPECT_FAIL(dfd, EEXIST, safe_tmpfile_xattr(dfd, "two", 0644, xa3, 3, fl));
-	CK(unlinkat(dfd, "two", 0) == 0);
+	CHILD_CHECK(unlinkat(dfd, "two", 0) == 0);
 	/* discard */
 	fd = tmp_open(dfd, "three", 0640, fl, &t);
-	CK(fd >= 0);
-	CK(safe_tmpfile_discard(t) == 0);
+	CHILD_CHECK(fd >= 0);
+	CHILD_CHECK(safe_tmpfile_discard(t) == 0);
 	char *ls = fx_dir_listing(dfd, ".");
 	int empty = !strcmp(ls, "");
 	free(ls);
-	CKMSG(empty, "directory not empty at the end");
+	CHILD_CHECK(empty, "directory not empty at the end");
 	if (a->unpriv) {
 		struct safe_xattr tr[] = { { "user.a", "1", 1 }, { "trusted.label", "x", 1 } };
 		EXPECT_FAIL(dfd, EPERM, safe_tmpfile_xattr(dfd, "t", 0644, tr, 2, fl));
@@ -1580,12 +1555,12 @@ static int child_scenario(void *arg)
 					       fl | SAFE_TMPFILE_REPLACE | SAFE_TMPFILE_SYNC));
 		/* REPLACE that fails leaves the old file in place */
 		int old = safe_tmpfile_xattr(dfd, "t", 0644, xa3, 3, fl);
-		CK(old >= 0);
+		CHILD_CHECK(old >= 0);
 		EXPECT_FAIL(dfd, EPERM,
 			    safe_tmpfile_xattr(dfd, "t", 0644, tr, 2, fl | SAFE_TMPFILE_REPLACE));
-		CK(fx_same_object(old, dfd, "t"));
+		CHILD_CHECK(fx_same_object(old, dfd, "t"));
 		close(old);
-		CK(unlinkat(dfd, "t", 0) == 0);
+		CHILD_CHECK(unlinkat(dfd, "t", 0) == 0);
 	}
 	return 0;
 }
@@ -1606,7 +1581,6 @@ static void run_child(struct child_args *a)
 
 START_TEST(unprivileged)
 {
-	REQUIRE_ROOT();
 	/* Any route that works for uid 65534 (AT_EMPTY_PATH since Linux 6.10,
 	 * else procfs); the unnamed file in both cases. */
 	struct child_args a = { .flags = strategies[_i], .unpriv = true, .expect_nlink = -1 };
@@ -1617,7 +1591,6 @@ END_TEST
 
 START_TEST(unprivileged_procfs_route)
 {
-	REQUIRE_ROOT();
 	/* AT_EMPTY_PATH refused as before Linux 6.10: the procfs link. */
 	struct child_args a = { .flags = strategies[_i], .unpriv = true, .no_empty_path = true };
 	a.expect_nlink = (a.flags & SAFE_TMPFILE_NO_OTMPFILE) ? 1 : 0;
@@ -1627,7 +1600,7 @@ END_TEST
 
 START_TEST(unprivileged_no_proc)
 {
-	REQUIRE_ROOT();
+	REQUIRE_ROOT("unmounts /proc in a mount namespace (a user namespace may not uncover it)");
 	/* No procfs and no AT_EMPTY_PATH: an unnamed file could not be linked,
 	 * so the named fallback must be chosen up front. */
 	struct child_args a = { .flags = strategies[_i],
@@ -1647,7 +1620,6 @@ END_TEST
 
 START_TEST(procfs_verified)
 {
-	REQUIRE_ROOT();
 	/* As root, with AT_EMPTY_PATH refused: the procfs link is used when
 	 * /proc is genuine (through openat2 or the fallback walk), and a fake
 	 * /proc or a bind-mounted foreign fd directory is detected, which
@@ -1671,7 +1643,6 @@ END_TEST
 
 START_TEST(seccomp_no_otmpfile)
 {
-	REQUIRE_ROOT();
 	/* O_TMPFILE refused by a sandbox (EOPNOTSUPP), or unknown to an old
 	 * kernel (EISDIR: the flag reads as O_DIRECTORY): the fallback. */
 	static const int errs[] = { EOPNOTSUPP, EISDIR, EINVAL };
@@ -1690,7 +1661,6 @@ END_TEST
 
 START_TEST(no_renameat2)
 {
-	REQUIRE_ROOT();
 	/* renameat2(RENAME_NOREPLACE) missing: linkat + unlinkat. */
 	struct child_args a = { .flags = strategies[_i] | SAFE_TMPFILE_NO_OTMPFILE,
 				.no_renameat2 = true,
@@ -1706,31 +1676,31 @@ static int dropbox_child(void *arg)
 	/* A directory the caller may write and search but not read: the
 	 * directory fsync of SYNC cannot open it and syncs the filesystem. */
 	const struct child_args *a = arg;
-	CK(sb_drop_privileges() == 0);
+	CHILD_CHECK(sb_drop_privileges() == 0);
 	int fd = safe_tmpfile_xattr(a->dirfd, "f", 0644, xa3, 3, a->flags | SAFE_TMPFILE_SYNC);
-	CK(fd >= 0);
-	CK(check_xattrs(fd, xa3, 3) == 0);
+	CHILD_CHECK(fd >= 0);
+	CHILD_CHECK(check_xattrs(fd, xa3, 3) == 0);
 	close(fd);
 	fd = safe_tmpfile_xattr(a->dirfd, "f", 0644, xa3, 3,
 				a->flags | SAFE_TMPFILE_SYNC | SAFE_TMPFILE_REPLACE);
-	CK(fd >= 0);
+	CHILD_CHECK(fd >= 0);
 	close(fd);
 	struct safe_xattr tr[] = { { "trusted.label", "x", 1 } };
-	CK(safe_tmpfile_xattr(a->dirfd, "g", 0644, tr, 1, a->flags | SAFE_TMPFILE_SYNC) == -1);
-	CK(errno == EPERM);
+	CHILD_CHECK(safe_tmpfile_xattr(a->dirfd, "g", 0644, tr, 1, a->flags | SAFE_TMPFILE_SYNC) == -1);
+	CHILD_CHECK(errno == EPERM);
 	/* and a directory the caller may not write at all */
-	CK(faccessat(a->dirfd, "ro", W_OK, 0) == -1);
+	CHILD_CHECK(faccessat(a->dirfd, "ro", W_OK, 0) == -1);
 	int ro = openat(a->dirfd, "ro", O_PATH | O_DIRECTORY | O_CLOEXEC);
-	CK(ro >= 0);
+	CHILD_CHECK(ro >= 0);
 	errno = 0;
-	CK(safe_tmpfile_xattr(ro, "f", 0644, xa3, 3, a->flags) == -1 && errno == EACCES);
+	CHILD_CHECK(safe_tmpfile_xattr(ro, "f", 0644, xa3, 3, a->flags) == -1 && errno == EACCES);
 	close(ro);
 	return 0;
 }
 
 START_TEST(unprivileged_dropbox)
 {
-	REQUIRE_ROOT();
+	REQUIRE_ROOT("a root-owned directory that uid 65534 may not write");
 	struct tdir d;
 	tdir_make(&d, "tmpfile");
 	ck_assert_int_eq(mkdirat(d.fd, "ro", 0755), 0);
@@ -1751,22 +1721,22 @@ static int sync_fail_child(void *arg)
 	int dfd = a->dirfd;
 	uint64_t fl = a->flags;
 	int old = safe_tmpfile_xattr(dfd, "old", 0644, xa3, 3, fl);
-	CK(old >= 0);
-	CK(sb_drop_privileges() == 0);
+	CHILD_CHECK(old >= 0);
+	CHILD_CHECK(sb_drop_privileges() == 0);
 	/* the file's fsync fails: nothing is published */
 	struct sb_rule r1[] = { SB_ALWAYS(SYS_fsync, EIO) };
-	CK(sb_seccomp(r1, 1) == 0);
+	CHILD_CHECK(sb_seccomp(r1, 1) == 0);
 	EXPECT_FAIL(dfd, EIO, safe_tmpfile_xattr(dfd, "f", 0644, xa3, 3, fl | SAFE_TMPFILE_SYNC));
 	EXPECT_FAIL(dfd, EIO,
 		    safe_tmpfile_xattr(dfd, "old", 0644, xa3, 3,
 				       fl | SAFE_TMPFILE_SYNC | SAFE_TMPFILE_REPLACE));
-	CK(fx_same_object(old, dfd, "old"));
-	CK(count_hidden(dfd) == 0);
+	CHILD_CHECK(fx_same_object(old, dfd, "old"));
+	CHILD_CHECK(count_hidden(dfd) == 0);
 	/* without SYNC, nothing calls fsync */
 	int fd = safe_tmpfile_xattr(dfd, "f", 0644, xa3, 3, fl);
-	CK(fd >= 0);
+	CHILD_CHECK(fd >= 0);
 	close(fd);
-	CK(unlinkat(dfd, "f", 0) == 0);
+	CHILD_CHECK(unlinkat(dfd, "f", 0) == 0);
 	close(old);
 	return 0;
 }
@@ -1780,39 +1750,39 @@ static int syncfs_fail_child(void *arg)
 	int dfd = a->dirfd;
 	uint64_t fl = a->flags;
 	int old = safe_tmpfile_xattr(dfd, "old", 0644, xa3, 3, fl);
-	CK(old >= 0);
-	CK(sb_drop_privileges() == 0);
+	CHILD_CHECK(old >= 0);
+	CHILD_CHECK(sb_drop_privileges() == 0);
 	struct sb_rule r[] = { SB_ALWAYS(SYS_syncfs, EIO) };
-	CK(sb_seccomp(r, 1) == 0);
+	CHILD_CHECK(sb_seccomp(r, 1) == 0);
 	/* (the caller cannot list this directory: the parent checks the
 	 * listing afterwards) */
 	int nfd = fx_fd_count();
 	errno = 0;
-	CK(safe_tmpfile_xattr(dfd, "f", 0644, xa3, 3, fl | SAFE_TMPFILE_SYNC) == -1 &&
+	CHILD_CHECK(safe_tmpfile_xattr(dfd, "f", 0644, xa3, 3, fl | SAFE_TMPFILE_SYNC) == -1 &&
 	   errno == EIO);
-	CK(faccessat(dfd, "f", F_OK, AT_SYMLINK_NOFOLLOW) == -1 && errno == ENOENT);
+	CHILD_CHECK(faccessat(dfd, "f", F_OK, AT_SYMLINK_NOFOLLOW) == -1 && errno == ENOENT);
 	/* with REPLACE: -1, and the new file is in place */
 	errno = 0;
-	CK(safe_tmpfile_xattr(dfd, "old", 0644, xa3, 3,
+	CHILD_CHECK(safe_tmpfile_xattr(dfd, "old", 0644, xa3, 3,
 			      fl | SAFE_TMPFILE_SYNC | SAFE_TMPFILE_REPLACE) == -1 &&
 	   errno == EIO);
-	CK(!fx_same_object(old, dfd, "old"));
-	CK(nfd == fx_fd_count());
+	CHILD_CHECK(!fx_same_object(old, dfd, "old"));
+	CHILD_CHECK(nfd == fx_fd_count());
 	close(old);
 	/* two-phase: the handle can then only be discarded */
 	struct safe_tmpfile *t;
 	int fd = tmp_open(dfd, "g", 0644, fl, &t);
-	CK(fd >= 0);
-	CK(safe_tmpfile_link(t, xa3, 3, SAFE_TMPFILE_SYNC) == -1 && errno == EIO);
-	CK(faccessat(dfd, "g", F_OK, AT_SYMLINK_NOFOLLOW) == -1 && errno == ENOENT);
-	CK(safe_tmpfile_link(t, xa3, 3, 0) == -1 && errno == EINVAL);
-	CK(safe_tmpfile_discard(t) == 0);
+	CHILD_CHECK(fd >= 0);
+	CHILD_CHECK(safe_tmpfile_link(t, xa3, 3, SAFE_TMPFILE_SYNC) == -1 && errno == EIO);
+	CHILD_CHECK(faccessat(dfd, "g", F_OK, AT_SYMLINK_NOFOLLOW) == -1 && errno == ENOENT);
+	CHILD_CHECK(safe_tmpfile_link(t, xa3, 3, 0) == -1 && errno == EINVAL);
+	CHILD_CHECK(safe_tmpfile_discard(t) == 0);
 	return 0;
 }
 
 START_TEST(sync_failures)
 {
-	REQUIRE_ROOT();
+	REQUIRE_ROOT("chown of the test directory to root");
 	struct tdir d;
 	tdir_make(&d, "tmpfile");
 	ck_assert_int_eq(fchown(d.fd, 65534, 65534), 0);
@@ -1838,36 +1808,36 @@ END_TEST
 static int unpriv_setgid_child(void *arg)
 {
 	const struct child_args *a = arg;
-	CK(sb_drop_privileges() == 0);
+	CHILD_CHECK(sb_drop_privileges() == 0);
 	/* not a member of the directory's group: S_ISGID is dropped, the group
 	 * is still inherited */
 	if (create_and_check(a->dirfd, "f", 02755, xa3, 3, a->flags) ||
 	    create_and_check(a->dirfd, "f", 04755, xa3, 3, a->flags))
 		return 1;
 	int fd = safe_tmpfile_xattr(a->dirfd, "f", 02775, xa3, 3, a->flags);
-	CK(fd >= 0);
+	CHILD_CHECK(fd >= 0);
 	struct stat st;
-	CK(fstat(fd, &st) == 0);
-	CKMSG(st.st_gid == 4242 && !(st.st_mode & S_ISGID), "gid %d mode %o", (int)st.st_gid,
+	CHILD_CHECK(fstat(fd, &st) == 0);
+	CHILD_CHECK(st.st_gid == 4242 && !(st.st_mode & S_ISGID), "gid %d mode %o", (int)st.st_gid,
 	      st.st_mode);
 	close(fd);
 	/* two-phase: content written before publication keeps S_ISUID */
 	struct safe_tmpfile *t;
 	fd = tmp_open(a->dirfd, "s", 04755, a->flags, &t);
-	CK(fd >= 0);
-	CK(write(fd, "#!/bin/true\n", 12) == 12);
-	CK(safe_tmpfile_link(t, xa3, 3, 0) == fd);
-	CK(fstat(fd, &st) == 0);
+	CHILD_CHECK(fd >= 0);
+	CHILD_CHECK(write(fd, "#!/bin/true\n", 12) == 12);
+	CHILD_CHECK(safe_tmpfile_link(t, xa3, 3, 0) == fd);
+	CHILD_CHECK(fstat(fd, &st) == 0);
 	mode_t um = umask(022);
 	umask(um);
-	CKMSG((st.st_mode & 07777) == (04755 & ~um), "mode %o", st.st_mode);
+	CHILD_CHECK((st.st_mode & 07777) == (04755 & ~um), "mode %o", st.st_mode);
 	close(fd);
 	return 0;
 }
 
 START_TEST(unprivileged_setgid_directory)
 {
-	REQUIRE_ROOT();
+	REQUIRE_ROOT("chown of a directory to gid 4242");
 	struct tdir d;
 	tdir_make(&d, "tmpfile");
 	ck_assert_int_eq(fchown(d.fd, 65534, 4242), 0);
@@ -1888,7 +1858,7 @@ struct mount_args {
 static int ramfs_case(int dfd, uint64_t fl)
 {
 	struct statfs sfs;
-	CK(fstatfs(dfd, &sfs) == 0 && sfs.f_type == RAMFS_MAGIC);
+	CHILD_CHECK(fstatfs(dfd, &sfs) == 0 && sfs.f_type == RAMFS_MAGIC);
 	struct safe_xattr x1[] = { { "user.a", "v", 1 } };
 	EXPECT_FAIL(dfd, EOPNOTSUPP, safe_tmpfile_xattr(dfd, "f", 0644, x1, 1, fl));
 	EXPECT_FAIL(dfd, EOPNOTSUPP,
@@ -1896,31 +1866,31 @@ static int ramfs_case(int dfd, uint64_t fl)
 				       fl | SAFE_TMPFILE_REPLACE | SAFE_TMPFILE_SYNC));
 	struct safe_tmpfile *t;
 	int fd = tmp_open(dfd, "g", 0644, fl, &t);
-	CK(fd >= 0);
-	CK(safe_tmpfile_link(t, x1, 1, 0) == -1 && errno == EOPNOTSUPP);
-	CK(safe_tmpfile_discard(t) == 0);
+	CHILD_CHECK(fd >= 0);
+	CHILD_CHECK(safe_tmpfile_link(t, x1, 1, 0) == -1 && errno == EOPNOTSUPP);
+	CHILD_CHECK(safe_tmpfile_discard(t) == 0);
 	/* without xattrs it works */
 	fd = safe_tmpfile_xattr(dfd, "plain", 0644, NULL, 0, fl);
-	CK(fd >= 0 && check_fd(fd, dfd, "plain") == 0);
+	CHILD_CHECK(fd >= 0 && check_fd(fd, dfd, "plain") == 0);
 	close(fd);
 	EXPECT_FAIL(dfd, EOPNOTSUPP,
 		    safe_tmpfile_xattr(dfd, "plain", 0644, x1, 1, fl | SAFE_TMPFILE_REPLACE));
-	CK(unlinkat(dfd, "plain", 0) == 0);
+	CHILD_CHECK(unlinkat(dfd, "plain", 0) == 0);
 	char *ls = fx_dir_listing(dfd, ".");
 	int empty = !strcmp(ls, "");
 	free(ls);
-	CKMSG(empty, "ramfs not empty");
+	CHILD_CHECK(empty, "ramfs not empty");
 	return 0;
 }
 
 static int ramfs_child(void *arg)
 {
 	const struct mount_args *a = arg;
-	CK(unshare(CLONE_NEWNS) == 0);
-	CK(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0);
-	CK(mount("none", a->path, "ramfs", 0, "mode=0755") == 0);
+	CHILD_CHECK(fx_enter_mount_ns() == 0);
+	CHILD_CHECK(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0);
+	CHILD_CHECK(mount("none", a->path, "ramfs", 0, "mode=0755") == 0);
 	int dfd = open(a->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	CK(dfd >= 0);
+	CHILD_CHECK(dfd >= 0);
 	int r = ramfs_case(dfd, a->flags);
 	close(dfd);
 	return r;
@@ -1929,8 +1899,7 @@ static int ramfs_child(void *arg)
 START_TEST(ramfs_no_user_xattrs)
 {
 	if (!sb_can_mount()) {
-		fprintf(stderr, "ramfs_no_user_xattrs: cannot mount here, not tested\n");
-		return;
+		fx_skip("cannot mount here (not root, no user namespace)");
 	}
 	char *dir = fx_mkdtemp("tmpfile-ramfs");
 	struct mount_args a = { .path = dir, .flags = strategies[_i] };
@@ -1999,20 +1968,20 @@ static void watcher(struct watch *w, const char *path)
 static int race_case(const char *dirpath, uint64_t fl, bool replace, long n)
 {
 	int dfd = open(dirpath, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	CK(dfd >= 0);
+	CHILD_CHECK(dfd >= 0);
 	char target[4096];
 	snprintf(target, sizeof(target), "%s/target", dirpath);
 	if (replace) {
 		int fd = safe_tmpfile_xattr(dfd, "target", 0644, race_x, 3, fl);
-		CK(fd >= 0);
+		CHILD_CHECK(fd >= 0);
 		close(fd);
 	}
 	struct watch *w = mmap(NULL, sizeof(*w), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
 			       -1, 0);
-	CK(w != MAP_FAILED);
+	CHILD_CHECK(w != MAP_FAILED);
 	memset(w, 0, sizeof(*w));
 	pid_t pid = fork();
-	CK(pid >= 0);
+	CHILD_CHECK(pid >= 0);
 	if (pid == 0) {
 		/* never outlive the creator (a test timeout kills it) */
 		if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() == 1)
@@ -2074,7 +2043,7 @@ static int race_case(const char *dirpath, uint64_t fl, bool replace, long n)
 #define RACE_N 1000
 static long race_n(void)
 {
-	return fx_scale(RACE_N, 10);
+	return fx_size(RACE_N / 10, RACE_N, 10);
 }
 
 START_TEST(race_ext4)
@@ -2092,9 +2061,9 @@ END_TEST
 static int tmpfs_race_child(void *arg)
 {
 	const struct mount_args *a = arg;
-	CK(unshare(CLONE_NEWNS) == 0);
-	CK(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0);
-	CK(mount("none", a->path, "tmpfs", 0, "mode=0755,size=16m") == 0);
+	CHILD_CHECK(fx_enter_mount_ns() == 0);
+	CHILD_CHECK(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0);
+	CHILD_CHECK(mount("none", a->path, "tmpfs", 0, "mode=0755,size=16m") == 0);
 	return race_case(a->path, a->flags, a->replace, race_n());
 }
 
@@ -2117,8 +2086,7 @@ START_TEST(race_tmpfs)
 		ck_assert_int_eq(fx_rmtree(dir), 0);
 		free(dir);
 	} else {
-		fprintf(stderr, "race_tmpfs: no tmpfs available, not tested\n");
-		return;
+		fx_skip("no tmpfs: /dev/shm is not a writable tmpfs and mounting is not possible");
 	}
 	ck_assert_msg(r == 0, "see stderr");
 }
@@ -2177,11 +2145,4 @@ static Suite *tmpfile_suite(void)
 	return s;
 }
 
-int main(void)
-{
-	SRunner *sr = srunner_create(tmpfile_suite());
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+FX_MAIN(tmpfile_suite)
