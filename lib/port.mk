@@ -45,3 +45,10 @@ clean-local: clean-kernels
 clean-kernels:
 	-rm -rf tests/kernels
 PHONY_TARGETS += clean-kernels
+
+# The Debian packages (packaging/build-deb.sh: from the release tarball, with
+# packaging/debian; run as a non-root user).
+EXTRA_DIST += packaging/debian packaging/build-deb.sh packaging/gen-symbols.sh
+deb: dist
+	$(SHELL) $(srcdir)/packaging/build-deb.sh $(PACKAGE)-$(VERSION).tar.gz .
+PHONY_TARGETS += deb
