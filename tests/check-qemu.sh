@@ -8,7 +8,7 @@
 # suite and powers off. Debian 12's kernel (6.1: no fchmodat2, no *xattrat, no
 # tmpfs user xattrs) is what this is for:
 #     apt-get download linux-image-6.1.0-*-amd64 && dpkg-deb -x linux-image-*.deb k
-#     make check-qemu KERNEL=k/boot/vmlinuz-6.1.0-*-amd64
+#     make check-qemu KERNEL=k/boot/vmlinuz-6.1.0-*-amd64 [QEMU_FS=ext4]
 # Called from the build directory by make.
 set -eu
 : "${KERNEL:?set KERNEL=/path/to/vmlinuz}"
@@ -22,7 +22,7 @@ trap 'rm -rf "$work"' EXIT
 root=$work/root
 mkdir -p "$root/bin" "$root/proc" "$root/sys" "$root/dev" "$root/scratch" "$root/tmp" "$root/tests" "$root/lib"
 cp "$busybox" "$root/bin/busybox"
-for a in sh mount umount mkdir poweroff sync cat date echo timeout rm ls sleep; do
+for a in sh mount umount mkdir poweroff sync cat date echo timeout rm ls sleep insmod losetup grep; do
 	ln -s busybox "$root/bin/$a"
 done
 copy_with_libs() {
@@ -38,12 +38,32 @@ for s in $suites; do
 	copy_with_libs "$bin"
 done
 cp -L lib/.libs/libsafeopen.so.1 "$root/lib/"
+# QEMU_FS=ext4: the scratch directory is an ext4 image (loop device) instead
+# of tmpfs; the modules come from the kernel package unpacked around KERNEL
+# (.../boot/vmlinuz-V and .../lib/modules/V).
+fs=${QEMU_FS:-tmpfs}
+if [ "$fs" = ext4 ]; then
+	kver=$(basename "$KERNEL" | sed 's/^vmlinuz-//')
+	mods=$(dirname "$KERNEL")/../lib/modules/$kver/kernel
+	mkdir -p "$root/modules"
+	for m in lib/crc16 crypto/crc32c_generic fs/mbcache fs/jbd2/jbd2 fs/ext4/ext4 drivers/block/loop; do
+		cp "$mods/$m.ko" "$root/modules/" || { echo "check-qemu: no $mods/$m.ko"; exit 1; }
+	done
+	truncate -s 128M "$root/scratch.img"
+	mkfs.ext4 -q -F "$root/scratch.img"
+fi
 cat > "$root/init" <<'EOI'
 #!/bin/sh
 mount -t proc proc /proc
 mount -t sysfs sys /sys
 mount -t devtmpfs dev /dev
-mount -t tmpfs -o size=512m scratch /scratch
+if [ -f /scratch.img ]; then
+	for m in crc16 crc32c_generic mbcache jbd2 ext4 loop; do insmod /modules/$m.ko; done
+	mount -t ext4 -o loop /scratch.img /scratch
+else
+	mount -t tmpfs -o size=512m scratch /scratch
+fi
+echo "qemu-scratch $(grep ' /scratch ' /proc/mounts)"
 mount -t tmpfs tmp /tmp
 export LD_LIBRARY_PATH=/lib SAFEOPEN_TEST_DIR=/scratch CK_DEFAULT_TIMEOUT=600 PATH=/bin
 echo "qemu-kernel $(cat /proc/sys/kernel/osrelease)"
@@ -69,7 +89,7 @@ timeout "$timeout_s" qemu-system-x86_64 -accel tcg -m 1024 -smp 1 -nographic -no
 	-append "console=ttyS0 panic=-1 quiet rdinit=/init no_timer_check" > "$work/console.log" 2>&1 || true
 cp "$work/console.log" tests/qemu-console.log
 echo "check-qemu: qemu ran $(( $(date +%s) - start ))s; console in tests/qemu-console.log"
-grep -E '^(qemu-kernel|qemu-result|[0-9]+%: Checks)' tests/qemu-console.log | tr -d '\r'
+grep -E '^(qemu-kernel|qemu-scratch|qemu-result|[0-9]+%: Checks)' tests/qemu-console.log | tr -d '\r'
 status=0
 for s in $suites; do
 	r=$(tr -d '\r' < tests/qemu-console.log | awk -v s="$s" '$1 == "qemu-result" && $2 == s { print $3 }')

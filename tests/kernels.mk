@@ -18,7 +18,7 @@ CLEANFILES += tests/kernels.table
 # `make check-qemu KERNEL=/path/to/vmlinuz`: the resolver table, tmpfile and
 # ops suites on a real (older) kernel under qemu (tests/check-qemu.sh).
 check-qemu: $(check_PROGRAMS)
-	@KERNEL='$(KERNEL)' $(SHELL) $(srcdir)/tests/check-qemu.sh
+	@KERNEL='$(KERNEL)' QEMU_FS='$(QEMU_FS)' $(SHELL) $(srcdir)/tests/check-qemu.sh
 PHONY_TARGETS += check-qemu
 EXTRA_DIST += tests/check-qemu.sh
 CLEANFILES += tests/qemu-console.log
