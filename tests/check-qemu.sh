@@ -50,7 +50,7 @@ if [ "$fs" = ext4 ]; then
 		cp "$mods/$m.ko" "$root/modules/" || { echo "check-qemu: no $mods/$m.ko"; exit 1; }
 	done
 	truncate -s 128M "$root/scratch.img"
-	mkfs.ext4 -q -F "$root/scratch.img"
+	mkfs.ext4 -q -F -b 4096 "$root/scratch.img"
 fi
 cat > "$root/init" <<'EOI'
 #!/bin/sh
