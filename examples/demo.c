@@ -19,7 +19,7 @@
  *
  *     ./demo            (or: make demo)
  */
-#define _GNU_SOURCE /* O_PATH, renameat2, RENAME_EXCHANGE */
+#define _GNU_SOURCE /* O_PATH, RENAME_EXCHANGE */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -35,9 +35,20 @@
 #include <sys/stat.h>
 #include <sys/xattr.h>
 #include <time.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <safeopen.h>
+
+/* renameat2(RENAME_EXCHANGE) through syscall(): not every C library has the
+ * wrapper (musl 1.2.3 has none). */
+#ifndef RENAME_EXCHANGE
+#define RENAME_EXCHANGE (1 << 1)
+#endif
+static int exchange_names(int dfd, const char *a, const char *b)
+{
+	return (int)syscall(SYS_renameat2, dfd, a, dfd, b, RENAME_EXCHANGE);
+}
 
 #define RACE_SECONDS 0.3   /* per method */
 #define RACE_MAX_TRIES 9999
@@ -446,7 +457,7 @@ static void *swapper(void *arg)
 {
 	(void)arg;
 	while (!atomic_load(&race_stop)) {
-		if (renameat2(rootfd, "inbox", rootfd, ".inbox-swap", RENAME_EXCHANGE) == 0) {
+		if (exchange_names(rootfd, "inbox", ".inbox-swap") == 0) {
 			atomic_fetch_add(&race_swaps, 1);
 		} else {
 			atomic_store(&race_err, errno);

@@ -8,15 +8,26 @@
  *
  *     race-swap DIR NAME1 NAME2 SECONDS
  */
-#define _GNU_SOURCE /* renameat2 */
+#define _GNU_SOURCE /* RENAME_EXCHANGE */
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
+
+/* renameat2(RENAME_EXCHANGE) through syscall(): not every C library has the
+ * wrapper (musl 1.2.3 has none). */
+#ifndef RENAME_EXCHANGE
+#define RENAME_EXCHANGE (1 << 1)
+#endif
+static int exchange_names(int dfd, const char *a, const char *b)
+{
+	return (int)syscall(SYS_renameat2, dfd, a, dfd, b, RENAME_EXCHANGE);
+}
 
 static volatile sig_atomic_t stop;
 
@@ -43,7 +54,7 @@ int main(int argc, char **argv)
 	time_t end = time(NULL) + strtol(argv[4], NULL, 10);
 	unsigned long swaps = 0;
 	while (!stop && time(NULL) < end) {
-		if (renameat2(dfd, argv[2], dfd, argv[3], RENAME_EXCHANGE) < 0) {
+		if (exchange_names(dfd, argv[2], argv[3]) < 0) {
 			fprintf(stderr, "race-swap: %s <-> %s: %s\n", argv[2], argv[3],
 				strerror(errno));
 			return 1;
@@ -51,7 +62,7 @@ int main(int argc, char **argv)
 		swaps++;
 	}
 	/* an odd number of swaps leaves them exchanged: put them back */
-	if (swaps % 2 && renameat2(dfd, argv[2], dfd, argv[3], RENAME_EXCHANGE) == 0)
+	if (swaps % 2 && exchange_names(dfd, argv[2], argv[3]) == 0)
 		swaps++;
 	printf("%lu\n", swaps);
 	close(dfd);

@@ -16,6 +16,7 @@
 #include <stdint.h>
 #include <unistd.h>
 
+#include "compat.h"
 #include "safeopen.h"
 
 /* ------------------------------------------------------------------ fd discipline */

@@ -41,27 +41,6 @@
 #define SO_RENAME_EXCHANGE AT_RENAME_EXCHANGE
 #endif
 
-/* System calls newer than the build headers may know. The numbers are shared
- * by every architecture using the generic syscall table (x86_64, aarch64). */
-#ifndef SYS_renameat2
-#define SYS_renameat2 316
-#endif
-#ifndef SYS_fchmodat2
-#define SYS_fchmodat2 452
-#endif
-#ifndef SYS_setxattrat
-#define SYS_setxattrat 463
-#endif
-#ifndef SYS_getxattrat
-#define SYS_getxattrat 464
-#endif
-#ifndef SYS_listxattrat
-#define SYS_listxattrat 465
-#endif
-#ifndef SYS_removexattrat
-#define SYS_removexattrat 466
-#endif
-
 /* Argument block of getxattrat/setxattrat (struct xattr_args, Linux 6.13);
  * read by the kernel only. */
 struct so_xattr_args {

@@ -214,27 +214,44 @@ static atomic_bool empty_path_links;
  * accepted the old path, so the probe creates nothing. Returns the strategy,
  * 0 if neither way works, or -1 with errno on a hard error.
  */
+/*
+ * One probe attempt: link olddirfd/oldpath to the new name "." in parentfd and
+ * return the resulting errno. The kernel looks the old path up (and checks the
+ * caller may link it) before it finds that "." exists, so EEXIST means "this
+ * way is allowed". Success is impossible ("." always exists); if it ever
+ * happened, the old path was accepted all the same, hence EEXIST too.
+ */
+static int link_probe_errno(int olddirfd, const char *oldpath, int parentfd, int at_flags)
+{
+	if (linkat(olddirfd, oldpath, parentfd, ".", at_flags) == 0)
+		return EEXIST;
+	return errno;
+}
+
 static int probe_link(int fd, int parentfd)
 {
-	/* linkat() cannot succeed with "." as the new name. */
-	(void)linkat(fd, "", parentfd, ".", AT_EMPTY_PATH);
-	if (errno == EEXIST) {
+	int err = link_probe_errno(fd, "", parentfd, AT_EMPTY_PATH);
+	if (err == EEXIST) {
 		atomic_store_explicit(&empty_path_links, true, memory_order_relaxed);
 		return TMP_EMPTY_PATH;
 	}
-	if (errno == ENOMEM)
+	if (err == ENOMEM) {
+		errno = err;
 		return -1;
+	}
 
 	_cleanup_fd_ int fddir = so_procfs_fd_dir();
 	if (fddir < 0)
 		return errno == ENXIO ? 0 : -1;
 	char num[16];
 	(void)snprintf(num, sizeof(num), "%d", fd);
-	(void)linkat(fddir, num, parentfd, ".", AT_SYMLINK_FOLLOW);
-	if (errno == EEXIST)
+	err = link_probe_errno(fddir, num, parentfd, AT_SYMLINK_FOLLOW);
+	if (err == EEXIST)
 		return TMP_PROCFS;
-	if (errno == ENOMEM)
+	if (err == ENOMEM) {
+		errno = err;
 		return -1;
+	}
 	return 0;
 }
 

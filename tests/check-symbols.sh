@@ -36,4 +36,53 @@ if ! cmp -s "$tmp/script" "$tmp/header"; then
 	status=1
 fi
 [ $status -eq 0 ] && echo "check-symbols: $(wc -l < "$tmp/exported") symbols, all versioned LIBSAFEOPEN_1.0 and declared"
+
+# The static archive (lib/static.mk): its only global definitions are the
+# version script's symbols, and an application may define every internal
+# name of the library (taken from the shared object's symbol table, where
+# they are local) and still link statically against it.
+a="$builddir/lib/.libs/libsafeopen.a"
+if [ ! -f "$a" ]; then
+	echo "check-symbols: no $a (configured with --disable-static?): archive not checked"
+	exit $status
+fi
+nm -g --defined-only "$a" | awk 'NF == 3 { print $3 }' | sort -u > "$tmp/archive"
+if ! cmp -s "$tmp/archive" "$tmp/script"; then
+	echo "check-symbols: archive globals (<) and version script (>) differ:"
+	diff "$tmp/archive" "$tmp/script" || true
+	status=1
+fi
+# Internal functions and objects of the library: local symbols of the .so,
+# minus compiler-generated and file-scope names that cannot collide anyway.
+nm --defined-only "$so" | awk 'NF == 3 && $2 ~ /^[tdbr]$/ && $3 ~ /^[A-Za-z][A-Za-z0-9_]*$/ { print $3 }' \
+	| grep -v -x -F -f "$tmp/script" | sort -u > "$tmp/internal"
+n=$(wc -l < "$tmp/internal")
+if [ "$n" -eq 0 ]; then
+	echo "check-symbols: found no internal symbol names in $so"; status=1
+else
+	{
+		echo '/* Defines every internal symbol name of libsafeopen. */'
+		sed 's/.*/char &[1] = { 0 };/' "$tmp/internal"
+		echo 'int safeopen_collide_main(void);'
+		echo 'int safeopen_collide_main(void) { return 0; }'
+	} > "$tmp/collide.c"
+	cat > "$tmp/main.c" <<'EOC'
+#include <errno.h>
+#include <fcntl.h>
+#include <safeopen.h>
+int main(void)
+{
+	/* Calls into the resolver, whose internals the application redefines. */
+	return safe_openat_beneath(AT_FDCWD, "..", O_RDONLY, 0) == -1 && errno == EXDEV ? 0 : 1;
+}
+EOC
+	CC_=${CC:-cc}
+	if $CC_ -I"$srcdir/include" -o "$tmp/static-app" "$tmp/main.c" "$tmp/collide.c" "$a" -pthread \
+		> "$tmp/link.log" 2>&1 && "$tmp/static-app" > /dev/null; then
+		echo "check-symbols: archive: $(wc -l < "$tmp/archive") globals; an application defining all $n internal names links statically"
+	else
+		echo "check-symbols: static link of an application defining the $n internal names failed:"
+		cat "$tmp/link.log"; status=1
+	fi
+fi
 exit $status

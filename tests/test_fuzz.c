@@ -292,7 +292,7 @@ int main(void)
 	fprintf(stderr, "test_fuzz: SAFEOPEN_FUZZ_SEED=%" PRIu64 " cases=%ld budget=%.0fs\n", seed,
 		total_cases, total_time);
 	if (!dc_kernel_has_openat2())
-		fprintf(stderr, "test_fuzz: no openat2 here (valgrind?): the default path is "
+		fprintf(stderr, "test_fuzz: oracle skipped: no openat2 here (valgrind, old kernel, seccomp): the default path is "
 				"compared with the walker, not with the kernel\n");
 	return fx_main(fuzz_suite());
 }

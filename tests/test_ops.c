@@ -2117,9 +2117,16 @@ START_TEST(long_last_name_on_procfs)
 #ifdef SYS_openat2
 	struct { uint64_t flags, mode, resolve; } raw = { O_PATH | O_NOFOLLOW, 0, 0x08 };
 	long r = syscall(SYS_openat2, procfd, name, &raw, sizeof(raw));
-	if (r >= 0 || errno != ENOSYS) {
+	int raw_err = errno;
+	/* An old kernel (ENOSYS) or a seccomp profile (EPERM or ENOSYS) has no
+	 * oracle to ask; an invalid call tells them apart from an answer. */
+	bool blocked = syscall(SYS_openat2, AT_FDCWD, NULL, NULL, 0) < 0 &&
+		       (errno == ENOSYS || errno == EPERM);
+	if (blocked) {
+		fprintf(stderr, "oracle skipped: raw openat2 unavailable here\n");
+	} else {
 		ck_assert_int_eq(r, -1);
-		ck_assert_int_eq(errno, want);
+		ck_assert_int_eq(raw_err, want);
 	}
 #endif
 	struct stat st;
