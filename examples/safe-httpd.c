@@ -1190,6 +1190,8 @@ static void conn_close(struct conn *c)
 /* Served BURST_MAX requests in a row: continue in the next round. */
 static void make_ready(struct conn *c)
 {
+	if (c->ready) /* still queued from an earlier burst */
+		return;
 	c->ready = true;
 	c->ready_next = NULL;
 	if (ready_last)
