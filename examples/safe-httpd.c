@@ -17,8 +17,9 @@
  * the point of this example: escapes come back as EXDEV or ELOOP (403), and
  * names that do not exist beneath ROOT as ENOENT (404).
  *
- * Connection model: one thread, one epoll(7) loop, every socket non-blocking
- * and edge-triggered. A connection is a small state machine (reading a head,
+ * Connection model: an epoll(7) loop per thread (--threads, default one per
+ * CPU up to 8), each with its own SO_REUSEPORT listening socket and its own
+ * connections; every socket non-blocking and edge-triggered. A connection is a small state machine (reading a head,
  * reading a body, sending, lingering before the close) that runs until its
  * socket would block, so an idle or slow client costs a few KiB of memory and
  * never delays anybody else. Each state has one timeout, and each timeout
@@ -30,9 +31,9 @@
  *   - keep-alive idle: --idle-timeout between requests;
  *   - body and response: --body-timeout without any progress;
  *   - lingering close: 1 s.
- * At --max-conns connections, a new connection first evicts the connection
- * that has been idle longest between requests; only when none is idle does
- * it get a 503. File bodies go out with sendfile(2), small ones in the same
+ * At --max-conns connections (all loops together), a new connection first
+ * evicts the connection of its loop that has been idle longest between
+ * requests; only when none is idle does it get a 503. File bodies go out with sendfile(2), small ones in the same
  * send(2) as the head. Filesystem calls are short and stay synchronous.
  */
 #define _GNU_SOURCE /* accept4, O_PATH, sendfile, strcasestr */
@@ -45,13 +46,17 @@
 #include <limits.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <poll.h>
+#include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/resource.h>
 #include <sys/sendfile.h>
 #include <sys/signalfd.h>
@@ -93,7 +98,8 @@ static struct {
 
 static int rootfd = -1;
 static FILE *access_log; /* NULL with --quiet */
-static bool stopping;
+static atomic_bool stopping;
+static atomic_uint total_conns; /* connections of all loops, not counting 503s */
 
 static const char usage_text[] =
 	"Usage: safe-httpd [OPTIONS] ROOT [PORT]\n"
@@ -122,8 +128,12 @@ static const char usage_text[] =
 	"                          index.html gets 403\n"
 	"      --max-conns N       open connections at most (default 1024); when all\n"
 	"                          are busy, the connection idle longest between\n"
-	"                          requests is closed for a new one, and only when\n"
-	"                          none is idle does the new one get 503\n"
+	"                          requests (in the same loop) is closed for a new\n"
+	"                          one, and only when none is idle does the new one\n"
+	"                          get 503\n"
+	"      --threads N         event loops, one thread each (default: one per\n"
+	"                          CPU, at most 8); each loop serves any number of\n"
+	"                          connections, so idle clients never hold a thread\n"
 	"      --head-timeout S    a request head must arrive complete within S\n"
 	"                          seconds of the connection's opening or of its first\n"
 	"                          byte (default 10): 408, then close\n"
@@ -225,8 +235,8 @@ static int64_t now_ms(void)
  * once a second. */
 static const char *date_now(void)
 {
-	static time_t last = -1;
-	static char buf[48];
+	static __thread time_t last = -1;
+	static __thread char buf[48];
 	time_t t = time(NULL);
 	if (t != last) {
 		struct tm tm;
@@ -239,8 +249,8 @@ static const char *date_now(void)
 
 static const char *log_time_now(void)
 {
-	static time_t last = -1;
-	static char buf[48];
+	static __thread time_t last = -1;
+	static __thread char buf[48];
 	time_t t = time(NULL);
 	if (t != last) {
 		struct tm tm;
@@ -446,20 +456,23 @@ struct conn {
 	char buf[HEAD_MAX + 1];
 };
 
-static struct {
+/* Each loop thread has its own connections, timer lists and listening
+ * socket (SO_REUSEPORT): nothing below is shared between loops. */
+static __thread struct {
 	struct conn *first, *last;
 	int64_t limit_ms;
 } timers[TL_COUNT];
 
-static int epfd = -1, lfd = -1, sfd = -1;
-static unsigned nconns, nrejecting;
-static int64_t loop_now;           /* the loop's clock, read after each wait */
-static int64_t accept_paused_until; /* after EMFILE and friends */
-static struct conn *ready_first, *ready_last;
-static struct conn *dead_list;     /* closed, freed at the end of the round */
-static char scratch[65536];        /* body and drain reads (one thread) */
+static __thread int epfd = -1, lfd = -1;
+static __thread unsigned nconns, nrejecting;
+static __thread int64_t loop_now;            /* the loop's clock, read after each wait */
+static __thread int64_t accept_paused_until; /* after EMFILE and friends */
+static __thread struct conn *ready_first, *ready_last;
+static __thread struct conn *dead_list;      /* closed, freed at the end of the round */
+static __thread char scratch[65536];         /* body and drain reads */
+static int wakefd = -1; /* eventfd: readable once the server stops */
 /* epoll data of the two non-connection descriptors */
-static char listen_tag, signal_tag;
+static char listen_tag, wake_tag;
 
 static void timer_unlink(struct conn *c)
 {
@@ -1177,10 +1190,12 @@ static void conn_close(struct conn *c)
 	free(c->rq);
 	free(c->out.p);
 	c->dead = true;
-	if (c->rejected)
+	if (c->rejected) {
 		nrejecting--;
-	else
+	} else {
 		nconns--;
+		atomic_fetch_sub(&total_conns, 1);
+	}
 	if (!c->ready) { /* else the ready list frees it */
 		c->next = dead_list;
 		dead_list = c;
@@ -1643,10 +1658,11 @@ static void accept_ready(void)
 				accept_pause(true); /* out of resources: do not spin */
 			return;
 		}
-		/* full: the connection idle longest between requests makes room */
-		if (nconns >= cfg.max_conns && timers[TL_IDLE].first)
+		/* full: the connection idle longest between requests (in this
+		 * loop) makes room */
+		if (atomic_load(&total_conns) >= cfg.max_conns && timers[TL_IDLE].first)
 			conn_close(timers[TL_IDLE].first);
-		bool reject = nconns >= cfg.max_conns;
+		bool reject = atomic_load(&total_conns) >= cfg.max_conns;
 		struct conn *c = reject && nrejecting >= REJECT_MAX ? NULL : calloc(1, sizeof(*c));
 		if (!c) {
 			close(fd);
@@ -1672,6 +1688,7 @@ static void accept_ready(void)
 			start_error(c, 503, "Retry-After: 1\r\n");
 		} else {
 			nconns++;
+			atomic_fetch_add(&total_conns, 1);
 			c->state = CS_HEAD;
 			timer_set(c, TL_HEAD);
 		}
@@ -1682,7 +1699,7 @@ static void accept_ready(void)
  * once their response is out. */
 static void begin_stop(void)
 {
-	stopping = true;
+	epoll_ctl(epfd, EPOLL_CTL_DEL, wakefd, NULL);
 	close(lfd); /* leaves the epoll set */
 	lfd = -1;
 	while (timers[TL_IDLE].first)
@@ -1712,7 +1729,7 @@ static int next_timeout(void)
 static void run_loop(void)
 {
 	struct epoll_event evs[EVENTS_MAX];
-	while (!stopping || nconns + nrejecting > 0) {
+	while (lfd >= 0 || nconns + nrejecting > 0) {
 		int n = epoll_wait(epfd, evs, EVENTS_MAX, next_timeout());
 		if (n < 0 && errno != EINTR) {
 			perror("safe-httpd: epoll_wait");
@@ -1722,15 +1739,11 @@ static void run_loop(void)
 		for (int i = 0; i < n; i++) {
 			void *p = evs[i].data.ptr;
 			if (p == &listen_tag) {
-				if (!stopping)
+				if (lfd >= 0)
 					accept_ready();
-			} else if (p == &signal_tag) {
-				struct signalfd_siginfo si;
-				if (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si) && !stopping) {
-					fprintf(stderr, "safe-httpd: %s, shutting down\n",
-						strsignal((int)si.ssi_signo));
+			} else if (p == &wake_tag) {
+				if (lfd >= 0)
 					begin_stop();
-				}
 			} else if (!((struct conn *)p)->dead) {
 				advance(p);
 			}
@@ -1750,7 +1763,7 @@ static void run_loop(void)
 		for (int l = 0; l < TL_COUNT; l++)
 			while (timers[l].first && timers[l].first->deadline <= loop_now)
 				expire(timers[l].first);
-		if (accept_paused_until && loop_now >= accept_paused_until && !stopping)
+		if (accept_paused_until && loop_now >= accept_paused_until && lfd >= 0)
 			accept_pause(false);
 		while (dead_list) {
 			struct conn *c = dead_list;
@@ -1758,6 +1771,49 @@ static void run_loop(void)
 			free(c);
 		}
 	}
+}
+
+/* One loop thread: its listening socket (taken over) in its own epoll set
+ * with the shared wake-up eventfd; returns when the server stops and its
+ * last connection is gone. */
+static void *loop_main(void *arg)
+{
+	lfd = (int)(intptr_t)arg;
+	timers[TL_HEAD].limit_ms = cfg.head_timeout_ms;
+	timers[TL_IDLE].limit_ms = cfg.idle_timeout_ms;
+	timers[TL_IO].limit_ms = cfg.body_timeout_ms;
+	timers[TL_LINGER].limit_ms = LINGER_MS;
+	loop_now = now_ms();
+	struct epoll_event lev = { .events = EPOLLIN, .data.ptr = &listen_tag };
+	struct epoll_event wev = { .events = EPOLLIN, .data.ptr = &wake_tag };
+	epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (epfd < 0 || epoll_ctl(epfd, EPOLL_CTL_ADD, lfd, &lev) < 0 ||
+	    epoll_ctl(epfd, EPOLL_CTL_ADD, wakefd, &wev) < 0) {
+		perror("safe-httpd: epoll");
+		exit(1);
+	}
+	run_loop();
+	/* Normally every connection is gone by now; after a failed
+	 * epoll_wait, close what is left. */
+	for (int l = 0; l < TL_COUNT; l++)
+		while (timers[l].first)
+			conn_close(timers[l].first);
+	while (ready_first) {
+		struct conn *r = ready_first;
+		ready_first = r->ready_next;
+		if (!r->dead)
+			conn_close(r);
+		free(r);
+	}
+	while (dead_list) {
+		struct conn *d = dead_list;
+		dead_list = d->next;
+		free(d);
+	}
+	if (lfd >= 0)
+		close(lfd);
+	close(epfd);
+	return NULL;
 }
 
 /* ------------------------------------------------------------------ main */
@@ -1790,19 +1846,18 @@ static int parse_seconds(const char *s)
 /* Each connection may hold its socket and one file; raise the soft limit
  * on descriptors to that, or lower --max-conns to what the hard limit
  * allows. */
-static void fit_descriptor_limit(void)
+static void fit_descriptor_limit(int nloops)
 {
 	struct rlimit rl;
-	rlim_t need = (rlim_t)cfg.max_conns * 2 + REJECT_MAX + 32;
+	rlim_t need = (rlim_t)cfg.max_conns * 2 + (rlim_t)nloops * (REJECT_MAX + 2) + 32;
 	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur >= need)
 		return;
 	rl.rlim_cur = rl.rlim_max == RLIM_INFINITY || rl.rlim_max > need ? need : rl.rlim_max;
 	if (setrlimit(RLIMIT_NOFILE, &rl) < 0 && getrlimit(RLIMIT_NOFILE, &rl) < 0)
 		return;
 	if (rl.rlim_cur < need) {
-		unsigned max = rl.rlim_cur > REJECT_MAX + 34 ?
-				       (unsigned)((rl.rlim_cur - REJECT_MAX - 32) / 2) :
-				       1;
+		rlim_t fixed = (rlim_t)nloops * (REJECT_MAX + 2) + 32;
+		unsigned max = rl.rlim_cur > fixed + 2 ? (unsigned)((rl.rlim_cur - fixed) / 2) : 1;
 		fprintf(stderr, "safe-httpd: descriptor limit %llu: --max-conns lowered to %u\n",
 			(unsigned long long)rl.rlim_cur, max);
 		cfg.max_conns = max;
@@ -1823,6 +1878,7 @@ int main(int argc, char **argv)
 		OPT_TIMEOUT,
 		OPT_MAX_BODY,
 		OPT_ACCESS_LOG,
+		OPT_THREADS,
 	};
 	static const struct option opts[] = {
 		{ "in-root", no_argument, NULL, OPT_IN_ROOT },
@@ -1836,12 +1892,15 @@ int main(int argc, char **argv)
 		{ "timeout", required_argument, NULL, OPT_TIMEOUT },
 		{ "max-body", required_argument, NULL, OPT_MAX_BODY },
 		{ "access-log", required_argument, NULL, OPT_ACCESS_LOG },
+		{ "threads", required_argument, NULL, OPT_THREADS },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *log_path = NULL;
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	int nloops = ncpu < 1 ? 1 : ncpu > 8 ? 8 : (int)ncpu;
 	int c;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "+qhV", opts, NULL)) != -1) {
@@ -1882,6 +1941,11 @@ int main(int argc, char **argv)
 		case OPT_ACCESS_LOG:
 			log_path = optarg;
 			break;
+		case OPT_THREADS:
+			nloops = (int)parse_number(optarg, 64, "invalid thread count");
+			if (!nloops)
+				usage_error("invalid thread count", optarg);
+			break;
 		case 'q':
 			cfg.quiet = true;
 			break;
@@ -1905,10 +1969,6 @@ int main(int argc, char **argv)
 	unsigned port = optind + 1 < argc ?
 				(unsigned)parse_number(argv[optind + 1], 65535, "invalid port") :
 				8080;
-	timers[TL_HEAD].limit_ms = cfg.head_timeout_ms;
-	timers[TL_IDLE].limit_ms = cfg.idle_timeout_ms;
-	timers[TL_IO].limit_ms = cfg.body_timeout_ms;
-	timers[TL_LINGER].limit_ms = LINGER_MS;
 
 	/* ROOT is trusted: opened normally. Everything below it is not. */
 	rootfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
@@ -1924,61 +1984,75 @@ int main(int argc, char **argv)
 		}
 		setvbuf(access_log, NULL, _IOLBF, 0);
 	}
-	fit_descriptor_limit();
+	fit_descriptor_limit(nloops);
 
 	/* SIGPIPE ignored (a client may vanish during sendfile); SIGINT and
-	 * SIGTERM blocked and read from a signalfd in the loop. */
+	 * SIGTERM blocked in every thread and read from a signalfd here. */
 	signal(SIGPIPE, SIG_IGN);
 	sigset_t stop_set;
 	sigemptyset(&stop_set);
 	sigaddset(&stop_set, SIGINT);
 	sigaddset(&stop_set, SIGTERM);
-	sigprocmask(SIG_BLOCK, &stop_set, NULL);
-	sfd = signalfd(-1, &stop_set, SFD_CLOEXEC | SFD_NONBLOCK);
-	epfd = epoll_create1(EPOLL_CLOEXEC);
+	pthread_sigmask(SIG_BLOCK, &stop_set, NULL);
+	int sfd = signalfd(-1, &stop_set, SFD_CLOEXEC);
+	wakefd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 
-	lfd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	/* One listening socket per loop on the same port (SO_REUSEPORT: the
+	 * kernel spreads new connections over them); port 0 is resolved by
+	 * the first. */
+	int *lfds = calloc((size_t)nloops, sizeof(*lfds));
 	struct sockaddr_in addr = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
 	addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	socklen_t alen = sizeof(addr);
 	int one = 1;
-	struct epoll_event lev = { .events = EPOLLIN, .data.ptr = &listen_tag };
-	struct epoll_event sev = { .events = EPOLLIN, .data.ptr = &signal_tag };
-	if (sfd < 0 || epfd < 0 || lfd < 0 ||
-	    setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
-	    bind(lfd, (struct sockaddr *)&addr, sizeof(addr)) < 0 || listen(lfd, SOMAXCONN) < 0 ||
-	    getsockname(lfd, (struct sockaddr *)&addr, &alen) < 0 ||
-	    epoll_ctl(epfd, EPOLL_CTL_ADD, lfd, &lev) < 0 ||
-	    epoll_ctl(epfd, EPOLL_CTL_ADD, sfd, &sev) < 0) {
-		fprintf(stderr, "safe-httpd: 127.0.0.1:%u: %s\n", port, strerror(errno));
+	if (sfd < 0 || wakefd < 0 || !lfds) {
+		fprintf(stderr, "safe-httpd: %s\n", strerror(errno));
 		return 1;
 	}
+	for (int i = 0; i < nloops; i++) {
+		socklen_t alen = sizeof(addr);
+		lfds[i] = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+		if (lfds[i] < 0 ||
+		    setsockopt(lfds[i], SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
+		    (nloops > 1 &&
+		     setsockopt(lfds[i], SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one)) < 0) ||
+		    bind(lfds[i], (struct sockaddr *)&addr, sizeof(addr)) < 0 ||
+		    listen(lfds[i], SOMAXCONN) < 0 ||
+		    getsockname(lfds[i], (struct sockaddr *)&addr, &alen) < 0) {
+			fprintf(stderr, "safe-httpd: 127.0.0.1:%u: %s\n", port, strerror(errno));
+			return 1;
+		}
+	}
+	pthread_t *threads = calloc((size_t)nloops, sizeof(*threads));
+	if (!threads) {
+		fprintf(stderr, "safe-httpd: %s\n", strerror(ENOMEM));
+		return 1;
+	}
+	int started = 0;
+	for (; started < nloops; started++)
+		if (pthread_create(&threads[started], NULL, loop_main,
+				   (void *)(intptr_t)lfds[started]) != 0)
+			break;
+	if (started < nloops) { /* their sockets would take connections nobody accepts */
+		fprintf(stderr, "safe-httpd: cannot start %d loop threads\n", nloops);
+		return 1;
+	}
+	free(lfds);
 	printf("listening on 127.0.0.1:%u\n", ntohs(addr.sin_port));
 	fflush(stdout);
 
-	loop_now = now_ms();
-	run_loop();
-
-	/* Normally every connection is gone by now; after a failed
-	 * epoll_wait, close what is left. */
-	for (int l = 0; l < TL_COUNT; l++)
-		while (timers[l].first)
-			conn_close(timers[l].first);
-	while (ready_first) {
-		struct conn *r = ready_first;
-		ready_first = r->ready_next;
-		if (!r->dead)
-			conn_close(r);
-		free(r);
-	}
-	while (dead_list) {
-		struct conn *d = dead_list;
-		dead_list = d->next;
-		free(d);
-	}
-	if (lfd >= 0)
-		close(lfd);
-	close(epfd);
+	struct signalfd_siginfo si = { .ssi_signo = SIGTERM };
+	while (read(sfd, &si, sizeof(si)) != (ssize_t)sizeof(si))
+		if (errno != EINTR)
+			break;
+	fprintf(stderr, "safe-httpd: %s, shutting down\n", strsignal((int)si.ssi_signo));
+	atomic_store(&stopping, true);
+	uint64_t wake = 1;
+	if (write(wakefd, &wake, sizeof(wake)) != (ssize_t)sizeof(wake))
+		perror("safe-httpd: eventfd");
+	for (int i = 0; i < started; i++)
+		pthread_join(threads[i], NULL);
+	free(threads);
+	close(wakefd);
 	close(sfd);
 	close(rootfd);
 	if (access_log && access_log != stderr)

@@ -489,6 +489,11 @@ raw 'GET /index.html HTTP/1.1\r\nHost: x\r\n\r\n'\
 'GET /docs/readme.txt HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n'
 check "pipelining: two responses in order" \
 	sh -c "grep -c '^HTTP/1.1 200' '$T/raw' | grep -qx 2 && grep -q 'read me' '$T/raw'"
+many=$(for i in $(seq 39); do printf 'GET /docs/readme.txt?%d HTTP/1.1\\r\\nHost: x\\r\\n\\r\\n' "$i"; done)
+raw "${many}GET /index.html HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+check "40 pipelined requests in one packet (more than one burst): 40 responses, in order" \
+	sh -c "test \$(grep -c '^HTTP/1.1 200' '$T/raw') = 40 && test \$(grep -c 'read me' '$T/raw') = 39 &&
+	tail -1 '$T/raw' | grep -q hello"
 CLF='^127\.0\.0\.1 - - \[[0-3][0-9]/[A-Z][a-z][a-z]/[0-9]{4}:[0-2][0-9]:[0-5][0-9]:[0-6][0-9] [+-][0-9]{4}\] '
 check "access log in Common Log Format with a timestamp" \
 	grep -qE "$CLF\"GET /index.html HTTP/1.1\" 200 15\$" "$T/port.log"
@@ -759,7 +764,8 @@ if [ -n "$PYTHON" ]; then
 		test "$(ls -a "$R/docs" | tr '\n' ' ')" = "$(cat "$T/ls")"
 	stop TERM
 	check "SIGTERM with connections gone: exit 0 (got $status)" test "$status" = 0
-	start "$T/port4" "$HTTPD" -q --max-conns 4 "$R" 0
+	# one loop: eviction picks the longest-idle connection of the same loop
+	start "$T/port4" "$HTTPD" -q --threads 1 --max-conns 4 "$R" 0
 	client full 4 "$R/index.html" >"$T/c.full"
 	check "503 only when full: $(cat "$T/c.full")" cres full
 	stop TERM
@@ -793,7 +799,7 @@ fi
 # ---------------------------------------------------------------- --help
 help_ok=yes
 "$HTTPD" --help >"$T/help"
-for o in in-root walker read-only no-listing max-conns head-timeout idle-timeout \
+for o in in-root walker read-only no-listing max-conns threads head-timeout idle-timeout \
 	body-timeout timeout max-body access-log quiet help version; do
 	grep -q -- "--$o" "$T/help" || { help_ok=no; echo "# --help lacks --$o"; }
 done
