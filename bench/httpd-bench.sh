@@ -65,6 +65,7 @@ if [ -n "$PYTHON" ]; then
 fi
 sleep 0.3
 
+declare -A rate
 declare -A label=([new]="safe-httpd" [before]="before" [python]="python3 http.server")
 printf '%-9s %7s' file clients
 for s in "${servers[@]}"; do printf ' %20s' "${label[$s]} req/s"; done
@@ -75,15 +76,15 @@ for f in 1k 100k; do
 		printf '%-9s %7s' "${f/k/ KiB}" "$c"
 		for s in "${servers[@]}"; do
 			port_var=PORT_$s
-			read -r rps n errs conns < <("$LOADGEN" "${!port_var}" "/$f.bin" "$c" \
+			read -r rps _ errs _ < <("$LOADGEN" "${!port_var}" "/$f.bin" "$c" \
 				"$SECONDS_PER_CELL")
-			eval "rps_$s=\$rps"
+			rate[$s]=$rps
 			cell=$rps
 			[ "${errs:-0}" != 0 ] && cell="$rps ($errs err)"
 			printf ' %20s' "$cell"
 		done
-		if [ -n "$PYTHON" ] && [ "${rps_python:-0}" -gt 0 ]; then
-			printf ' %11sx' "$(awk -v a="$rps_new" -v b="$rps_python" 'BEGIN{printf "%.1f", a/b}')"
+		if [ -n "$PYTHON" ] && [ "${rate[python]:-0}" -gt 0 ]; then
+			printf ' %11sx' "$(awk -v a="${rate[new]}" -v b="${rate[python]}" 'BEGIN{printf "%.1f", a/b}')"
 		fi
 		echo
 	done

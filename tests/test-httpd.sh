@@ -64,12 +64,10 @@ req() {
 }
 header() { tr -d '\r' <"$T/hdr" | sed -n "s/^$1: //Ip" | tail -1; }
 # raw TEXT: send TEXT (printf format) on a new connection, read until the
-# server closes it; response in $T/raw, $raw_rc 0 if the server closed it
-# (124 if the 10 s guard had to)
+# server closes it (at most 10 s); response in $T/raw
 raw() {
 	timeout 10 bash -c 'exec 3<>"/dev/tcp/127.0.0.1/$1" || exit 1
 		printf "$2" >&3; cat <&3' raw "$PORT" "$1" >"$T/raw" 2>/dev/null
-	raw_rc=$?
 }
 raw_status() { head -1 "$T/raw" | tr -d '\r' | cut -d' ' -f2; }
 write_client() {
@@ -734,7 +732,6 @@ if [ -n "$PYTHON" ]; then
 	write_client
 	start "$T/port3" "$HTTPD" --head-timeout 2 --idle-timeout 2 --body-timeout 2 \
 		--max-conns 400 "$R" 0
-	P3=$PID
 	client() { timeout 30 "$PYTHON" "$T/client.py" "$PORT" "$@" 2>&1; }
 	# the timed ones run side by side: together about 3 s
 	cpids=()
