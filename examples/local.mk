@@ -2,8 +2,13 @@
 # tool (installed, with its man page), the safe-httpd file server, and hello,
 # the smallest consumer (also the pkg-config check of .ci/run).
 bin_PROGRAMS += examples/safeopen
-examples_safeopen_SOURCES = examples/safeopen.c
+examples_safeopen_SOURCES = examples/safeopen.c examples/extract.c examples/extract.h
 examples_safeopen_LDADD = lib/libsafeopen.la
+if HAVE_LIBARCHIVE
+# safeopen extract (examples/extract.c); without libarchive it says it is not built
+examples_safeopen_CPPFLAGS = $(AM_CPPFLAGS) $(LIBARCHIVE_CFLAGS)
+examples_safeopen_LDADD += $(LIBARCHIVE_LIBS)
+endif
 dist_man1_MANS += examples/safeopen.1
 
 noinst_PROGRAMS += examples/hello examples/demo examples/safe-httpd
