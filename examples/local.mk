@@ -27,6 +27,12 @@ examples_race_swap_SOURCES = examples/race-swap.c
 TESTS += tests/test-cli.sh tests/test-httpd.sh
 EXTRA_DIST += tests/test-cli.sh tests/test-httpd.sh
 
+# safeopen extract: hostile archives made by tests/gen-archives.py, a benign
+# corpus compared with GNU tar (tests/tree-manifest.py), the swap attack
+# (examples/race-swap). SKIPs when safeopen was built without libarchive.
+TESTS += tests/test-extract.sh
+EXTRA_DIST += tests/test-extract.sh tests/gen-archives.py tests/tree-manifest.py
+
 demo: examples/demo
 	@./examples/demo
 PHONY_TARGETS += demo
