@@ -186,6 +186,9 @@ int so_open_validated(int dirfd, const char *path, const struct safe_open_how *h
 		if (errno != ENOSYS && errno != EAGAIN && errno != ELOOP)
 			return fd;
 	}
+	/* Only the kernel can look a path up from its caches alone. */
+	if (how->resolve & SO_RESOLVE_CACHED)
+		return so_fail(EAGAIN);
 	return so_walk_open(dirfd, path, how);
 }
 
