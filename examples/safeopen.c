@@ -60,6 +60,11 @@ static const char usage_text[] =
 	"  extract [OPTIONS] [ARCHIVE|-]\n"
 	"                           unpack an untrusted archive beneath ROOT\n"
 	"                           (see 'safeopen ROOT extract --help')\n"
+	"  sweep [--age SECONDS] [DIR]\n"
+	"                           remove the hidden temporaries (.safeopen-*) that\n"
+	"                           interrupted writers left in DIR (default: ROOT)\n"
+	"                           if unchanged for SECONDS (default 3600); prints\n"
+	"                           how many were removed\n"
 	"\n"
 	"Options:\n"
 	"      --beneath        PATH must stay beneath ROOT: absolute paths and links,\n"
@@ -529,11 +534,11 @@ static int cmd_put(int argc, char **argv)
 	/* Phase one: an unpublished file in PATH's directory. Nobody sees it
 	 * under PATH until safe_tmpfile_link(), which sets the xattrs first. */
 	struct safe_tmpfile *tmp = NULL;
-	int fd = safe_tmpfile_open(rootfd, path, mode, resolve, &tmp);
-	if (fd < 0) {
+	if (safe_tmpfile_open(rootfd, path, mode, resolve, &tmp) < 0) {
 		free(xa);
 		return fail(path, errno);
 	}
+	int fd = safe_tmpfile_fd(tmp); /* borrowed: the handle closes it */
 	bool read_side;
 	int err = copy_fd(STDIN_FILENO, fd, &read_side);
 	if (err) {
@@ -582,6 +587,42 @@ static int cmd_rm(int argc, char **argv)
 	return ret;
 }
 
+/* ------------------------------------------------------------------ sweep */
+
+/* Remove the hidden leftovers of writers that died (put, safe-httpd, any
+ * program using safe_tmpfile_*) from one directory. */
+static int cmd_sweep(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "age", required_argument, NULL, 'a' },
+		{ NULL, 0, NULL, 0 },
+	};
+	unsigned long age = 3600;
+	int c;
+	optind = 0; /* full reinitialisation of GNU getopt */
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+", opts, NULL)) != -1) {
+		if (c != 'a') {
+			if (optopt == 'a')
+				usage_error("sweep: option --age needs SECONDS");
+			usage_error("sweep: invalid option '%s'", argv[optind - 1]);
+		}
+		char *end;
+		errno = 0;
+		age = strtoul(optarg, &end, 10);
+		if (errno || end == optarg || *end || optarg[0] == '-' || age > UINT_MAX)
+			usage_error("sweep: --age wants a number of seconds, got '%s'", optarg);
+	}
+	if (optind + 1 < argc)
+		usage_error("sweep: at most one DIR expected");
+	const char *dir = optind < argc ? argv[optind] : ".";
+	int n = safe_tmpfile_sweep_beneath(rootfd, dir, (unsigned int)age, resolve);
+	if (n < 0)
+		return fail(dir, errno);
+	printf("%d\n", n);
+	return EXIT_OK;
+}
+
 /* ------------------------------------------------------------------ extract */
 
 /* examples/extract.c */
@@ -599,6 +640,7 @@ static const struct command {
 	{ "cat", cmd_cat },	{ "stat", cmd_stat }, { "ls", cmd_ls },	{ "resolve", cmd_resolve },
 	{ "mkdir", cmd_mkdir }, { "put", cmd_put },   { "rm", cmd_rm },
 	{ "extract", cmd_extract },
+	{ "sweep", cmd_sweep },
 };
 
 int main(int argc, char **argv)

@@ -274,7 +274,7 @@ ssize_t safe_realpath_beneath(int dirfd, const char *path, char *buf, size_t siz
 					    : entry_path(dirfd, path, resolve, &oid, &rootid, &o);
 		if (r < 0 && errno == EACCES) {
 			ssize_t n = procfs_name(dirfd, obj, resolve, &oid, buf, size);
-			if (n >= 0 || errno == ERANGE)
+			if (n >= 0 || errno == ERANGE || so_resource_errno(errno))
 				return n;
 			if (errno != EAGAIN)
 				return so_fail(EACCES);
