@@ -137,54 +137,6 @@ struct xstate {
 	bool fatal;         /* the archive cannot be read further */
 };
 
-/* ------------------------------------------------------------------
- * Wrappers over the library calls whose names or shapes change in the 1.0
- * API (COORDINATION.md): switching is a matter of these few lines.
- */
-
-/* mkdir -p beneath dirfd; returns a descriptor of the final directory. */
-static int x_mkdir_all(int dirfd, const char *path, mode_t mode, uint64_t flags)
-{
-	return safe_mkdirat_beneath(dirfd, path, mode, flags | SAFE_MKDIR_PARENTS);
-}
-
-/* mknod of one name in a directory the library resolved. Until
- * safe_mknodat_beneath() exists: the name is a single component (checked),
- * so mknodat() does no path walk, and mknod never follows a symlink. */
-static int x_mknod(int dirfd, const char *name, mode_t mode, dev_t dev, uint64_t flags)
-{
-	(void)flags;
-	if (strchr(name, '/') || !strcmp(name, ".") || !strcmp(name, "..")) {
-		errno = EINVAL;
-		return -1;
-	}
-	return mknodat(dirfd, name, mode, dev);
-}
-
-/* Hard link oldpath (beneath olddirfd) as newpath (beneath newdirfd). The
- * pre-1.0 call takes one root, so the new name is also given as newfull,
- * relative to olddirfd. */
-static int x_link(int olddirfd, const char *oldpath, int newdirfd, const char *newpath,
-		  const char *newfull, uint64_t flags)
-{
-	(void)newdirfd;
-	(void)newpath;
-	return safe_linkat_beneath(olddirfd, oldpath, newfull, flags);
-}
-
-static int x_rename(int dirfd, const char *oldname, const char *newname, uint64_t flags)
-{
-	return safe_renameat_beneath(dirfd, oldname, newname, flags);
-}
-
-/* Phase one of the tmpfile API; returns the unpublished file's descriptor
- * (owned by the handle). */
-static int x_tmpfile_open(int dirfd, const char *path, mode_t mode, uint64_t flags,
-			  struct safe_tmpfile **tmpp)
-{
-	return safe_tmpfile_open(dirfd, path, mode, flags, tmpp);
-}
-
 /* ------------------------------------------------------------------ messages */
 
 static const char *errno_name(int err)
@@ -453,7 +405,6 @@ static bool xattr_errno(int err)
 struct maker {
 	int (*make)(struct xstate *st, const struct maker *mk, int pfd, const char *name);
 	const char *target;   /* symlink body, or hard link target (normalized) */
-	const char *parent;   /* parent path (hard links, pre-1.0 API) */
 	mode_t mode;
 	dev_t dev;
 };
@@ -465,17 +416,14 @@ static int make_symlink(struct xstate *st, const struct maker *mk, int pfd, cons
 
 static int make_node(struct xstate *st, const struct maker *mk, int pfd, const char *name)
 {
-	return x_mknod(pfd, name, mk->mode, mk->dev, st->resolve);
+	return safe_mknodat_beneath(pfd, name, mk->mode, mk->dev, st->resolve);
 }
 
+/* The target is resolved beneath DEST (not followed if it is a symlink: the
+ * link is to the symlink itself, as tar does). */
 static int make_link(struct xstate *st, const struct maker *mk, int pfd, const char *name)
 {
-	char full[PATH_MAX];
-	if (snprintf(full, sizeof(full), "%s/%s", mk->parent, name) >= (int)sizeof(full)) {
-		errno = ENAMETOOLONG;
-		return -1;
-	}
-	return x_link(st->rootfd, mk->target, pfd, name, full, st->resolve);
+	return safe_linkat_beneath(st->rootfd, mk->target, pfd, name, st->resolve);
 }
 
 /* Create the entry; if the name exists and --overwrite was given, create it
@@ -491,7 +439,7 @@ static int create_replacing(struct xstate *st, const struct maker *mk, int pfd, 
 	tmp_name(st, tmp, sizeof(tmp));
 	if (mk->make(st, mk, pfd, tmp) < 0)
 		return -1;
-	if (x_rename(pfd, tmp, name, st->resolve) < 0) {
+	if (safe_renameat_beneath(pfd, tmp, pfd, name, st->resolve) < 0) {
 		int err = errno;
 		if (safe_unlinkat_beneath(pfd, tmp, st->resolve) < 0)
 			report(st, tmp, "temporary name not removed", errno);
@@ -552,11 +500,11 @@ static int extract_file(struct xstate *st, struct archive_entry *e, int pfd, con
 {
 	mode_t perm = entry_perm(st, e, false);
 	struct safe_tmpfile *tmp = NULL;
-	int fd = x_tmpfile_open(pfd, name, perm & 0777, st->resolve, &tmp);
-	if (fd < 0) {
+	if (safe_tmpfile_open(pfd, name, perm & 0777, st->resolve, &tmp) < 0) {
 		report(st, path, "not extracted", errno);
 		return -1;
 	}
+	int fd = safe_tmpfile_fd(tmp); /* lent by the handle: never closed here */
 	const void *buf;
 	size_t len;
 	la_int64_t off, end = 0;
@@ -671,7 +619,7 @@ static int extract_dir(struct xstate *st, struct archive_entry *e, const char *p
 	}
 	if (!exists) {
 		mode_t perm = entry_perm(st, e, true);
-		int dfd = x_mkdir_all(st->rootfd, path, (perm | S_IRWXU) & 0777, st->resolve);
+		int dfd = safe_mkdir_all_beneath(st->rootfd, path, (perm | S_IRWXU) & 0777, st->resolve);
 		if (dfd < 0) {
 			report(st, path, "not extracted", errno);
 			return -1;
@@ -719,14 +667,14 @@ static int extract_entry(struct xstate *st, struct archive_entry *e)
 	const char *name = split(path, parent, sizeof(parent));
 	int pfd = st->rootfd;
 	if (strcmp(parent, ".") != 0) {
-		pfd = x_mkdir_all(st->rootfd, parent, 0777, st->resolve);
+		pfd = safe_mkdir_all_beneath(st->rootfd, parent, 0777, st->resolve);
 		if (pfd < 0) {
 			report(st, raw, "not extracted", errno);
 			return -1;
 		}
 	}
 	int ret = -1;
-	struct maker mk = { .parent = parent };
+	struct maker mk = { 0 };
 	if (link) {
 		if (!*link || !normalize(link, target, sizeof(target))) {
 			report(st, raw, "hard link not created", *link ? ENAMETOOLONG : ENOENT);

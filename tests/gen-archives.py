@@ -113,7 +113,9 @@ write_tar("dotdot", [
     reg("a/../ok2", b"ok-2\n"),
     reg("..", b"PWNED\n"),
 ], ["* file a/ok ok-a", "* file ok2 ok-2", "do rc 1", "r rc 1",
-    "r file outside/dotdot-created dd", "r file outside/file PWNED", "r file outside/x PWNED"])
+    # --in-root: ".." stops at DEST; "a/.." with no "a" yet is ENOENT (mkdir -p
+    # follows the kernel: a component before ".." must exist)
+    "r file outside/dotdot-created dd", "r absent outside/file", "r absent outside/x"])
 
 # 3. symlink, then an entry written through it: relative, absolute, chained, /proc
 write_tar("symlink-relative", [
