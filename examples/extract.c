@@ -57,12 +57,13 @@ static const char extract_usage[] =
 	"      --strict            stop at the first entry that is refused or fails\n"
 	"      --overwrite         atomically replace existing files, symbolic links\n"
 	"                          and special files (default: refuse them, EEXIST)\n"
-	"      --same-owner        restore the numeric owner and group (root only);\n"
-	"                          set-user-ID and set-group-ID bits of files are\n"
-	"                          kept only then, or when not running as root\n"
-	"  -p, --same-permissions  exact modes, ignoring the umask (default for root)\n"
+	"      --same-owner        restore the numeric owner and group (root only)\n"
+	"  -p, --same-permissions  exact modes with set-ID and sticky bits, ignoring\n"
+	"                          the umask (default for root, who keeps the set-ID\n"
+	"                          bits of files only with --same-owner)\n"
 	"      --no-same-permissions\n"
-	"                          apply the umask (default for other users)\n"
+	"                          apply the umask, drop set-ID and sticky bits\n"
+	"                          (default for other users)\n"
 	"      --devices           create device nodes (needs root; default: refuse)\n"
 	"      --no-xattrs         do not restore extended attributes\n"
 	"  -h, --help              show this help and exit\n"
@@ -308,15 +309,16 @@ static void entry_times(struct archive_entry *e, struct timespec ts[2])
 		ts[1] = (struct timespec){ archive_entry_mtime(e), archive_entry_mtime_nsec(e) };
 }
 
-/* The permission bits an entry gets: the umask applies unless
- * --same-permissions (the default for root, as tar); set-ID bits of a
- * non-directory survive only when its owner is restored or when the file
- * belongs to the unprivileged user running the extraction anyway. */
+/* The permission bits an entry gets, as GNU tar: without --same-permissions
+ * (the default for users other than root) the umask applies and the
+ * set-user-ID, set-group-ID and sticky bits are dropped. One difference, for
+ * safety: root keeps the set-ID bits of a non-directory only when its owner
+ * is restored (--same-owner), never on a file that root now owns. */
 static mode_t entry_perm(const struct xstate *st, struct archive_entry *e, bool dir)
 {
 	mode_t m = archive_entry_perm(e) & 07777;
 	if (!st->same_perms)
-		m &= ~st->umask;
+		m &= 0777 & ~st->umask;
 	if (!dir && st->root && !st->same_owner)
 		m &= ~(mode_t)(S_ISUID | S_ISGID);
 	return m;
