@@ -46,4 +46,4 @@ bench-extract: examples/safeopen
 	top_builddir='$(abs_top_builddir)' $(SHELL) $(srcdir)/bench/extract-bench.sh \
 	  $(BENCH_EXTRACT_ARGS) $(distdir).tar.gz
 PHONY_TARGETS += bench-extract
-EXTRA_DIST += bench/extract-bench.sh
+EXTRA_DIST += bench/extract-bench.sh doc/recipes/extract.md
