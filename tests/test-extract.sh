@@ -223,8 +223,8 @@ else
 			w=; [ $path = walker ] && w=--walker
 			chmod -R u+rwx "$X" 2>/dev/null; rm -rf "$X"; mkdir "$X"
 			"$SAFEOPEN" $w "$X" extract "$arc" >"$T/out" 2>"$T/err"; rc=$?
-			# sources.tar has no "." entry: its top directories are just made
-			mo=; [ "$base" = sources.tar ] && mo=--no-root
+			# sources.tar and the release tarball have no "." entry: DEST itself is not theirs
+			mo=; case $base in sources.tar | libsafeopen-*) mo=--no-root ;; esac
 			$MANIFEST "$G" $mo >"$T/m.gnu"; $MANIFEST "$X" $mo >"$T/m.ours"
 			diff -r --no-dereference "$G" "$X" >"$T/diff" 2>&1
 			# diff -r cannot compare FIFOs (the manifest does)
