@@ -561,7 +561,7 @@ discard:
  * DEST might be linked to anything. */
 static int hardlink_data(struct xstate *st, int pfd, const char *name, const char *path)
 {
-	struct safe_open_how how = { .flags = O_WRONLY | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC,
+	struct safe_open_how how = { .flags = O_WRONLY | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK | O_CLOEXEC,
 				     .resolve = st->resolve };
 	int fd = safe_openat2(pfd, name, &how, sizeof(how));
 	if (fd < 0) {
