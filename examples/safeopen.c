@@ -33,6 +33,8 @@
 
 #include <safeopen.h>
 
+#include "extract.h"
+
 enum { EXIT_OK = 0, EXIT_FAILED = 1, EXIT_USAGE = 2 };
 
 static uint64_t resolve = SAFE_RESOLVE_BENEATH; /* SAFE_RESOLVE_* bits for every call */
@@ -55,6 +57,9 @@ static const char usage_text[] =
 	"                           atomically, complete and with its xattrs\n"
 	"  rm [-r] [-f] PATH...     remove files (-r: directories and their contents,\n"
 	"                           never following symlinks; -f: ignore missing)\n"
+	"  extract [OPTIONS] [ARCHIVE|-]\n"
+	"                           unpack an untrusted archive beneath ROOT\n"
+	"                           (see 'safeopen ROOT extract --help')\n"
 	"  sweep [--age SECONDS] [DIR]\n"
 	"                           remove the hidden temporaries (.safeopen-*) that\n"
 	"                           interrupted writers left in DIR (default: ROOT)\n"
@@ -618,6 +623,14 @@ static int cmd_sweep(int argc, char **argv)
 	return EXIT_OK;
 }
 
+/* ------------------------------------------------------------------ extract */
+
+/* examples/extract.c */
+static int cmd_extract(int argc, char **argv)
+{
+	return safeopen_extract(rootfd, resolve, argc, argv);
+}
+
 /* ------------------------------------------------------------------ main */
 
 static const struct command {
@@ -626,6 +639,7 @@ static const struct command {
 } commands[] = {
 	{ "cat", cmd_cat },	{ "stat", cmd_stat }, { "ls", cmd_ls },	{ "resolve", cmd_resolve },
 	{ "mkdir", cmd_mkdir }, { "put", cmd_put },   { "rm", cmd_rm },
+	{ "extract", cmd_extract },
 	{ "sweep", cmd_sweep },
 };
 

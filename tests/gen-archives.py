@@ -1,0 +1,330 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""Generate the hostile archives of tests/test-extract.sh.
+
+    gen-archives.py OUTDIR OUTSIDE
+
+OUTSIDE is the absolute path of the sentinel tree; the destination of every
+run is a sibling of it (so "../outside" from the destination reaches it).
+For each archive NAME.{tar,zip,cpio} an expectation file NAME.expect is
+written, one check per line:
+
+    CLASS rc N              exit status of safeopen extract
+    CLASS file PATH TEXT    PATH (beneath DEST) is a regular file holding TEXT
+    CLASS link PATH TARGET  PATH is a symlink whose body is TARGET
+    CLASS dir PATH          PATH is a directory (not a symlink)
+    CLASS absent PATH       nothing at PATH (PATH has no symlink on the way)
+
+CLASS says in which runs the check applies: d (default options), o
+(--overwrite), r (--in-root), or a combination such as "do"; each class runs
+with the fast path and with the walker forced.
+"""
+import io
+import os
+import stat
+import sys
+import tarfile
+import zipfile
+
+out, outside = sys.argv[1], sys.argv[2]
+assert os.path.isabs(outside)
+os.makedirs(out, exist_ok=True)
+MTIME = 1300000000
+
+
+def reg(name, data, mode=0o644, pax=None):
+    ti = tarfile.TarInfo(name)
+    ti.size = len(data)
+    ti.mode = mode
+    ti.mtime = MTIME
+    if pax:
+        ti.pax_headers = dict(pax)
+    return ti, io.BytesIO(data)
+
+
+def sym(name, target, pax=None):
+    ti = tarfile.TarInfo(name)
+    ti.type = tarfile.SYMTYPE
+    ti.linkname = target
+    ti.mtime = MTIME
+    if pax:
+        ti.pax_headers = dict(pax)
+    return ti, None
+
+
+def hard(name, target):
+    ti = tarfile.TarInfo(name)
+    ti.type = tarfile.LNKTYPE
+    ti.linkname = target
+    ti.mtime = MTIME
+    return ti, None
+
+
+def dirent(name, mode=0o755):
+    ti = tarfile.TarInfo(name)
+    ti.type = tarfile.DIRTYPE
+    ti.mode = mode
+    ti.mtime = MTIME
+    return ti, None
+
+
+def special(name, kind, major=0, minor=0):
+    ti = tarfile.TarInfo(name)
+    ti.type = kind
+    ti.mode = 0o644
+    ti.devmajor, ti.devminor = major, minor
+    ti.mtime = MTIME
+    return ti, None
+
+
+def write_tar(name, members, expect, fmt=tarfile.PAX_FORMAT):
+    path = os.path.join(out, name + ".tar")
+    with open(path, "wb") as f:
+        with tarfile.open(fileobj=f, mode="w", format=fmt) as t:
+            for ti, data in members:
+                t.addfile(ti, data)
+    write_expect(name, expect)
+
+
+def write_expect(name, expect):
+    with open(os.path.join(out, name + ".expect"), "w") as f:
+        f.write("\n".join(expect) + "\n")
+
+
+rel_out = "../" + os.path.basename(outside)   # outside, seen from DEST
+in_root_out = outside.lstrip("/")             # where --in-root puts absolute names
+
+# 1. absolute names
+write_tar("absolute", [
+    reg(outside + "/abs-created", b"abs\n"),
+    reg(outside + "/file", b"PWNED\n"),
+    reg("/abs-top", b"abstop\n"),
+    reg("ok", b"ok-absolute\n"),
+], ["* file ok ok-absolute", "d rc 1", "o rc 1", "d absent abs-top",
+    "r rc 0", "r file %s/abs-created abs" % in_root_out, "r file %s/file PWNED" % in_root_out,
+    "r file abs-top abstop"])
+
+# 2. ".." names
+write_tar("dotdot", [
+    reg("../" + os.path.basename(outside) + "/dotdot-created", b"dd\n"),
+    reg("a/../../" + os.path.basename(outside) + "/file", b"PWNED\n"),
+    reg("a/b/../../../" + os.path.basename(outside) + "/x", b"PWNED\n"),
+    reg("a/ok", b"ok-a\n"),
+    reg("a/../ok2", b"ok-2\n"),
+    reg("..", b"PWNED\n"),
+], ["* file a/ok ok-a", "* file ok2 ok-2", "do rc 1", "r rc 1",
+    # --in-root: ".." stops at DEST; "a/.." with no "a" yet is ENOENT (mkdir -p
+    # follows the kernel: a component before ".." must exist)
+    "r file outside/dotdot-created dd", "r absent outside/file", "r absent outside/x"])
+
+# 3. symlink, then an entry written through it: relative, absolute, chained, /proc
+write_tar("symlink-relative", [
+    sym("s", rel_out),
+    reg("s/written", b"PWNED\n"),
+    reg("s/file", b"PWNED\n"),
+    reg("ok", b"ok-rel\n"),
+], ["* link s " + rel_out, "* file ok ok-rel", "* rc 1"])
+
+write_tar("symlink-absolute", [
+    sym("s", outside),
+    reg("s/written", b"PWNED\n"),
+    dirent("s/newdir/"),
+    sym("t", outside + "/file"),
+    reg("ok", b"ok-abs\n"),
+], ["* link s " + outside, "* link t " + outside + "/file", "* file ok ok-abs",
+    "* rc 1"])
+
+write_tar("symlink-chained", [
+    dirent("d/"),
+    sym("c1", "c2"),
+    sym("c2", "d/../.."),
+    sym("c3", "c1/" + os.path.basename(outside)),
+    reg("c1/" + os.path.basename(outside) + "/chained", b"PWNED\n"),
+    reg("c3/file", b"PWNED\n"),
+    reg("c2/" + os.path.basename(outside) + "/file", b"PWNED\n"),
+    reg("ok", b"ok-chain\n"),
+], ["* link c1 c2", "* link c2 d/../..", "* file ok ok-chain", "* dir d", "* rc 1"])
+
+write_tar("symlink-proc", [
+    sym("p", "/proc/self/root"),
+    reg("p" + outside + "/proc-written", b"PWNED\n"),
+    sym("q", "/proc/self/cwd"),
+    reg("q/proc-cwd-written", b"PWNED\n"),
+    sym("r", "/proc/self/root" + outside),
+    reg("r/file", b"PWNED\n"),
+    reg("ok", b"ok-proc\n"),
+], ["* link p /proc/self/root", "* link q /proc/self/cwd", "* file ok ok-proc",
+    "* rc 1"])
+
+# 4. a directory replaced by a symlink in a later entry (and the reverse)
+write_tar("dir-then-symlink", [
+    dirent("d/"),
+    reg("d/a", b"da\n"),
+    sym("d", rel_out),
+    reg("d/b", b"db\n"),
+    sym("e", rel_out),
+    dirent("e/"),
+    reg("e/x", b"ex\n"),
+], ["* dir d", "* file d/a da", "* file d/b db", "* rc 1",
+    "dr link e " + rel_out, "o dir e", "o file e/x ex"])
+
+# 5. hard links to outside, then data appended under the same name
+write_tar("hardlink-outside", [
+    hard("h1", rel_out + "/file"),
+    hard("h2", outside + "/file"),
+    sym("sd", rel_out),
+    hard("h3", "sd/file"),
+    reg("h1", b"appended-h1\n"),
+    reg("h2", b"appended-h2\n"),
+    reg("h3", b"appended-h3\n"),
+    reg("ok", b"ok-hard\n"),
+    hard("ok-link", "ok"),
+], ["* file h1 appended-h1", "* file h3 appended-h3",
+    "* file ok ok-hard", "* file ok-link ok-hard", "* rc 1", "* file h2 appended-h2"])
+
+# 6. a hard link to a symlink, then data written to both names
+write_tar("hardlink-symlink", [
+    sym("s", rel_out + "/file"),
+    hard("h", "s"),
+    reg("h", b"via-h\n"),
+    reg("s", b"via-s\n"),
+    reg("ok", b"ok-hs\n"),
+], ["* file ok ok-hs", "dr link s " + rel_out + "/file", "dr link h " + rel_out + "/file",
+    "dr rc 1", "o file h via-h", "o file s via-s", "o rc 0"])
+
+# 7. very long names
+long_ok = "/".join(["L%03d" % i + "x" * 200 for i in range(3)]) + "/leaf"
+write_tar("long-names", [
+    reg("n" * 300, b"too-long-component\n"),
+    reg("/".join(["p" * 250] * 20) + "/f", b"too-long-path\n"),
+    reg("../" * 300 + os.path.basename(outside) + "/long-dotdot", b"PWNED\n"),
+    reg(long_ok, b"long-ok\n"),
+    sym("longlink", "../" * 100 + os.path.basename(outside)),
+    reg("longlink/file", b"PWNED\n"),
+], ["* file " + long_ok + " long-ok", "* rc 1"])
+
+# 8. pax headers overriding the ustar name and link name; a GNU long name
+write_tar("pax-override", [
+    reg("harmless", b"PWNED\n", pax={"path": rel_out + "/pax-written"}),
+    reg("harmless2", b"PWNED\n", pax={"path": outside + "/file"}),
+    sym("pl", "inside", pax={"linkpath": rel_out}),
+    reg("pl/written", b"PWNED\n"),
+    reg("ok", b"ok-pax\n", pax={"path": "renamed-ok"}),
+], ["* file renamed-ok ok-pax", "* absent harmless", "* absent ok", "* link pl " + rel_out,
+    "do rc 1", "r rc 0", "r file outside/pax-written PWNED", "r file outside/written PWNED"])
+write_tar("gnu-longname", [
+    reg(rel_out + "/" + "g" * 120, b"PWNED\n"),
+    reg("ok/" + "k" * 120, b"ok-gnu\n"),
+], ["* file ok/" + "k" * 120 + " ok-gnu", "do rc 1", "r rc 0",
+    "r file outside/" + "g" * 120 + " PWNED"], fmt=tarfile.GNU_FORMAT)
+
+# 9. duplicate entries (and a duplicate that is a symlink first)
+write_tar("duplicates", [
+    reg("dup", b"first\n"),
+    reg("dup", b"second\n"),
+    dirent("dd/"),
+    dirent("dd/"),
+    sym("dup2", rel_out + "/file"),
+    reg("dup2", b"replaced\n"),
+    reg("dd/ok", b"ok-dup\n"),
+], ["* file dd/ok ok-dup", "* dir dd", "dr file dup first", "o file dup second",
+    "dr link dup2 " + rel_out + "/file", "o file dup2 replaced", "dr rc 1", "o rc 0"])
+
+# 10. special files
+write_tar("specials", [
+    special(rel_out + "/fifo", tarfile.FIFOTYPE),
+    special("null", tarfile.CHRTYPE, 1, 3),
+    special("fifo-ok", tarfile.FIFOTYPE),
+    reg("ok", b"ok-special\n"),
+], ["* file ok ok-special", "* rc 1"])
+
+
+# 11. zip: backslashes, absolute and ".." names, as DOS and as Unix archives
+def write_zip(name, system, expect):
+    path = os.path.join(out, name + ".zip")
+    with zipfile.ZipFile(path, "w") as z:
+        for n, data in [
+            ("..\\..\\" + os.path.basename(outside) + "\\zip-bs", b"PWNED\n"),
+            ("..\\" + os.path.basename(outside) + "\\zip-bs1", b"PWNED\n"),
+            ("a\\b\\c.txt", b"abc\n"),
+            ("/" + outside.lstrip("/") + "/zip-abs", b"PWNED\n"),
+            ("../" + os.path.basename(outside) + "/zip-dotdot", b"PWNED\n"),
+            ("zipok", b"ok-zip\n"),
+        ]:
+            zi = zipfile.ZipInfo(n, date_time=(2011, 3, 13, 7, 6, 40))
+            zi.create_system = system
+            zi.external_attr = (0o100644 << 16) if system == 3 else 0
+            z.writestr(zi, data)
+    write_expect(name, expect)
+
+
+write_zip("zip-dos", 0, ["* file zipok ok-zip", "do rc 1"])
+write_zip("zip-unix", 3, ["* file zipok ok-zip", "do rc 1"])
+
+
+# 12. cpio (newc): ".." names, and a hard-linked pair whose data comes with
+# the last link (the cpio convention), which must land in the new file
+def newc(entries):
+    buf = b""
+    for ino, (name, mode, nlink, data, target) in enumerate(entries, 1):
+        if target is not None:
+            data = target.encode()
+        nm = name.encode() + b"\0"
+        fields = [ino, mode, 0, 0, nlink, MTIME, len(data), 0, 0, 0, 0, len(nm), 0]
+        hdr = b"070701" + b"".join(b"%08X" % f for f in fields)
+        buf += hdr + nm
+        buf += b"\0" * (-len(buf) % 4)
+        buf += data
+        buf += b"\0" * (-len(buf) % 4)
+    return buf
+
+
+def cpio_entries():
+    return [
+        ("../" + os.path.basename(outside) + "/cpio-written", 0o100644, 1, b"PWNED\n", None),
+        ("cl", 0o120777, 1, b"", rel_out),
+        ("cl/file", 0o100644, 1, b"PWNED\n", None),
+        ("cpiook", 0o100644, 1, b"ok-cpio\n", None),
+        ("TRAILER!!!", 0, 1, b"", None),
+    ]
+
+
+with open(os.path.join(out, "cpio.cpio"), "wb") as f:
+    f.write(newc(cpio_entries()))
+write_expect("cpio", ["* file cpiook ok-cpio", "* link cl " + rel_out, "do rc 1"])
+
+# 13. hard-linked cpio pairs (same inode number, data with the last link, as
+# cpio stores them): a legitimate pair, and one whose first name is outside
+def newc_ino(entries):
+    buf = b""
+    for ino, name, mode, nlink, data in entries + [(0, "TRAILER!!!", 0, 1, b"")]:
+        nm = name.encode() + b"\0"
+        fields = [ino, mode, 0, 0, nlink, MTIME, len(data), 0, 0, 0, 0, len(nm), 0]
+        buf += b"070701" + b"".join(b"%08X" % x for x in fields) + nm
+        buf += b"\0" * (-len(buf) % 4) + data
+        buf += b"\0" * (-len(buf) % 4)
+    return buf
+
+
+with open(os.path.join(out, "cpio-pair.cpio"), "wb") as f:
+    f.write(newc_ino([
+        (7, "pair1", 0o100644, 2, b""), (7, "pair2", 0o100644, 2, b"pair-data\n"),
+        (9, "../" + os.path.basename(outside) + "/file", 0o100644, 2, b""),
+        (9, "inside", 0o100644, 2, b"PWNED\n"),
+        (11, "cpiook", 0o100644, 1, b"ok-cpio\n"),
+    ]))
+write_expect("cpio-pair", ["* file pair1 pair-data", "* file pair2 pair-data",
+                           "* file cpiook ok-cpio", "do rc 1"])
+
+# 14. symlinks already in DEST (planted before the extraction, "setup-" lines):
+# never followed out; one pointing inside is followed as a directory
+write_tar("predest", [
+    reg("pre/x", b"PWNED\n"),
+    dirent("pre/"),
+    reg("pref", b"replaced\n"),
+    reg("prein/x", b"inside\n"),
+    reg("ok", b"ok-pre\n"),
+], ["* setup-link pre " + rel_out, "* setup-link pref " + rel_out + "/file",
+    "* setup-dir realin", "* setup-link prein realin",
+    "* file ok ok-pre", "* file realin/x inside", "* link prein realin",
+    "dr link pref " + rel_out + "/file", "o file pref replaced", "o dir pre", "* rc 1"])

@@ -1,0 +1,364 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# tests/test-extract.sh: safeopen DEST extract.
+#  1. hostile archives (tests/gen-archives.py): every archive with default
+#     options, --overwrite and --in-root, each with the fast path and the
+#     walker forced; the sentinel tree next to DEST must stay identical
+#     (manifest: checksums, modes, mtimes, xattrs) and the legitimate entries
+#     must be extracted;
+#  2. a benign corpus (a generated tree with modes, mtimes, symlinks, hard
+#     links, a FIFO, xattrs, long names, a sparse file; and the library's own
+#     sources) compared with GNU tar's extraction of the same archives;
+#  3. an attacker swapping a directory of DEST with a symlink to outside
+#     during the extraction of a large archive: nothing outside may change
+#     (GNU tar and bsdtar in the same scenario are reported, not asserted);
+#  4. options, privileges (devices, owners, set-ID bits), usage errors.
+set -u
+: "${top_builddir:=.}"
+: "${top_srcdir:=.}"
+SAFEOPEN=${SAFEOPEN:-"$top_builddir/examples/safeopen"}
+SWAP="$top_builddir/examples/race-swap"
+case $SAFEOPEN in /*) ;; *) SAFEOPEN=$(pwd)/$SAFEOPEN ;; esac
+# the libtool wrapper script costs a shell per run: call the binary directly
+if [ -z "${SAFEOPEN_WRAPPER:-}" ] && [ -x "${SAFEOPEN%/*}/.libs/safeopen" ] &&
+   [ -d "$top_builddir/lib/.libs" ]; then
+	SAFEOPEN=${SAFEOPEN%/*}/.libs/safeopen
+	LD_LIBRARY_PATH=$(cd "$top_builddir/lib/.libs" && pwd)${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+	export LD_LIBRARY_PATH
+fi
+case $SWAP in /*) ;; *) SWAP=$(pwd)/$SWAP ;; esac
+[ -x "$SAFEOPEN" ] || { echo "FAIL: test-extract: $SAFEOPEN not built"; exit 1; }
+if "$SAFEOPEN" . extract --help | grep -q 'built without libarchive'; then
+	echo "SKIP: test-extract: safeopen was built without libarchive (configure --with-libarchive)"
+	exit 77
+fi
+command -v python3 >/dev/null || { echo "SKIP: test-extract: python3 (generates the archives) not found"; exit 77; }
+GEN="python3 $top_srcdir/tests/gen-archives.py"
+MANIFEST="python3 $top_srcdir/tests/tree-manifest.py"
+
+T=$(mktemp -d "${TMPDIR:-/tmp}/test-extract.XXXXXX") || exit 99
+T=$(cd "$T" && pwd -P)
+trap 'chmod -R u+rwx "$T" 2>/dev/null; rm -rf "$T"' EXIT
+umask 022
+uid=$(id -u)
+
+n=0
+failed=0
+ok() { n=$((n + 1)); echo "ok $n - $1"; }
+not_ok() {
+	n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"
+	[ -s "$T/err" ] && sed 's/^/#   stderr: /' "$T/err" | head -8
+}
+check() { desc=$1; shift; if "$@"; then ok "$desc"; else not_ok "$desc"; fi; }
+info() { echo "# $*"; }
+
+# ---------------------------------------------------------------- sentinel
+# The tree next to every DEST: "../outside" from DEST reaches it.
+O=$T/outside
+mkdir -p "$O/dir" "$O/victim"
+printf 'sentinel\n' >"$O/file"
+printf 'inner\n' >"$O/dir/inner"
+ln -s file "$O/link"
+chmod 0640 "$O/dir/inner"
+touch -h -d '2000-01-02 03:04:05' "$O/file" "$O/dir/inner" "$O/link" "$O/dir" "$O/victim" "$O"
+# Two views: a full manifest (checksums, modes, mtimes, xattrs) at the start
+# and the end, and after every run a cheap one from find(1) that includes
+# each object's inode number and ctime, which any write, chmod, chown, xattr
+# or link change moves.
+$MANIFEST "$O" >"$T/sentinel.full" || exit 99
+quick() { find "$O" -printf '%p|%y|%m|%s|%T@|%C@|%i|%n|%l\n' | sort; }
+quick >"$T/sentinel.before"
+sentinel_same() { quick >"$T/sentinel.after" && cmp -s "$T/sentinel.before" "$T/sentinel.after"; }
+
+# ---------------------------------------------------------------- 1. hostile archives
+A=$T/archives
+$GEN "$A" "$O" || { echo "FAIL: test-extract: gen-archives.py failed"; exit 1; }
+
+# verify EXPECTFILE CLASS DEST: the expectations of one run; prints failures
+verify() {
+	bad=0
+	while read -r v_cls v_what p rest; do
+		case $v_cls in '*' | *"$2"*) ;; *) continue ;; esac
+		case $v_what in
+		rc) [ "$rc" -eq "$p" ] || { echo "exit status $rc, expected $p"; bad=1; } ;;
+		file) if [ -f "$3/$p" ] && [ ! -L "$3/$p" ] && [ "$(cat "$3/$p")" = "$rest" ]; then :; else
+			echo "file $p: not a regular file holding '$rest'"; bad=1; fi ;;
+		link) if [ -L "$3/$p" ] && [ "$(readlink "$3/$p")" = "$rest" ]; then :; else
+			echo "link $p: not a symlink to '$rest'"; bad=1; fi ;;
+		dir) if [ -d "$3/$p" ] && [ ! -L "$3/$p" ]; then :; else echo "dir $p: missing"; bad=1; fi ;;
+		absent) if [ -e "$3/$p" ] || [ -L "$3/$p" ]; then echo "absent $p: exists"; bad=1; fi ;;
+		setup-*) ;;
+		*) echo "bad expectation line: $v_cls $v_what"; bad=1 ;;
+		esac
+	done <"$1"
+	return $bad
+}
+# setup EXPECTFILE DEST: plant what the "setup-" lines ask for
+setup() {
+	while read -r v_cls v_what p rest; do
+		case $v_what in
+		setup-link) ln -s "$rest" "$2/$p" ;;
+		setup-dir) mkdir -p "$2/$p" ;;
+		esac
+	done <"$1"
+}
+
+hostile=0
+for arc in "$A"/*.tar "$A"/*.zip "$A"/*.cpio; do
+	base=${arc##*/}; base=${base%.*}
+	for cls in d o r; do
+		case $cls in d) opts= gl= ;; o) opts=--overwrite gl= ;; r) opts= gl=--in-root ;; esac
+		for path in fast walker; do
+			w=; [ $path = walker ] && w=--walker
+			D=$T/dest
+			chmod -R u+rwx "$D" 2>/dev/null; rm -rf "$D"; mkdir "$D"
+			setup "$A/$base.expect" "$D"
+			# run from inside the sentinel: a /proc/self/cwd escape would show
+			(cd "$O" && exec "$SAFEOPEN" $gl $w "$D" extract $opts "$arc") >"$T/out" 2>"$T/err"
+			rc=$?
+			what="$base ($cls, $path)"
+			msgs=yes
+			if [ "$rc" -ne 0 ]; then
+				# every refusal names the entry and an errno name
+				grep -q '^safeopen: extract: .*: .* (E[A-Z0-9]*)$' "$T/err" || msgs=no
+			fi
+			if ! sentinel_same; then
+				not_ok "$what: the tree outside DEST changed"
+				diff "$T/sentinel.before" "$T/sentinel.after" | head -5 | sed 's/^/#   /'
+			elif ! verify "$A/$base.expect" "$cls" "$D" >"$T/verify"; then
+				not_ok "$what: $(head -3 "$T/verify" | tr '\n' ';')"
+			elif [ $msgs = no ]; then
+				not_ok "$what: exit $rc without a message naming the entry and errno"
+			elif [ -n "$(find "$D" -name '.safeopen-*' 2>/dev/null)" ]; then
+				not_ok "$what: temporary names left in DEST"
+			else
+				ok "$what: outside unchanged, legitimate entries extracted (exit $rc)"
+				hostile=$((hostile + 1))
+			fi
+		done
+	done
+done
+info "hostile archives: $hostile runs passed"
+
+# messages: clear and specific
+D=$T/dest; rm -rf "$D"; mkdir "$D"
+"$SAFEOPEN" "$D" extract "$A/dotdot.tar" >"$T/out" 2>"$T/err"; rc=$?
+check "dotdot: '..' entry refused with EXDEV and its name" \
+	grep -qx "safeopen: extract: ../outside/dotdot-created: not extracted: leads outside the destination directory (EXDEV)" "$T/err"
+rm -rf "$D"; mkdir "$D"
+"$SAFEOPEN" "$D" extract "$A/symlink-relative.tar" >"$T/out" 2>"$T/err"; rc=$?
+check "symlink-relative: write through the link refused with EXDEV" \
+	grep -qx "safeopen: extract: s/written: not extracted: leads outside the destination directory (EXDEV)" "$T/err"
+rm -rf "$D"; mkdir "$D"
+"$SAFEOPEN" "$D" extract "$A/duplicates.tar" >"$T/out" 2>"$T/err"; rc=$?
+check "duplicates: second copy refused with EEXIST" \
+	grep -qx "safeopen: extract: dup: not extracted: already exists (--overwrite replaces it) (EEXIST)" "$T/err"
+
+# --strict stops at the first refusal; standard input; -v
+rm -rf "$D"; mkdir "$D"
+"$SAFEOPEN" "$D" extract --strict - <"$A/dotdot.tar" >"$T/out" 2>"$T/err"; rc=$?
+check "--strict from standard input: exit 1, nothing after the first refusal" \
+	test $rc -eq 1 -a ! -e "$D/a/ok" -a "$(grep -c '^safeopen: extract' "$T/err")" -eq 1
+rm -rf "$D"; mkdir "$D"
+"$SAFEOPEN" "$D" extract -v "$A/cpio-pair.cpio" >"$T/out" 2>"$T/err"; rc=$?
+check "-v lists the entries" grep -qx pair2 "$T/out"
+check "cpio: data of a linked pair lands in both names, one inode" \
+	test "$(stat -c %i "$D/pair1")" = "$(stat -c %i "$D/pair2")"
+
+# ---------------------------------------------------------------- 2. benign corpus vs GNU tar
+if ! tar --version 2>/dev/null | grep -q 'GNU tar'; then
+	echo "ok - # SKIP benign corpus: GNU tar not found"
+else
+	S=$T/benign
+	mkdir -p "$S/a/b/c" "$S/ro" "$S/modes" "$S/links" "$S/long"
+	printf 'alpha\n' >"$S/a/file"
+	printf 'deep\n' >"$S/a/b/c/deep"
+	: >"$S/a/empty"
+	head -c 200000 /dev/urandom >"$S/a/big"
+	printf 'x' | dd of="$S/a/sparse" bs=1 seek=3000000 conv=notrunc 2>/dev/null
+	truncate -s 5000000 "$S/a/sparse"
+	printf 'readonly\n' >"$S/ro/f"
+	for m in 0600 0640 0644 0700 0750 0755 0444 0400 1755; do
+		printf '%s\n' "$m" >"$S/modes/m$m"; chmod "$m" "$S/modes/m$m"
+	done
+	ln -s ../a/file "$S/links/rel"
+	ln -s /etc/passwd "$S/links/abs"
+	ln -s nowhere "$S/links/dangling"
+	ln -s ../a "$S/links/dirlink"
+	ln "$S/a/file" "$S/links/hard"
+	mkfifo "$S/links/fifo"
+	printf 'spaces\n' >"$S/long/with spaces and 'quotes'"
+	long=$(printf 'n%.0s' $(seq 1 200))
+	mkdir -p "$S/long/$long/$long"
+	printf 'long\n' >"$S/long/$long/$long/$long"
+	xattrs=no
+	if command -v setfattr >/dev/null && setfattr -n user.test -v probe "$S/a/file" 2>/dev/null; then
+		setfattr -n user.mime -v text/plain "$S/a/file"
+		setfattr -n user.dir -v yes "$S/a/b"
+		xattrs=yes
+	fi
+	chmod 0555 "$S/ro"
+	chmod 0750 "$S/a/b"
+	find "$S" -depth -exec touch -h -d '2011-03-13 07:06:40.123456789' {} +
+	touch -h -d '1999-12-31 23:59:59' "$S/a/b" "$S/links/rel" "$S/modes/m0755"
+	info "benign corpus xattrs: $xattrs"
+
+	mkdir "$T/corpus"
+	tar --xattrs --format=pax -C "$S" -cf "$T/corpus/tree-pax.tar" .
+	tar --format=gnu -C "$S" -cf "$T/corpus/tree-gnu.tar" .
+	tar --xattrs --format=pax -C "$S" -czf "$T/corpus/tree-pax.tar.gz" .
+	tar --format=gnu -C "$top_srcdir" -cf "$T/corpus/sources.tar" \
+		--exclude='*.o' --exclude='*.lo' --exclude='.libs' --exclude='.deps' \
+		lib include examples tests doc bench configure.ac Makefile.am README.md
+	# the release tarball too, when `make dist` has made one (26 s: not here)
+	for tb in "$top_builddir"/libsafeopen-*.tar.gz; do
+		[ -f "$tb" ] && cp "$tb" "$T/corpus/"
+	done
+	for arc in "$T"/corpus/*; do
+		base=${arc##*/}
+		G=$T/gnu; X=$T/ours
+		chmod -R u+rwx "$G" "$X" 2>/dev/null; rm -rf "$G" "$X"; mkdir "$G" "$X"
+		tar -xf "$arc" -C "$G" --no-same-owner --xattrs --xattrs-include='user.*' 2>"$T/err"
+		for path in fast walker; do
+			w=; [ $path = walker ] && w=--walker
+			chmod -R u+rwx "$X" 2>/dev/null; rm -rf "$X"; mkdir "$X"
+			"$SAFEOPEN" $w "$X" extract "$arc" >"$T/out" 2>"$T/err"; rc=$?
+			# sources.tar and the release tarball have no "." entry: DEST itself is not theirs
+			mo=; case $base in sources.tar | libsafeopen-*) mo=--no-root ;; esac
+			$MANIFEST "$G" $mo >"$T/m.gnu"; $MANIFEST "$X" $mo >"$T/m.ours"
+			diff -r --no-dereference "$G" "$X" >"$T/diff" 2>&1
+			# diff -r cannot compare FIFOs (the manifest does)
+			grep -v ' is a fifo while file .* is a fifo$' "$T/diff" >"$T/diff2"
+			if [ $rc -ne 0 ]; then
+				not_ok "benign $base ($path): exit $rc"
+			elif [ -s "$T/diff2" ]; then
+				not_ok "benign $base ($path): diff -r differs"; head -5 "$T/diff2" | sed 's/^/#   /'
+			elif ! cmp -s "$T/m.gnu" "$T/m.ours"; then
+				not_ok "benign $base ($path): modes/mtimes/links/xattrs differ from GNU tar"
+				diff "$T/m.gnu" "$T/m.ours" | head -6 | sed 's/^/#   /'
+			else
+				ok "benign $base ($path): identical to GNU tar ($(wc -l <"$T/m.ours") objects)"
+			fi
+		done
+	done
+fi
+
+# ---------------------------------------------------------------- 3. swap attack
+# DEST/d is a directory, DEST/evil a symlink to outside; race-swap exchanges
+# the two names as fast as it can while a 3000-file archive is extracted into d.
+if [ ! -x "$SWAP" ]; then
+	echo "ok - # SKIP swap attack: examples/race-swap not built"
+else
+	NF=3000
+	G=$T/big; mkdir -p "$G/d"
+	i=0; while [ $i -lt $NF ]; do : >"$G/d/f$i"; i=$((i + 1)); done
+	tar -C "$G" -cf "$T/big.tar" d
+	rm -rf "$G"
+	# attack RUNNER VICTIM: extract big.tar with RUNNER under the attack
+	# (VICTIM: the outside directory evil points to). Sets swaps, inside.
+	attack() {
+		D=$T/dest; chmod -R u+rwx "$D" 2>/dev/null; rm -rf "$D"; mkdir -p "$D/d"
+		ln -s "$2" "$D/evil"
+		"$SWAP" "$D" d evil 60 >"$T/swaps" 2>"$T/swap.err" &
+		spid=$!
+		sleep 0.2
+		$1 >"$T/out" 2>"$T/err"; rc=$?
+		kill -TERM $spid 2>/dev/null; wait $spid
+		swaps=$(cat "$T/swaps"); swaps=${swaps:-0}
+		inside=$(find "$D" -name 'f*' -type f | wc -l)
+	}
+	for path in fast walker; do
+		w=; [ $path = walker ] && w=--walker
+		attack "$SAFEOPEN $w $T/dest extract $T/big.tar" "$O/victim"
+		refused=$(grep -c '^safeopen: extract: d/f[0-9]*: ' "$T/err")
+		if ! sentinel_same; then
+			not_ok "swap attack ($path): the tree outside DEST changed"
+			diff "$T/sentinel.before" "$T/sentinel.after" | head -5 | sed 's/^/#   /'
+		elif [ "$swaps" -le 0 ]; then
+			not_ok "swap attack ($path): the attacker did not run ($(cat "$T/swap.err"))"
+		elif [ $rc -gt 1 ]; then
+			not_ok "swap attack ($path): exit $rc"
+		elif [ $((inside + refused)) -lt $NF ]; then
+			not_ok "swap attack ($path): $inside extracted + $refused refused < $NF entries"
+		else
+			ok "swap attack ($path): outside unchanged; $swaps swaps, $inside files extracted, $refused refused"
+		fi
+	done
+	# the same attack against GNU tar and bsdtar: a figure, not an assertion
+	for tool in tar bsdtar; do
+		command -v $tool >/dev/null || continue
+		V=$T/victim-$tool; mkdir -p "$V"
+		attack "$tool -xf $T/big.tar -C $T/dest" "$V"
+		info "swap attack against $tool: $(find "$V" -type f | wc -l) of $NF files written outside DEST ($swaps swaps, exit $rc) $(head -c 200 "$T/swap.err")"
+	done
+fi
+
+# ---------------------------------------------------------------- 4. options and privileges
+D=$T/dest
+mk_tar() { # mk_tar OUT: an archive with a device, a setuid file, an owned file
+	python3 - "$1" <<'EOF'
+import io, sys, tarfile
+with tarfile.open(sys.argv[1], "w", format=tarfile.PAX_FORMAT) as t:
+    ti = tarfile.TarInfo("null"); ti.type = tarfile.CHRTYPE; ti.devmajor, ti.devminor = 1, 3
+    t.addfile(ti)
+    ti = tarfile.TarInfo("suid"); ti.mode = 0o4755; ti.uid = 1234; ti.gid = 4321; ti.size = 3
+    t.addfile(ti, io.BytesIO(b"#!\n"))
+    ti = tarfile.TarInfo("sock"); ti.type = tarfile.FIFOTYPE; ti.mode = 0o600
+    t.addfile(ti)
+EOF
+}
+mk_tar "$T/priv.tar"
+rm -rf "$D"; mkdir "$D"
+"$SAFEOPEN" "$D" extract "$T/priv.tar" >"$T/out" 2>"$T/err"; rc=$?
+check "device node refused without --devices (EPERM), the rest extracted" \
+	test $rc -eq 1 -a ! -e "$D/null" -a -f "$D/suid" -a -p "$D/sock"
+if [ "$uid" -eq 0 ]; then
+	check "root without --same-owner: set-user-ID bit dropped, owned by root" \
+		test "$(stat -c '%a %u' "$D/suid")" = "755 0"
+	rm -rf "$D"; mkdir "$D"
+	"$SAFEOPEN" "$D" extract --devices --same-owner "$T/priv.tar" >"$T/out" 2>"$T/err"; rc=$?
+	check "root --devices --same-owner: device, owner and set-user-ID restored" \
+		test $rc -eq 0 -a -c "$D/null" -a "$(stat -c '%a %u %g' "$D/suid")" = "4755 1234 4321"
+else
+	check "unprivileged: set-user-ID bit dropped (as GNU tar), owned by the user" \
+		test "$(stat -c '%a %u' "$D/suid")" = "755 $uid"
+	rm -rf "$D"; mkdir "$D"
+	"$SAFEOPEN" "$D" extract -p "$T/priv.tar" >"$T/out" 2>"$T/err"
+	check "unprivileged -p: own set-user-ID file kept (as GNU tar -p)" \
+		test "$(stat -c '%a %u' "$D/suid")" = "4755 $uid"
+	rm -rf "$D"; mkdir "$D"
+	"$SAFEOPEN" "$D" extract --devices "$T/priv.tar" >"$T/out" 2>"$T/err"; rc=$?
+	check "unprivileged --devices: refused by the kernel (EPERM), exit 1" \
+		grep -q '^safeopen: extract: null: not created: .*(EPERM)$' "$T/err"
+	echo "ok - # SKIP --same-owner and device creation: need root"
+fi
+# --overwrite replaces a file atomically (new inode) and never follows a link
+rm -rf "$D"; mkdir "$D"
+printf 'old\n' >"$D/ok"; ln "$D/ok" "$D/ok-other-link"
+"$SAFEOPEN" "$D" extract --overwrite "$A/absolute.tar" >/dev/null 2>&1
+check "--overwrite: the old file replaced by a new inode, its other link untouched" \
+	test "$(cat "$D/ok")" = ok-absolute -a "$(cat "$D/ok-other-link")" = old
+"$SAFEOPEN" "$D" extract --help >"$T/out" 2>"$T/err"; rc=$?
+check "extract --help: exit 0, usage on stdout" test $rc -eq 0 -a -s "$T/out"
+"$SAFEOPEN" "$D" extract --bogus >"$T/out" 2>"$T/err"; rc=$?
+check "extract --bogus: exit 2" test $rc -eq 2
+"$SAFEOPEN" "$D" extract a b >"$T/out" 2>"$T/err"; rc=$?
+check "extract with two archives: exit 2" test $rc -eq 2
+"$SAFEOPEN" "$D" extract "$T/nonexistent.tar" >"$T/out" 2>"$T/err"; rc=$?
+check "missing archive: exit 1 with a message" test $rc -eq 1 -a -s "$T/err"
+printf 'this is not an archive\n' >"$T/garbage"
+"$SAFEOPEN" "$D" extract "$T/garbage" >"$T/out" 2>"$T/err"; rc=$?
+check "not an archive: exit 1 with a message" test $rc -eq 1 -a -s "$T/err"
+head -c 3000 "$A/long-names.tar" >"$T/truncated.tar"
+rm -rf "$D"; mkdir "$D"
+"$SAFEOPEN" "$D" extract "$T/truncated.tar" >"$T/out" 2>"$T/err"; rc=$?
+check "truncated archive: exit 1, no temporary names left" \
+	test $rc -eq 1 -a -z "$(find "$D" -name '.safeopen-*')"
+$MANIFEST "$O" >"$T/sentinel.full.after"
+check "sentinel unchanged at the end (checksums, modes, mtimes, xattrs)" \
+	cmp -s "$T/sentinel.full" "$T/sentinel.full.after"
+
+echo "test-extract: $n checks, $failed failed"
+if [ $failed -ne 0 ]; then echo "FAIL: test-extract"; exit 1; fi
+echo "PASS: test-extract"
+exit 0

@@ -1,0 +1,62 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""Print a manifest of a directory tree, one line per object, sorted by path:
+type, permission bits, size, mtime (ns), link count, symlink body, SHA-256 of
+regular files, and the user.* extended attributes. Nothing is followed.
+
+    tree-manifest.py DIR [--no-root] [--no-symlink-mtime]
+
+Two trees with equal manifests are equal in everything an archive carries
+(apart from ownership and access times).
+"""
+import hashlib
+import os
+import stat
+import sys
+
+root = sys.argv[1]
+opts = set(sys.argv[2:])
+
+
+def line(rel, path):
+    st = os.lstat(path)
+    kind = stat.S_IFMT(st.st_mode)
+    t = {stat.S_IFREG: "f", stat.S_IFDIR: "d", stat.S_IFLNK: "l", stat.S_IFIFO: "p",
+         stat.S_IFCHR: "c", stat.S_IFBLK: "b", stat.S_IFSOCK: "s"}.get(kind, "?")
+    mtime = st.st_mtime_ns
+    if t == "l" and "--no-symlink-mtime" in opts:
+        mtime = "-"
+    extra = ""
+    if t == "f":
+        h = hashlib.sha256()
+        with open(path, "rb") as f:
+            for block in iter(lambda: f.read(1 << 16), b""):
+                h.update(block)
+        extra = h.hexdigest()
+    elif t == "l":
+        extra = ascii(os.readlink(path))
+    elif t in "cb":
+        extra = "%d,%d" % (os.major(st.st_rdev), os.minor(st.st_rdev))
+    size = st.st_size if t in "fl" else "-"
+    xattrs = []
+    if t in "fd":
+        try:
+            for n in sorted(os.listxattr(path, follow_symlinks=False)):
+                if n.startswith("user."):
+                    xattrs.append("%s=%s" % (n, os.getxattr(path, n, follow_symlinks=False).hex()))
+        except OSError:
+            pass
+    nlink = st.st_nlink if t != "d" else "-"
+    return "%s %s %04o %s %s %s %s %s" % (ascii(rel), t, stat.S_IMODE(st.st_mode),
+                                         size, mtime, nlink, extra, ",".join(xattrs))
+
+
+out = []
+if "--no-root" not in opts:
+    out.append(line(".", root))
+for dirpath, dirnames, filenames in os.walk(root):
+    for n in dirnames + filenames:
+        p = os.path.join(dirpath, n)
+        out.append(line(os.path.relpath(p, root), p))
+for l in sorted(out):
+    print(l)
