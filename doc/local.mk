@@ -1,14 +1,53 @@
-# API documentation (Doxygen: HTML and man pages) and the design note.
-EXTRA_DIST += doc/Doxyfile.in doc/design.md
+# Documentation: the hand-written man pages (the source of truth for the
+# reference manual, shipped in the tarball and installed by `make install`
+# without Doxygen), the Doxygen HTML (main page, design note, cookbook) and
+# the tests that keep the pages honest.
+
+# Section 3: one page per function; functions that share a page are `.so`
+# links (doc/man/man3/<alias>.3 containing `.so man3/<page>.3`).
+MAN3_PAGES = \
+	doc/man/man3/safe_fchmodat_beneath.3 \
+	doc/man/man3/safe_fchownat_beneath.3 \
+	doc/man/man3/safe_fstatat_beneath.3 \
+	doc/man/man3/safe_getxattr_beneath.3 \
+	doc/man/man3/safe_listxattr_beneath.3 \
+	doc/man/man3/safe_openat2.3 \
+	doc/man/man3/safe_openat_beneath.3 \
+	doc/man/man3/safe_opendir_beneath.3 \
+	doc/man/man3/safe_readlinkat_beneath.3 \
+	doc/man/man3/safe_realpath_beneath.3 \
+	doc/man/man3/safe_removexattr_beneath.3 \
+	doc/man/man3/safe_reopen.3 \
+	doc/man/man3/safe_rmtree_beneath.3 \
+	doc/man/man3/safe_setxattr_beneath.3 \
+	doc/man/man3/safe_statx_beneath.3 \
+	doc/man/man3/safe_symlinkat_beneath.3 \
+	doc/man/man3/safe_unlinkat_beneath.3 \
+	doc/man/man3/safe_utimensat_beneath.3 \
+	doc/man/man3/safe_version.3
+MAN7_PAGES = doc/man/man7/libsafeopen.7
+dist_man3_MANS = $(MAN3_PAGES)
+dist_man7_MANS = $(MAN7_PAGES)
+
+EXTRA_DIST += doc/Doxyfile.in doc/design.md \
+	tests/check-man-symbols.sh tests/check-man-groff.sh tests/check-man-examples.sh
+
+# Every symbol of the version script has a page with SYNOPSIS and ERRORS;
+# every page renders without a groff warning; every EXAMPLES program compiles.
+TESTS += tests/check-man-groff.sh tests/check-man-examples.sh
+AM_TESTS_ENVIRONMENT += CC='$(CC)'; export CC; \
+	MAN_CPPFLAGS='-I$(abs_top_srcdir)/include'; export MAN_CPPFLAGS; \
+	MAN_LIBS='$(abs_top_builddir)/lib/.libs/libsafeopen.so'; export MAN_LIBS;
 
 if HAVE_DOXYGEN
-doc: doc/Doxyfile $(top_srcdir)/include/safeopen.h
+doc: doc/Doxyfile $(top_srcdir)/include/safeopen.h \
+		$(top_srcdir)/doc/design.md
 	@rm -rf doc/api doc/doxygen-warnings.log
 	@$(MKDIR_P) doc
 	$(AM_V_GEN)$(DOXYGEN) doc/Doxyfile
 	@if test -s doc/doxygen-warnings.log; then \
 	  cat doc/doxygen-warnings.log; echo "make doc: doxygen warnings (see above)"; exit 1; fi
-	@echo "make doc: HTML in doc/api/html/index.html, man pages in doc/api/man/man3 (0 warnings)"
+	@echo "make doc: HTML in doc/api/html/index.html (0 warnings); man pages are doc/man (installed by make install)"
 else
 doc:
 	@echo "doxygen not found: install the Debian package doxygen (scripts/install-deps does)"; exit 1
@@ -19,19 +58,3 @@ clean-local: clean-doc
 clean-doc:
 	-rm -rf doc/api doc/doxygen-warnings.log
 PHONY_TARGETS += clean-doc
-
-# Install the API man pages (section 3) when `make doc` has generated them.
-install-data-local: install-api-man
-uninstall-local: uninstall-api-man
-install-api-man:
-	@if test -d doc/api/man/man3; then \
-	  $(MKDIR_P) '$(DESTDIR)$(mandir)/man3' && \
-	  for f in doc/api/man/man3/safe_*.3 doc/api/man/man3/SAFE_*.3 doc/api/man/man3/safeopen*.3; do \
-	    echo " INSTALL $$f"; $(INSTALL_DATA) "$$f" '$(DESTDIR)$(mandir)/man3/' || exit 1; \
-	  done; \
-	fi
-uninstall-api-man:
-	@if test -d doc/api/man/man3; then \
-	  for f in doc/api/man/man3/safe_*.3 doc/api/man/man3/SAFE_*.3 doc/api/man/man3/safeopen*.3; do rm -f '$(DESTDIR)$(mandir)/man3/'"$${f##*/}"; done; \
-	fi
-PHONY_TARGETS += install-api-man uninstall-api-man
