@@ -448,8 +448,8 @@ static int cmd_mkdir(int argc, char **argv)
 		usage_error("mkdir: missing PATH");
 	int ret = EXIT_OK;
 	for (int i = optind; i < argc; i++) {
-		int r = safe_mkdirat_beneath(rootfd, argv[i], mode,
-					     resolve | (parents ? SAFE_MKDIR_PARENTS : 0));
+		int r = parents ? safe_mkdir_all_beneath(rootfd, argv[i], mode, resolve)
+				: safe_mkdirat_beneath(rootfd, argv[i], mode, resolve);
 		if (r < 0) {
 			ret = fail(argv[i], errno);
 			continue;

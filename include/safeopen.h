@@ -464,10 +464,9 @@ SAFE_PUBLIC int safe_tmpfile_discard(struct safe_tmpfile *tmp);
  * checked is what is acted on; the xattr functions then take the verified
  * procfs route (see safe_getxattr_beneath()). Operations that only handle
  * the name in its parent (unlink, rmdir, rename, the new name of link and
- * symlink, mkdir without #SAFE_MKDIR_PARENTS) never reach a mounted object
- * and answer as the kernel does for a mount point: @c EBUSY (@c EEXIST for
- * a creation; @c EISDIR / @c ENOTDIR where the object's kind is wrong
- * first).
+ * symlink, mkdir, mknod) never reach a mounted object and answer as the
+ * kernel does for a mount point: @c EBUSY (@c EEXIST for a creation;
+ * @c EISDIR / @c ENOTDIR where the object's kind is wrong first).
  *
  * Errors common to all: @c ENOENT for an empty path, @c EFAULT for a NULL
  * path or buffer, @c EINVAL for unknown flag bits, @c EBADF for a bad
@@ -482,9 +481,6 @@ SAFE_PUBLIC int safe_tmpfile_discard(struct safe_tmpfile *tmp);
 #define SAFE_FOLLOW (1ULL << 40)
 /** safe_unlinkat_beneath(): remove a directory (like @c AT_REMOVEDIR). */
 #define SAFE_REMOVEDIR (1ULL << 41)
-/** safe_mkdirat_beneath(): create missing parents too (mkdir -p) and return
- *  an @c O_DIRECTORY descriptor of the final directory. */
-#define SAFE_MKDIR_PARENTS (1ULL << 42)
 /** safe_renameat_beneath(): fail with @c EEXIST if the new name exists. */
 #define SAFE_RENAME_NOREPLACE (1ULL << 43)
 /** safe_renameat_beneath(): atomically exchange the two names. */
@@ -495,43 +491,169 @@ SAFE_PUBLIC int safe_tmpfile_discard(struct safe_tmpfile *tmp);
 #define SAFE_RMTREE_XDEV (1ULL << 45)
 
 /**
- * @brief mkdir(2) beneath a root; with #SAFE_MKDIR_PARENTS, mkdir -p.
+ * @brief mkdirat(2) beneath a root.
  *
- * The last component is never followed: a (dangling) symlink there is
- * @c EEXIST, nothing is created through it. With #SAFE_MKDIR_PARENTS every
- * prefix of @p path is resolved from @p dirfd with the resolver (so ".." and
- * symlinks keep the root's scope), each missing component is created with
- * mkdirat() in the parent the resolver returned and checked by resolving it
- * again; a concurrent creator (@c EEXIST that resolves to a directory) is
- * fine. Missing parents get mode 0777, the final directory @p mode (umask
- * applies to both, as mkdir -p).
+ * The parent of @p path is resolved with the resolver; the last component is
+ * created with mkdirat(2), which never follows it: a symlink there, dangling
+ * or not, is @c EEXIST and nothing is created through it. A trailing '/' is
+ * allowed, as in mkdir(2). To create missing parents too, use
+ * safe_mkdir_all_beneath().
  *
- * @param dirfd Root directory, or @c AT_FDCWD.
+ * @param dirfd Root directory, or @c AT_FDCWD. Borrowed.
  * @param path  Directory to create.
- * @param mode  Permission bits (umask applies).
- * @param flags @c SAFE_RESOLVE_* bits and #SAFE_MKDIR_PARENTS.
- * @return 0 (without #SAFE_MKDIR_PARENTS), an @c O_RDONLY|O_DIRECTORY|O_CLOEXEC
- *         descriptor of the final directory (with it), or -1 with @c errno.
- *         With #SAFE_MKDIR_PARENTS, directories created before a failure
- *         remain (as with mkdir -p).
- * @retval EEXIST The name exists (without #SAFE_MKDIR_PARENTS; also "." and
- *         ".."), or the final name exists as a non-directory or a symlink
- *         that does not resolve to a directory (with it).
- * @retval ENOENT A parent is missing (without #SAFE_MKDIR_PARENTS), or an
- *         intermediate name is a symlink to nothing (with it).
- * @retval EXDEV  The path escapes the root.
- * @retval ELOOP  A symlink where a directory is needed under
- *         #SAFE_RESOLVE_NO_SYMLINKS, or too many links.
- * @retval ENOTDIR An intermediate component is not a directory.
- * @retval EACCES No write permission in a parent; or (with
- *         #SAFE_MKDIR_PARENTS) no read permission on the final directory.
- * @retval EAGAIN A component kept disappearing between creation and check.
- * @retval EINVAL Unknown flag bits.
+ * @param mode  Permission bits (the umask or a default ACL applies).
+ * @param flags @c SAFE_RESOLVE_* bits.
+ * @return 0, or -1 with @c errno set.
+ *
  * @par Errors
- *      As safe_openat2() and mkdirat(2).
+ * - @c EEXIST: the name exists (a symlink included; also "." and "..").
+ * - @c ENOENT: a parent directory does not exist; @p path is empty.
+ * - @c EINVAL: unknown bits in @p flags, or both BENEATH and IN_ROOT.
+ * - @c EXDEV, @c ELOOP, @c ENOTDIR, @c EAGAIN, @c ENAMETOOLONG, @c EFAULT,
+ *   @c EBADF: resolution of the parent, as safe_openat2().
+ * - Any other error of mkdirat(2) (@c EACCES, @c EROFS, @c ENOSPC, @c EDQUOT,
+ *   @c EMLINK).
  */
-SAFE_PUBLIC SAFE_NODISCARD int safe_mkdirat_beneath(int dirfd, const char *path, mode_t mode,
-                                                    uint64_t flags);
+SAFE_PUBLIC int safe_mkdirat_beneath(int dirfd, const char *path, mode_t mode, uint64_t flags);
+
+/**
+ * @brief mkdir -p beneath a root: create every missing directory of @p path
+ *        and return a descriptor of the last one.
+ *
+ * Existing components are resolved with the resolver, with the scope given in
+ * @p flags (symlinks among them are followed, scoped, unless
+ * #SAFE_RESOLVE_NO_SYMLINKS). Each missing component is then created with
+ * mkdirat(2) in the directory opened just before it and opened with
+ * @c O_PATH|O_NOFOLLOW|O_DIRECTORY: a new component is never followed. A
+ * directory created concurrently by someone else (@c EEXIST that opens as a
+ * directory) is accepted; a symlink or non-directory created concurrently is
+ * not followed (@c ENOTDIR, or @c EEXIST for the last component). ".." may
+ * only appear in the part of @p path that already exists. Missing parents
+ * get mode 0777, the last directory @p mode (the umask applies to both, as
+ * with mkdir -p). The cost is linear in the number of components.
+ *
+ * Guarantee: the returned descriptor is a directory beneath @p dirfd named by
+ * @p path, and no directory is ever created outside @p dirfd.
+ *
+ * What a failure leaves: the directories this call created before the
+ * failing step remain (as with mkdir -p); nothing else is changed and no
+ * descriptor is leaked. A caller that must undo them can remove the path
+ * with safe_unlinkat_beneath(@c SAFE_REMOVEDIR), deepest first, or
+ * safe_rmtree_beneath() on the first component it asked for.
+ *
+ * @code
+ * int upload = safe_mkdir_all_beneath(rootfd, "users/alice/2024/06", 0750, 0);
+ * if (upload < 0)
+ *         err(1, "mkdir -p");
+ * int fd = safe_openat_beneath(upload, "photo.jpg", O_WRONLY | O_CREAT | O_EXCL, 0640);
+ * @endcode
+ *
+ * @param dirfd Root directory, or @c AT_FDCWD. Borrowed.
+ * @param path  Directory to create, with its missing parents.
+ * @param mode  Permission bits of the last directory (umask applies).
+ * @param flags @c SAFE_RESOLVE_* bits.
+ * @return A new @c O_PATH|O_DIRECTORY|O_CLOEXEC descriptor of the last
+ *         directory (whether it was created or already existed), or -1 with
+ *         @c errno set.
+ *
+ * @par Errors
+ * - @c EEXIST: the last component exists and is not a directory (nor a
+ *   symlink to one), or was created concurrently as a non-directory.
+ * - @c ENOTDIR: an intermediate component is not a directory (nor a symlink
+ *   to one), or was created concurrently as a non-directory or a symlink.
+ * - @c ENOENT: an intermediate component is a dangling symlink; a component
+ *   before a ".." does not exist; @p path is empty.
+ * - @c EXDEV: the path escapes the root (or crosses a mount under
+ *   #SAFE_RESOLVE_NO_XDEV, the new components included).
+ * - @c ELOOP: a symlink under #SAFE_RESOLVE_NO_SYMLINKS, or too many.
+ * - @c EAGAIN: a component kept being removed between its creation and its
+ *   open, or as safe_openat2().
+ * - @c EINVAL: unknown bits in @p flags, or both BENEATH and IN_ROOT.
+ * - @c EFAULT, @c EBADF, @c ENAMETOOLONG: as safe_openat2().
+ * - Any error of mkdirat(2) (@c EACCES, @c EROFS, @c ENOSPC, ...) or
+ *   openat(2) (@c EMFILE, ...).
+ */
+SAFE_PUBLIC SAFE_NODISCARD int safe_mkdir_all_beneath(int dirfd, const char *path, mode_t mode,
+                                                      uint64_t flags);
+
+/**
+ * @brief mknodat(2) beneath a root: FIFOs, sockets, regular files and, where
+ *        permitted, devices.
+ *
+ * The parent is resolved with the resolver; mknodat(2) creates the last
+ * component and never follows it.
+ *
+ * @param dirfd Root directory, or @c AT_FDCWD. Borrowed.
+ * @param path  Name to create.
+ * @param mode  File type (@c S_IFIFO, @c S_IFREG or 0, @c S_IFSOCK,
+ *              @c S_IFCHR, @c S_IFBLK) and permission bits (umask applies).
+ * @param dev   Device number for @c S_IFCHR / @c S_IFBLK (see makedev(3)),
+ *              else ignored.
+ * @param flags @c SAFE_RESOLVE_* bits.
+ * @return 0, or -1 with @c errno set.
+ *
+ * @par Errors
+ * - @c EEXIST: the name exists (a symlink included; also "." and "..").
+ * - @c EPERM: a device without @c CAP_MKNOD, or @c S_IFDIR in @p mode (use
+ *   safe_mkdirat_beneath()).
+ * - @c EINVAL: unknown bits in @p flags, or both BENEATH and IN_ROOT; an
+ *   unknown file type in @p mode.
+ * - @c ENOENT: a parent does not exist; a trailing '/' on a missing name.
+ * - Resolution errors as safe_openat2(); any other error of mknodat(2)
+ *   (@c EACCES, @c EROFS, @c ENOSPC, ...).
+ */
+SAFE_PUBLIC int safe_mknodat_beneath(int dirfd, const char *path, mode_t mode, dev_t dev,
+                                     uint64_t flags);
+
+/**
+ * @brief Split an untrusted path into a directory beneath the root and the
+ *        last name, for callers who then use plain *at() system calls.
+ *
+ * Every component but the last is resolved with the resolver (so ".." and
+ * symlinks keep the root's scope); the last one is copied into @p name
+ * without trailing slashes. The name is one component (no '/'), never "." or
+ * "..", and has not been looked up. It is safe to use with a call relative to
+ * the returned descriptor that does not follow it: @c O_NOFOLLOW,
+ * @c AT_SYMLINK_NOFOLLOW, or a call that never follows its last component
+ * (mkdirat, mknodat, unlinkat, renameat2, symlinkat, linkat without
+ * @c AT_SYMLINK_FOLLOW). A call that follows it may leave the root through a
+ * symlink: use safe_openat2() for that.
+ *
+ * Since the name is copied without its trailing slashes, a caller for whom
+ * "x/" must mean a directory checks the path itself.
+ *
+ * @code
+ * char name[NAME_MAX + 1];
+ * int dir = safe_open_parent_beneath(rootfd, untrusted, 0, name, sizeof(name));
+ * if (dir < 0)
+ *         return -1;
+ * int r = fchownat(dir, name, uid, gid, AT_SYMLINK_NOFOLLOW);
+ * close(dir);
+ * @endcode
+ *
+ * @param dirfd Root directory, or @c AT_FDCWD. Borrowed.
+ * @param path  The untrusted path.
+ * @param flags @c SAFE_RESOLVE_* bits (#SAFE_RESOLVE_NO_XDEV applies to the
+ *              parent; the last name is not looked up).
+ * @param[out] name Receives the NUL-terminated last component (untouched on
+ *              failure).
+ * @param size  Size of @p name in bytes, the NUL included. A name can be
+ *              longer than @c NAME_MAX: whether such a name exists is the
+ *              filesystem's answer.
+ * @return A new @c O_PATH|O_DIRECTORY|O_CLOEXEC descriptor of the parent, or
+ *         -1 with @c errno set.
+ *
+ * @par Errors
+ * - @c EINVAL: the last component is "." or "..", or @p path names the root
+ *   ("/", "."): there is no name in a parent to act on; unknown bits in
+ *   @p flags, or both BENEATH and IN_ROOT.
+ * - @c ERANGE: @p size is too small for the last component and its NUL.
+ * - @c EFAULT: @p path is NULL, or @p name is NULL with a nonzero @p size.
+ * - Resolution errors of the parent as safe_openat2() (@c ENOENT, @c ENOTDIR,
+ *   @c EXDEV, @c ELOOP, @c EAGAIN, @c ENAMETOOLONG, @c EBADF, @c EMFILE).
+ */
+SAFE_PUBLIC SAFE_NODISCARD int safe_open_parent_beneath(int dirfd, const char *path,
+                                                        uint64_t flags, char *name, size_t size);
 
 /**
  * @brief fstatat(2) beneath a root; does not follow a trailing symlink
@@ -548,8 +670,7 @@ SAFE_PUBLIC SAFE_NODISCARD int safe_mkdirat_beneath(int dirfd, const char *path,
  * @par Errors
  *      As safe_openat2() and fstatat(2).
  */
-SAFE_PUBLIC SAFE_NODISCARD int safe_fstatat_beneath(int dirfd, const char *path, struct stat *st,
-                                                    uint64_t flags);
+SAFE_PUBLIC int safe_fstatat_beneath(int dirfd, const char *path, struct stat *st, uint64_t flags);
 
 struct statx;
 
@@ -568,8 +689,8 @@ struct statx;
  * @par Errors
  *      As safe_openat2() and statx(2).
  */
-SAFE_PUBLIC SAFE_NODISCARD int safe_statx_beneath(int dirfd, const char *path, uint64_t flags,
-                                                  unsigned int mask, struct statx *stx);
+SAFE_PUBLIC int safe_statx_beneath(int dirfd, const char *path, uint64_t flags, unsigned int mask,
+                                   struct statx *stx);
 
 /**
  * @brief opendir(3) beneath a root.
@@ -607,7 +728,7 @@ SAFE_PUBLIC SAFE_NODISCARD DIR *safe_opendir_beneath(int dirfd, const char *path
  * @par Errors
  *      As safe_openat2() and unlinkat(2).
  */
-SAFE_PUBLIC SAFE_NODISCARD int safe_unlinkat_beneath(int dirfd, const char *path, uint64_t flags);
+SAFE_PUBLIC int safe_unlinkat_beneath(int dirfd, const char *path, uint64_t flags);
 
 /**
  * @brief rm -r beneath a root.
@@ -651,57 +772,87 @@ SAFE_PUBLIC SAFE_NODISCARD int safe_unlinkat_beneath(int dirfd, const char *path
  *      As safe_openat2(), openat(2), getdents64(2), unlinkat(2) (@c EACCES,
  *      @c EPERM, @c EROFS for entries that cannot be removed).
  */
-SAFE_PUBLIC SAFE_NODISCARD int safe_rmtree_beneath(int dirfd, const char *path, uint64_t flags);
+SAFE_PUBLIC int safe_rmtree_beneath(int dirfd, const char *path, uint64_t flags);
 
 /**
- * @brief renameat2(2) with both names beneath the same root.
+ * @brief renameat2(2) with each name beneath its own root.
  *
- * @param dirfd   Root directory, or @c AT_FDCWD.
- * @param oldpath Existing name.
- * @param newpath New name.
- * Neither last component is followed (a symlink is renamed or replaced
- * itself). Where renameat2(2) does not exist (@c ENOSYS, Linux before 3.15):
- * without flags renameat(2); #SAFE_RENAME_NOREPLACE of a non-directory as
- * linkat(2) + unlinkat(2) (never replaces; both names exist for a moment);
+ * @p oldpath is resolved beneath @p olddirfd and @p newpath beneath
+ * @p newdirfd, each with the @c SAFE_RESOLVE_* bits of @p flags (pass the
+ * same descriptor twice for one root). Neither last component is followed:
+ * a symlink is renamed or replaced itself. Both names must be on the same
+ * mount (@c EXDEV otherwise, from renameat2(2)).
+ *
+ * Where renameat2(2) does not exist (@c ENOSYS, Linux before 3.15): without
+ * flags renameat(2); #SAFE_RENAME_NOREPLACE of a non-directory as linkat(2) +
+ * unlinkat(2) (never replaces; both names exist for a moment);
  * #SAFE_RENAME_NOREPLACE of a directory and #SAFE_RENAME_EXCHANGE fail with
  * @c EINVAL.
  *
- * @param flags   @c SAFE_RESOLVE_* bits, #SAFE_RENAME_NOREPLACE or
- *                #SAFE_RENAME_EXCHANGE.
+ * @code
+ * // Move a finished upload from the spool into the store (two roots).
+ * if (safe_renameat_beneath(spoolfd, tmpname, storefd, "objects/ab/cdef",
+ *                           SAFE_RENAME_NOREPLACE) < 0)
+ *         return -1;
+ * @endcode
+ *
+ * @param olddirfd Root of @p oldpath, or @c AT_FDCWD. Borrowed.
+ * @param oldpath  Existing name.
+ * @param newdirfd Root of @p newpath, or @c AT_FDCWD. Borrowed.
+ * @param newpath  New name.
+ * @param flags    @c SAFE_RESOLVE_* bits, #SAFE_RENAME_NOREPLACE or
+ *                 #SAFE_RENAME_EXCHANGE.
  * @return 0, or -1 with @c errno set.
- * @retval EINVAL Unknown flag bits, or both NOREPLACE and EXCHANGE; a flag
- *         the filesystem (or, without renameat2, the fallback) cannot honour.
- * @retval EEXIST #SAFE_RENAME_NOREPLACE and @p newpath exists.
- * @retval EBUSY  A last component "." or "..".
+ *
  * @par Errors
- *      As safe_openat2() and renameat2(2).
+ * - @c EINVAL: unknown bits in @p flags, both NOREPLACE and EXCHANGE, both
+ *   BENEATH and IN_ROOT; a flag the filesystem (or, without renameat2, the
+ *   fallback) cannot honour; a directory moved into itself.
+ * - @c EEXIST: #SAFE_RENAME_NOREPLACE and @p newpath exists.
+ * - @c EBUSY: a last component "." or "..", or a mount point.
+ * - @c EXDEV: either path escapes its root, or the two names are on different
+ *   mounts.
+ * - Resolution errors of either parent as safe_openat2(); any other error of
+ *   renameat2(2) (@c ENOENT, @c ENOTDIR, @c EISDIR, @c ENOTEMPTY, @c EACCES,
+ *   ...).
  */
-SAFE_PUBLIC SAFE_NODISCARD int safe_renameat_beneath(int dirfd, const char *oldpath,
-                                                     const char *newpath, uint64_t flags);
+SAFE_PUBLIC int safe_renameat_beneath(int olddirfd, const char *oldpath, int newdirfd,
+                                      const char *newpath, uint64_t flags);
 
 /**
- * @brief linkat(2) with both names beneath the same root.
+ * @brief linkat(2) with each name beneath its own root.
  *
- * @param dirfd   Root directory, or @c AT_FDCWD.
- * @param oldpath Existing object (a trailing symlink is linked itself unless
- *                #SAFE_FOLLOW).
- * @param newpath New name.
- * @param flags   @c SAFE_RESOLVE_* bits and #SAFE_FOLLOW.
+ * @p oldpath is resolved beneath @p olddirfd and @p newpath beneath
+ * @p newdirfd, each with the @c SAFE_RESOLVE_* bits of @p flags (pass the
+ * same descriptor twice for one root). A trailing symlink of @p oldpath is
+ * linked itself unless #SAFE_FOLLOW; the new name is never followed.
  *
  * With #SAFE_FOLLOW the object is resolved by the resolver and linked from
  * its descriptor: linkat(@c AT_EMPTY_PATH) where the caller has
  * @c CAP_DAC_READ_SEARCH, else its own magic link in a verified procfs
  * (linkat(@c AT_SYMLINK_FOLLOW) of /proc/thread-self/fd/N).
  *
+ * @param olddirfd Root of @p oldpath, or @c AT_FDCWD. Borrowed.
+ * @param oldpath  Existing object.
+ * @param newdirfd Root of @p newpath, or @c AT_FDCWD. Borrowed.
+ * @param newpath  New name.
+ * @param flags    @c SAFE_RESOLVE_* bits and #SAFE_FOLLOW.
  * @return 0, or -1 with @c errno set.
- * @retval EEXIST @p newpath exists (a dangling symlink included).
- * @retval EPERM  @p oldpath is a directory.
- * @retval EINVAL Unknown flag bits.
+ *
  * @par Errors
- *      As safe_openat2() and linkat(2).
+ * - @c EEXIST: @p newpath exists (a dangling symlink included; also "." and
+ *   "..").
+ * - @c EPERM: @p oldpath is a directory.
+ * - @c EXDEV: either path escapes its root, or the two names are on different
+ *   mounts.
+ * - @c EINVAL: unknown bits in @p flags, or both BENEATH and IN_ROOT.
+ * - @c ENOENT (or @c EPERM): #SAFE_FOLLOW without @c CAP_DAC_READ_SEARCH and
+ *   without a verified procfs (the answer of linkat(@c AT_EMPTY_PATH)).
+ * - Resolution errors as safe_openat2(); any other error of linkat(2)
+ *   (@c ENOENT, @c EACCES, @c EMLINK, ...).
  */
-SAFE_PUBLIC SAFE_NODISCARD int safe_linkat_beneath(int dirfd, const char *oldpath,
-                                                   const char *newpath, uint64_t flags);
+SAFE_PUBLIC int safe_linkat_beneath(int olddirfd, const char *oldpath, int newdirfd,
+                                    const char *newpath, uint64_t flags);
 
 /**
  * @brief symlinkat(2) beneath a root.
@@ -720,8 +871,8 @@ SAFE_PUBLIC SAFE_NODISCARD int safe_linkat_beneath(int dirfd, const char *oldpat
  * @par Errors
  *      As safe_openat2() and symlinkat(2).
  */
-SAFE_PUBLIC SAFE_NODISCARD int safe_symlinkat_beneath(const char *target, int dirfd,
-                                                      const char *linkpath, uint64_t flags);
+SAFE_PUBLIC int safe_symlinkat_beneath(const char *target, int dirfd, const char *linkpath,
+                                       uint64_t flags);
 
 /**
  * @brief readlinkat(2) beneath a root (reads the link itself).
@@ -761,8 +912,7 @@ SAFE_PUBLIC SAFE_NODISCARD ssize_t safe_readlinkat_beneath(int dirfd, const char
  * @par Errors
  *      As safe_openat2() and fchmodat(2).
  */
-SAFE_PUBLIC SAFE_NODISCARD int safe_fchmodat_beneath(int dirfd, const char *path, mode_t mode,
-                                                     uint64_t flags);
+SAFE_PUBLIC int safe_fchmodat_beneath(int dirfd, const char *path, mode_t mode, uint64_t flags);
 
 /**
  * @brief fchownat(2) beneath a root.
@@ -778,8 +928,8 @@ SAFE_PUBLIC SAFE_NODISCARD int safe_fchmodat_beneath(int dirfd, const char *path
  * @par Errors
  *      As safe_openat2() and fchownat(2).
  */
-SAFE_PUBLIC SAFE_NODISCARD int safe_fchownat_beneath(int dirfd, const char *path, uid_t owner,
-                                                     gid_t group, uint64_t flags);
+SAFE_PUBLIC int safe_fchownat_beneath(int dirfd, const char *path, uid_t owner, gid_t group,
+                                      uint64_t flags);
 
 /**
  * @brief utimensat(2) beneath a root.
@@ -794,9 +944,8 @@ SAFE_PUBLIC SAFE_NODISCARD int safe_fchownat_beneath(int dirfd, const char *path
  * @par Errors
  *      As safe_openat2() and utimensat(2).
  */
-SAFE_PUBLIC SAFE_NODISCARD int safe_utimensat_beneath(int dirfd, const char *path,
-                                                      const struct timespec times[2],
-                                                      uint64_t flags);
+SAFE_PUBLIC int safe_utimensat_beneath(int dirfd, const char *path, const struct timespec times[2],
+                                       uint64_t flags);
 
 /**
  * @brief getxattr(2) beneath a root (a trailing symlink itself unless
@@ -850,9 +999,9 @@ SAFE_PUBLIC SAFE_NODISCARD ssize_t safe_getxattr_beneath(int dirfd, const char *
  * @par Errors
  *      As safe_openat2() and setxattr(2).
  */
-SAFE_PUBLIC SAFE_NODISCARD int safe_setxattr_beneath(int dirfd, const char *path, const char *name,
-                                                     const void *value, size_t size,
-                                                     int xattr_flags, uint64_t flags);
+SAFE_PUBLIC int safe_setxattr_beneath(int dirfd, const char *path, const char *name,
+                                      const void *value, size_t size, int xattr_flags,
+                                      uint64_t flags);
 
 /**
  * @brief listxattr(2) beneath a root (a trailing symlink itself unless
@@ -890,8 +1039,8 @@ SAFE_PUBLIC SAFE_NODISCARD ssize_t safe_listxattr_beneath(int dirfd, const char 
  * @par Errors
  *      As safe_openat2() and removexattr(2).
  */
-SAFE_PUBLIC SAFE_NODISCARD int safe_removexattr_beneath(int dirfd, const char *path,
-                                                        const char *name, uint64_t flags);
+SAFE_PUBLIC int safe_removexattr_beneath(int dirfd, const char *path, const char *name,
+                                         uint64_t flags);
 
 /**
  * @brief Reopen a descriptor (typically @c O_PATH) with new open flags.

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Operations beneath a root: stat, mkdir (-p), opendir, unlink, rename, link,
- * symlink, readlink, chmod, chown, utimes, xattrs, reopen. rm -r lives in
+ * Operations beneath a root: stat, mkdir, mkdir -p, mknod, the parent/name
+ * split, opendir, unlink, rename, link, symlink, readlink, chmod, chown,
+ * utimes, xattrs, reopen. rm -r lives in
  * rmtree.c, realpath in realpath.c.
  *
  * Safety argument shared by every function here: nothing is ever looked up
@@ -237,146 +238,206 @@ DIR *safe_opendir_beneath(int dirfd, const char *path, uint64_t flags)
 	return d;
 }
 
-/* ------------------------------------------------------------------ mkdir */
-
-/* Does `prefix` (resolved with the resolver) name a directory? 1 yes, 0 it
- * does not exist (ENOENT), -1 any other error. */
-static int dir_exists(int dirfd, const char *prefix, uint64_t resolve)
-{
-	int fd = so_op_open(dirfd, prefix, resolve, O_DIRECTORY);
-	if (fd >= 0) {
-		so_close(fd);
-		return 1;
-	}
-	return errno == ENOENT ? 0 : -1;
-}
-
-/*
- * Make sure the directory `prefix` exists, creating its last component if
- * needed. The last component is created with mkdirat() in the parent the
- * resolver returned (mkdirat never follows it), and the result is checked by
- * resolving `prefix` again, so a symlink in the way is only ever followed by
- * the resolver, scoped. A concurrent creator's EEXIST is fine when the name
- * then resolves to a directory.
- */
-static int mkdir_component(int dirfd, const char *prefix, mode_t mode, uint64_t resolve,
-			   bool final)
-{
-	for (int tries = 0; tries < SO_RACE_RETRIES; tries++) {
-		int r = dir_exists(dirfd, prefix, resolve);
-		if (r > 0)
-			return 0;
-		if (r < 0) {
-			/* A non-directory where the final directory should be. */
-			if (errno == ENOTDIR && final)
-				errno = EEXIST;
-			return -1;
-		}
-		struct so_last last;
-		_cleanup_fd_ int pfd = so_resolve_parent(dirfd, prefix, resolve, &last);
-		if (pfd < 0)
-			return -1;
-		if (mkdirat(pfd, last.name, mode) == 0)
-			continue; /* verify it by resolving it */
-		if (errno != EEXIST)
-			return -1;
-		r = dir_exists(dirfd, prefix, resolve);
-		if (r != 0)
-			return r > 0 ? 0 : -1;
-		/* EEXIST, yet not reachable: a dangling symlink (not followed
-		 * by mkdirat, not creatable through), or removed meanwhile. */
-		struct stat st;
-		if (fstatat(pfd, last.name, &st, AT_SYMLINK_NOFOLLOW) == 0)
-			return so_fail(final ? EEXIST : ENOENT);
-	}
-	return so_fail(EAGAIN);
-}
-
-/*
- * mkdir -p: every prefix of the path is resolved from the root with the
- * resolver (never relative to an intermediate fd, so ".." and symlinks keep
- * the root's scope), missing components are created one by one, and the final
- * directory is opened by the resolver. Intermediate directories get mode 0777
- * (umask applies) like mkdir -p; the final one gets `mode`.
- */
-static int mkdir_parents(int dirfd, const char *path, mode_t mode, uint64_t resolve)
-{
-	size_t len = so_path_len(path);
-	if (len == (size_t)-1)
-		return -1;
-
-	struct safe_open_how how = {
-		.flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC,
-		.mode = 0,
-		.resolve = resolve,
-	};
-	int fd = so_open_validated(dirfd, path, &how);
-	if (fd >= 0 || errno != ENOENT) {
-		if (fd < 0 && errno == ENOTDIR && !so_path_last_special(path)) {
-			/* The last component exists as a non-directory, or an
-			 * intermediate one is not a directory: tell them apart. */
-			struct so_last last;
-			int pfd = so_resolve_parent(dirfd, path, resolve, &last);
-			if (pfd < 0)
-				return -1;
-			so_close(pfd);
-			errno = EEXIST;
-		}
-		return fd;
-	}
-
-	char prefix[PATH_MAX];
-	size_t pos = 0;
-	while (pos < len) {
-		size_t s = pos;
-		while (s < len && path[s] == '/')
-			s++;
-		if (s == len)
-			break;
-		size_t e = s;
-		while (e < len && path[e] != '/')
-			e++;
-		pos = e;
-		size_t rest = e;
-		while (rest < len && path[rest] == '/')
-			rest++;
-		bool final = rest == len;
-		/* "." and ".." create nothing: the next prefix resolves them. */
-		if (path[s] == '.' && (e - s == 1 || (e - s == 2 && path[s + 1] == '.')))
-			continue;
-		memcpy(prefix, path, e);
-		prefix[e] = '\0';
-		if (mkdir_component(dirfd, prefix, final ? mode : 0777, resolve, final) < 0)
-			return -1;
-	}
-	fd = so_open_validated(dirfd, path, &how);
-	if (fd < 0 && errno == ENOTDIR)
-		errno = EEXIST;
-	return fd;
-}
+/* ------------------------------------------------------------------ mkdir, mkdir -p, mknod */
 
 int safe_mkdirat_beneath(int dirfd, const char *path, mode_t mode, uint64_t flags)
 {
-	uint64_t resolve = so_op_resolve(flags, SAFE_MKDIR_PARENTS);
+	uint64_t resolve = so_op_resolve(flags, 0);
 	if (resolve == (uint64_t)-1)
 		return -1;
-	if (!path)
-		return so_fail(EFAULT);
-	if (flags & SAFE_MKDIR_PARENTS)
-		return mkdir_parents(dirfd, path, mode, resolve);
 	struct so_last last;
 	_cleanup_fd_ int pfd = so_resolve_parent(dirfd, path, resolve, &last);
 	if (pfd < 0)
 		return -1;
-	/* mkdirat never follows its last component; "." and ".." are EEXIST. */
+	/* mkdirat never follows its last component; "." and ".." are EEXIST;
+	 * a trailing slash is allowed (the name is a directory to be). */
 	return mkdirat(pfd, last.name, mode);
 }
 
-/* ------------------------------------------------------------------ unlink */
+/* The open of one directory for mkdir -p, never following a symlink. */
+#define SO_MKDIR_STEP_FLAGS (O_PATH | O_NOFOLLOW | O_DIRECTORY | O_CLOEXEC)
+
+/*
+ * One step down from `cur` into the plain name `name` (no '/', not "." or
+ * ".."), never following it. A plain name one level below a directory that is
+ * beneath the root is beneath the root too, so openat() is enough, except
+ * under NO_XDEV: then the resolver takes the step (it refuses a mount point
+ * with EXDEV exactly as openat2 does). ENOTDIR: a non-directory or a symlink.
+ */
+static int mkdir_step(int cur, const char *name, uint64_t resolve)
+{
+	if (!(resolve & SAFE_RESOLVE_NO_XDEV))
+		return openat(cur, name, SO_MKDIR_STEP_FLAGS);
+	struct safe_open_how how = {
+		.flags = SO_MKDIR_STEP_FLAGS,
+		.mode = 0,
+		.resolve = (resolve & ~SAFE_RESOLVE_IN_ROOT) | SAFE_RESOLVE_BENEATH,
+	};
+	return so_open_validated(cur, name, &how);
+}
+
+/* Where the components that may be created start: just after the last ".."
+ * component (which must exist: ".." is never created through), else at the
+ * first component. Returns that offset in path; *base_end is how much of the
+ * path forms the prefix to resolve first (0: none, resolve "." or "/"). */
+static size_t mkdir_all_base(const char *path, size_t len, size_t *base_end)
+{
+	size_t after = 0;
+	*base_end = 0;
+	for (size_t s = 0; s < len;) {
+		while (s < len && path[s] == '/')
+			s++;
+		size_t e = s;
+		while (e < len && path[e] != '/')
+			e++;
+		if (e - s == 2 && path[s] == '.' && path[s + 1] == '.') {
+			*base_end = e;
+			after = e;
+		}
+		s = e;
+	}
+	return after;
+}
+
+/*
+ * mkdir -p, linear in the number of components.
+ *
+ * Safety argument: every directory this function hands out or steps from was
+ * either opened by the resolver (scoped to the root) or opened from such a
+ * directory with openat(O_PATH|O_NOFOLLOW|O_DIRECTORY) of one plain name,
+ * which cannot leave it (no "..", no '/', no symlink followed). New
+ * directories are made with mkdirat() of one name in such a directory, which
+ * never follows the name. A symlink found in the existing part of the path is
+ * followed by the resolver only (the prefix up to it, from the root, with the
+ * caller's scope); a name that was missing when we looked and is a
+ * non-directory after mkdirat() says EEXIST (a concurrent creator) is never
+ * followed. ".." is resolved only as part of the prefix given to the
+ * resolver, which must exist entirely.
+ *
+ * Cost: the whole path is first opened by the resolver (an existing directory
+ * costs just that); otherwise the prefix up to the last ".." is resolved once,
+ * then each later component costs one openat() (plus mkdirat() if missing),
+ * and each symlink among them one more resolution of its prefix (at most 40
+ * before ELOOP). O(n) system calls on both paths.
+ */
+static int mkdir_all(int dirfd, const char *path, size_t len, mode_t mode, uint64_t resolve)
+{
+	struct safe_open_how how = {
+		.flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
+		.mode = 0,
+		.resolve = resolve,
+	};
+	int fd = so_open_validated(dirfd, path, &how);
+	if (fd >= 0 || (errno != ENOENT && errno != ENOTDIR))
+		return fd;
+
+	char buf[PATH_MAX];
+	memcpy(buf, path, len + 1);
+	size_t base_end;
+	size_t pos = mkdir_all_base(buf, len, &base_end);
+	const char *base = ".";
+	char saved = 0;
+	if (base_end > 0) {
+		saved = buf[base_end];
+		buf[base_end] = '\0';
+		base = buf;
+	} else if (buf[0] == '/') {
+		base = "/";
+	}
+	_cleanup_fd_ int cur = so_open_validated(dirfd, base, &how);
+	if (base_end > 0)
+		buf[base_end] = saved;
+	if (cur < 0)
+		return -1;
+
+	bool creating = false; /* a component was created: the rest is new too */
+	int retries = 0;
+	while (pos < len) {
+		size_t s = pos;
+		while (s < len && buf[s] == '/')
+			s++;
+		if (s == len)
+			break;
+		size_t e = s;
+		while (e < len && buf[e] != '/')
+			e++;
+		size_t rest = e;
+		while (rest < len && buf[rest] == '/')
+			rest++;
+		bool final = rest == len;
+		if (e - s == 1 && buf[s] == '.') { /* "." creates nothing */
+			pos = e;
+			continue;
+		}
+		saved = buf[e];
+		buf[e] = '\0';
+		const char *name = buf + s;
+		int next = -1;
+		if (!creating) {
+			next = mkdir_step(cur, name, resolve);
+			if (next < 0 && errno == ENOTDIR) {
+				/* A symlink (followed, scoped, from the root) or a
+				 * non-directory. */
+				struct stat st;
+				if (fstatat(cur, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+					if (errno != ENOENT)
+						return -1;
+					errno = ENOENT; /* gone meanwhile: create it */
+				} else if (!S_ISLNK(st.st_mode)) {
+					return so_fail(final ? EEXIST : ENOTDIR);
+				} else {
+					next = so_open_validated(dirfd, buf, &how);
+					if (next < 0 && (errno == ENOENT || errno == ENOTDIR) && final)
+						errno = EEXIST;
+					if (next < 0)
+						return -1;
+				}
+			}
+			if (next < 0 && errno != ENOENT)
+				return -1;
+		}
+		if (next < 0) {
+			/* Missing: create it in `cur`. */
+			int r = mkdirat(cur, name, final ? mode : 0777);
+			if (r < 0 && errno != EEXIST)
+				return -1;
+			creating = r == 0;
+			next = mkdir_step(cur, name, resolve);
+			if (next < 0) {
+				if (errno == ENOTDIR) /* a concurrent non-directory: not followed */
+					return so_fail(final ? EEXIST : ENOTDIR);
+				if (errno != ENOENT)
+					return -1;
+				/* Removed again before we could open it: retry. */
+				if (++retries > SO_RACE_RETRIES)
+					return so_fail(EAGAIN);
+				buf[e] = saved;
+				creating = false;
+				continue;
+			}
+		}
+		buf[e] = saved;
+		so_close(cur);
+		cur = next;
+		pos = e;
+	}
+	return take_fd(&cur);
+}
+
+int safe_mkdir_all_beneath(int dirfd, const char *path, mode_t mode, uint64_t flags)
+{
+	uint64_t resolve = so_op_resolve(flags, 0);
+	if (resolve == (uint64_t)-1)
+		return -1;
+	size_t len = so_path_len(path);
+	if (len == (size_t)-1)
+		return -1;
+	return mkdir_all(dirfd, path, len, mode, resolve);
+}
 
 /* The last name as the *at() call should see it: with one trailing '/' kept
  * where the syscall gives it a meaning without following (unlinkat,
- * renameat2, the new name of linkat/symlinkat). */
+ * renameat2, mknodat, the new name of linkat/symlinkat). */
 static const char *name_with_slash(const struct so_last *last, char buf[SO_LAST_MAX + 1])
 {
 	if (!last->trailing_slash || last->is_root)
@@ -387,6 +448,49 @@ static const char *name_with_slash(const struct so_last *last, char buf[SO_LAST_
 	buf[n + 1] = '\0';
 	return buf;
 }
+
+int safe_mknodat_beneath(int dirfd, const char *path, mode_t mode, dev_t dev, uint64_t flags)
+{
+	uint64_t resolve = so_op_resolve(flags, 0);
+	if (resolve == (uint64_t)-1)
+		return -1;
+	struct so_last last;
+	_cleanup_fd_ int pfd = so_resolve_parent(dirfd, path, resolve, &last);
+	if (pfd < 0)
+		return -1;
+	/* mknodat never follows its last component; "." and ".." are EEXIST,
+	 * a trailing slash ENOENT (or EEXIST when the name exists), as the
+	 * kernel says; the file type in mode is checked by the kernel. */
+	char nb[SO_LAST_MAX + 1];
+	return mknodat(pfd, name_with_slash(&last, nb), mode, dev);
+}
+
+/* ------------------------------------------------------------------ open_parent */
+
+int safe_open_parent_beneath(int dirfd, const char *path, uint64_t flags, char *name,
+			     size_t size)
+{
+	uint64_t resolve = so_op_resolve(flags, 0);
+	if (resolve == (uint64_t)-1)
+		return -1;
+	if (!path || (!name && size))
+		return so_fail(EFAULT);
+	struct so_last last;
+	_cleanup_fd_ int pfd = so_resolve_parent(dirfd, path, resolve, &last);
+	if (pfd < 0)
+		return -1;
+	/* "." and ".." (and a path naming the root) are no entry of a parent:
+	 * a plain *at() call on them would act on the parent or climb. */
+	if (last.is_root || so_is_dot_or_dotdot(last.name))
+		return so_fail(EINVAL);
+	size_t n = strlen(last.name);
+	if (n >= size)
+		return so_fail(ERANGE);
+	memcpy(name, last.name, n + 1);
+	return take_fd(&pfd);
+}
+
+/* ------------------------------------------------------------------ unlink */
 
 int safe_unlinkat_beneath(int dirfd, const char *path, uint64_t flags)
 {
@@ -441,7 +545,8 @@ static int rename_fallback(int ofd, const struct so_last *olast, const char *ona
 	return 0;
 }
 
-int safe_renameat_beneath(int dirfd, const char *oldpath, const char *newpath, uint64_t flags)
+int safe_renameat_beneath(int olddirfd, const char *oldpath, int newdirfd, const char *newpath,
+			  uint64_t flags)
 {
 	uint64_t resolve = so_op_resolve(flags, SAFE_RENAME_NOREPLACE | SAFE_RENAME_EXCHANGE);
 	if (resolve == (uint64_t)-1)
@@ -453,10 +558,10 @@ int safe_renameat_beneath(int dirfd, const char *oldpath, const char *newpath, u
 	unsigned int rflags = ((flags & SAFE_RENAME_NOREPLACE) ? SO_RENAME_NOREPLACE : 0) |
 			      ((flags & SAFE_RENAME_EXCHANGE) ? SO_RENAME_EXCHANGE : 0);
 	struct so_last olast, nlast;
-	_cleanup_fd_ int ofd = so_resolve_parent(dirfd, oldpath, resolve, &olast);
+	_cleanup_fd_ int ofd = so_resolve_parent(olddirfd, oldpath, resolve, &olast);
 	if (ofd < 0)
 		return -1;
-	_cleanup_fd_ int nfd = so_resolve_parent(dirfd, newpath, resolve, &nlast);
+	_cleanup_fd_ int nfd = so_resolve_parent(newdirfd, newpath, resolve, &nlast);
 	if (nfd < 0)
 		return -1;
 	/* renameat2() follows neither last component; "." and ".." are EBUSY
@@ -474,7 +579,8 @@ int safe_renameat_beneath(int dirfd, const char *oldpath, const char *newpath, u
 
 /* ------------------------------------------------------------------ link, symlink, readlink */
 
-int safe_linkat_beneath(int dirfd, const char *oldpath, const char *newpath, uint64_t flags)
+int safe_linkat_beneath(int olddirfd, const char *oldpath, int newdirfd, const char *newpath,
+			uint64_t flags)
 {
 	uint64_t resolve = so_op_resolve(flags, SAFE_FOLLOW);
 	if (resolve == (uint64_t)-1)
@@ -483,11 +589,11 @@ int safe_linkat_beneath(int dirfd, const char *oldpath, const char *newpath, uin
 		return so_fail(EFAULT);
 	struct so_last olast, nlast;
 	const char *oname;
-	_cleanup_fd_ int ofd = op_target(dirfd, oldpath, resolve, flags & SAFE_FOLLOW, &olast,
+	_cleanup_fd_ int ofd = op_target(olddirfd, oldpath, resolve, flags & SAFE_FOLLOW, &olast,
 					  &oname);
 	if (ofd < 0)
 		return -1;
-	_cleanup_fd_ int nfd = so_resolve_parent(dirfd, newpath, resolve, &nlast);
+	_cleanup_fd_ int nfd = so_resolve_parent(newdirfd, newpath, resolve, &nlast);
 	if (nfd < 0)
 		return -1;
 	char nb[SO_LAST_MAX + 1];

@@ -278,7 +278,7 @@ static void *worker(void *arg)
 		} else if (kind < 9) {
 			snprintf(path, sizeof(path), "%swork/t%d/d%ld",
 				 (r >> 20) & 1 ? "link/../" : "", id, k);
-			fd = safe_mkdirat_beneath(rootfd, path, 0755, resolve | SAFE_MKDIR_PARENTS);
+			fd = safe_mkdir_all_beneath(rootfd, path, 0755, resolve);
 			if (fd >= 0)
 				check_inside(fd, "mkdir -p", path, resolve);
 		} else if (kind < 10) {
@@ -303,7 +303,7 @@ static void *worker(void *arg)
 				break;
 			default:
 				snprintf(path, sizeof(path), "work/t%d/stolen%ld", id, k);
-				rc = safe_renameat_beneath(rootfd, v, path, resolve);
+				rc = safe_renameat_beneath(rootfd, v, rootfd, path, resolve);
 				break;
 			}
 			if (rc == 0)

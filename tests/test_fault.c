@@ -522,22 +522,22 @@ static int child_rename(void *arg)
 	char *before = fx_dir_listing(rootfd, "sub");
 
 	/* NOREPLACE onto an existing name: EEXIST or a clean failure. */
-	int r = safe_renameat_beneath(rootfd, "other/file", "sub/old", SAFE_RENAME_NOREPLACE);
+	int r = safe_renameat_beneath(rootfd, "other/file", rootfd, "sub/old", SAFE_RENAME_NOREPLACE);
 	CHILD_CHECK(r < 0 && (errno == EEXIST || errno == p->err || errno == EINVAL),
 		    "NOREPLACE onto existing: %d %s", r, strerror(errno));
 	CHILD_CHECK(check_listing(before) == 0, "listing after NOREPLACE onto existing");
 
 	/* EXCHANGE cannot be emulated: a clean error. */
-	r = safe_renameat_beneath(rootfd, "other/file", "sub/old", SAFE_RENAME_EXCHANGE);
+	r = safe_renameat_beneath(rootfd, "other/file", rootfd, "sub/old", SAFE_RENAME_EXCHANGE);
 	CHILD_CHECK(r < 0, "EXCHANGE succeeded without renameat2?");
 	CHILD_CHECK(check_listing(before) == 0, "listing after EXCHANGE");
 
 	/* NOREPLACE to a free name: done, or a clean error. */
-	r = safe_renameat_beneath(rootfd, "other/file", "sub/moved", SAFE_RENAME_NOREPLACE);
+	r = safe_renameat_beneath(rootfd, "other/file", rootfd, "sub/moved", SAFE_RENAME_NOREPLACE);
 	if (r == 0) {
 		CHILD_CHECK(faccessat(rootfd, "other/file", F_OK, AT_SYMLINK_NOFOLLOW) < 0,
 			    "source still there");
-		CHILD_CHECK(safe_renameat_beneath(rootfd, "sub/moved", "other/file", 0) == 0,
+		CHILD_CHECK(safe_renameat_beneath(rootfd, "sub/moved", rootfd, "other/file", 0) == 0,
 			    "plain rename back: %s", strerror(errno));
 	} else {
 		CHILD_CHECK(errno == p->err || errno == EINVAL, "NOREPLACE: %s", strerror(errno));

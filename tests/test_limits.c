@@ -238,7 +238,7 @@ static int op_under_pressure(int op, int nfree, bool *succeeded)
 		break;
 	}
 	case 8:
-		r = safe_renameat_beneath(rootfd, "a", "b", SAFE_RENAME_NOREPLACE);
+		r = safe_renameat_beneath(rootfd, "a", rootfd, "b", SAFE_RENAME_NOREPLACE);
 		err = errno;
 		if (r == 0)
 			CHILD_CHECK(renameat(rootfd, "b", rootfd, "a") == 0, "rename back: %s",

@@ -209,7 +209,7 @@ static int op_mkdir(int d, const char *p, uint64_t f)
 }
 static int op_mkdir_p(int d, const char *p, uint64_t f)
 {
-	int fd = safe_mkdirat_beneath(d, p, 0755, f | SAFE_MKDIR_PARENTS);
+	int fd = safe_mkdir_all_beneath(d, p, 0755, f);
 	if (fd >= 0)
 		close(fd);
 	return fd;
@@ -228,31 +228,31 @@ static int op_rmtree(int d, const char *p, uint64_t f)
 }
 static int op_rename_from(int d, const char *p, uint64_t f)
 {
-	return safe_renameat_beneath(d, p, "renamed", f);
+	return safe_renameat_beneath(d, p, d, "renamed", f);
 }
 static int op_rename_to(int d, const char *p, uint64_t f)
 {
-	return safe_renameat_beneath(d, "file", p, f);
+	return safe_renameat_beneath(d, "file", d, p, f);
 }
 static int op_rename_noreplace(int d, const char *p, uint64_t f)
 {
-	return safe_renameat_beneath(d, "file", p, f | SAFE_RENAME_NOREPLACE);
+	return safe_renameat_beneath(d, "file", d, p, f | SAFE_RENAME_NOREPLACE);
 }
 static int op_rename_exchange(int d, const char *p, uint64_t f)
 {
-	return safe_renameat_beneath(d, "file", p, f | SAFE_RENAME_EXCHANGE);
+	return safe_renameat_beneath(d, "file", d, p, f | SAFE_RENAME_EXCHANGE);
 }
 static int op_link_from(int d, const char *p, uint64_t f)
 {
-	return safe_linkat_beneath(d, p, "linked", f);
+	return safe_linkat_beneath(d, p, d, "linked", f);
 }
 static int op_link_from_follow(int d, const char *p, uint64_t f)
 {
-	return safe_linkat_beneath(d, p, "linked", f | SAFE_FOLLOW);
+	return safe_linkat_beneath(d, p, d, "linked", f | SAFE_FOLLOW);
 }
 static int op_link_to(int d, const char *p, uint64_t f)
 {
-	return safe_linkat_beneath(d, "file", p, f);
+	return safe_linkat_beneath(d, "file", d, p, f);
 }
 static int op_symlink(int d, const char *p, uint64_t f)
 {
@@ -547,7 +547,7 @@ START_TEST(argument_errors)
 		 EINVAL);
 	ck_fails(safe_opendir_beneath(E.rootfd, "a", m | SAFE_FOLLOW) ? 0 : -1, EINVAL);
 	ck_fails(safe_rmtree_beneath(E.rootfd, "a", m | SAFE_REMOVEDIR), EINVAL);
-	ck_fails(safe_renameat_beneath(E.rootfd, "file", "x",
+	ck_fails(safe_renameat_beneath(E.rootfd, "file", E.rootfd, "x",
 				       m | SAFE_RENAME_NOREPLACE | SAFE_RENAME_EXCHANGE),
 		 EINVAL);
 	ck_fails(safe_realpath_beneath(E.rootfd, "file", (char[8]){ 0 }, 8, m | SAFE_FOLLOW),
@@ -555,8 +555,8 @@ START_TEST(argument_errors)
 	/* NULL buffers and second paths. */
 	ck_fails(safe_fstatat_beneath(E.rootfd, "file", NULL, m), EFAULT);
 	ck_fails(safe_statx_beneath(E.rootfd, "file", m, STATX_BASIC_STATS, NULL), EFAULT);
-	ck_fails(safe_renameat_beneath(E.rootfd, "file", NULL, m), EFAULT);
-	ck_fails(safe_linkat_beneath(E.rootfd, "file", NULL, m), EFAULT);
+	ck_fails(safe_renameat_beneath(E.rootfd, "file", E.rootfd, NULL, m), EFAULT);
+	ck_fails(safe_linkat_beneath(E.rootfd, "file", E.rootfd, NULL, m), EFAULT);
 	ck_fails(safe_symlinkat_beneath(NULL, E.rootfd, "x", m), EFAULT);
 	ck_fails(safe_readlinkat_beneath(E.rootfd, "chain", NULL, 8, m), EFAULT);
 	ck_fails(safe_realpath_beneath(E.rootfd, "file", NULL, 8, m), EFAULT);
@@ -570,10 +570,10 @@ START_TEST(argument_errors)
 	uint64_t nd = m | SAFE_RESOLVE_BENEATH | SAFE_RESOLVE_NO_DOTDOT;
 	ck_fails(safe_mkdirat_beneath(E.rootfd, "a/..", 0755, nd), EXDEV);
 	ck_fails(safe_unlinkat_beneath(E.rootfd, "a/..", nd | SAFE_REMOVEDIR), EXDEV);
-	ck_fails(safe_renameat_beneath(E.rootfd, "a/b/..", "x", nd), EXDEV);
+	ck_fails(safe_renameat_beneath(E.rootfd, "a/b/..", E.rootfd, "x", nd), EXDEV);
 	ck_fails(safe_fstatat_beneath(E.rootfd, "a/..", &(struct stat){ 0 }, nd), EXDEV);
 	ck_fails(safe_rmtree_beneath(E.rootfd, "a/b/../b", nd), EXDEV);
-	ck_fails(safe_mkdirat_beneath(E.rootfd, "a/../q", 0755, nd | SAFE_MKDIR_PARENTS), EXDEV);
+	ck_fails(safe_mkdir_all_beneath(E.rootfd, "a/../q", 0755, nd), EXDEV);
 	ck_fails(safe_realpath_beneath(E.rootfd, "a/..", (char[8]){ 0 }, 8, nd), EXDEV);
 	ck_fails(safe_readlinkat_beneath(E.rootfd, "chain", (char[8]){ 0 }, 0, m), EINVAL);
 	ck_fails(safe_symlinkat_beneath("", E.rootfd, "x", m), ENOENT);
@@ -709,46 +709,46 @@ START_TEST(mkdir_parents_cases)
 	env_open();
 	uint64_t m = MODE(_i);
 	mode_t old = umask(022);
-	int fd = safe_mkdirat_beneath(E.rootfd, "p/q/r", 0700, m | SAFE_MKDIR_PARENTS);
+	int fd = safe_mkdir_all_beneath(E.rootfd, "p/q/r", 0700, m);
 	ck_assert_int_ge(fd, 0);
 	ck_assert(fx_same_object(fd, E.rootfd, "p/q/r"));
 	int fl = fcntl(fd, F_GETFL);
-	ck_assert_int_eq(fl & O_ACCMODE, O_RDONLY);
+	ck_assert(fl & O_PATH);
 	ck_assert(fl & O_DIRECTORY);
 	ck_assert(fcntl(fd, F_GETFD) & FD_CLOEXEC);
 	close(fd);
 	ck_assert_int_eq(lmode(E.rootfd, "p/q/r"), S_IFDIR | 0700);
 	ck_assert_int_eq(lmode(E.rootfd, "p/q"), S_IFDIR | 0755);
 	/* Existing: the fd of the directory; through a symlink inside; ".." */
-	fd = safe_mkdirat_beneath(E.rootfd, "p/q/r/", 0700, m | SAFE_MKDIR_PARENTS);
+	fd = safe_mkdir_all_beneath(E.rootfd, "p/q/r/", 0700, m);
 	ck_assert_int_ge(fd, 0);
 	close(fd);
-	fd = safe_mkdirat_beneath(E.rootfd, "link_dir/x/../y//z", 0755, m | SAFE_MKDIR_PARENTS);
+	/* ".." only in the existing part: a missing "x" before it is ENOENT and
+	 * nothing is created; once "x" exists the rest is created. */
+	ck_fails(safe_mkdir_all_beneath(E.rootfd, "link_dir/x/../y//z", 0755, m), ENOENT);
+	ck_assert(!exists_at(E.rootfd, "a/x"));
+	ck_assert(!exists_at(E.rootfd, "a/y"));
+	ck_ok(safe_mkdirat_beneath(E.rootfd, "a/x", 0755, m));
+	fd = safe_mkdir_all_beneath(E.rootfd, "link_dir/x/../y//z", 0755, m);
 	ck_assert_int_ge(fd, 0);
 	ck_assert(fx_same_object(fd, E.rootfd, "a/y/z"));
-	ck_assert(exists_at(E.rootfd, "a/x"));
 	close(fd);
-	fd = safe_mkdirat_beneath(E.rootfd, "/s/t", 0755,
-				  m | SAFE_MKDIR_PARENTS | SAFE_RESOLVE_IN_ROOT);
+	fd = safe_mkdir_all_beneath(E.rootfd, "/s/t", 0755, m | SAFE_RESOLVE_IN_ROOT);
 	ck_assert_int_ge(fd, 0);
 	ck_assert(fx_same_object(fd, E.rootfd, "s/t"));
 	close(fd);
-	fd = safe_mkdirat_beneath(E.rootfd, ".", 0755, m | SAFE_MKDIR_PARENTS);
+	fd = safe_mkdir_all_beneath(E.rootfd, ".", 0755, m);
 	ck_assert_int_ge(fd, 0);
 	ck_assert(fx_same_object(fd, E.rootfd, "."));
 	close(fd);
 	char *before = fx_tree_snapshot(E.root);
-	ck_fails(safe_mkdirat_beneath(E.rootfd, "file", 0755, m | SAFE_MKDIR_PARENTS), EEXIST);
-	ck_fails(safe_mkdirat_beneath(E.rootfd, "file/x", 0755, m | SAFE_MKDIR_PARENTS), ENOTDIR);
-	ck_fails(safe_mkdirat_beneath(E.rootfd, "dangling_in", 0755, m | SAFE_MKDIR_PARENTS),
-		 EEXIST);
-	ck_fails(safe_mkdirat_beneath(E.rootfd, "dangling_in/x", 0755, m | SAFE_MKDIR_PARENTS),
-		 ENOENT);
-	ck_fails(safe_mkdirat_beneath(E.rootfd, "link_dir/q", 0755,
-				      m | SAFE_MKDIR_PARENTS | SAFE_RESOLVE_NO_SYMLINKS),
+	ck_fails(safe_mkdir_all_beneath(E.rootfd, "file", 0755, m), EEXIST);
+	ck_fails(safe_mkdir_all_beneath(E.rootfd, "file/x", 0755, m), ENOTDIR);
+	ck_fails(safe_mkdir_all_beneath(E.rootfd, "dangling_in", 0755, m), EEXIST);
+	ck_fails(safe_mkdir_all_beneath(E.rootfd, "dangling_in/x", 0755, m), ENOENT);
+	ck_fails(safe_mkdir_all_beneath(E.rootfd, "link_dir/q", 0755, m | SAFE_RESOLVE_NO_SYMLINKS),
 		 ELOOP);
-	ck_fails(safe_mkdirat_beneath(E.rootfd, "../outside/new", 0755, m | SAFE_MKDIR_PARENTS),
-		 EXDEV);
+	ck_fails(safe_mkdir_all_beneath(E.rootfd, "../outside/new", 0755, m), EXDEV);
 	char *after = fx_tree_snapshot(E.root);
 	ck_assert_str_eq(before, after);
 	free(before);
@@ -914,7 +914,7 @@ static int rmtree_unpriv_child(void *arg)
 	errno = 0;
 	CK(safe_mkdirat_beneath(E.rootfd, "u/ro/x", 0755, m) == -1 && errno == EACCES);
 	errno = 0;
-	CK(safe_mkdirat_beneath(E.rootfd, "u/ro/x/y", 0755, m | SAFE_MKDIR_PARENTS) == -1 &&
+	CK(safe_mkdir_all_beneath(E.rootfd, "u/ro/x/y", 0755, m) == -1 &&
 	   errno == EACCES);
 	return 0;
 }
@@ -1101,7 +1101,7 @@ START_TEST(mkdir_parents_race_symlink_swap)
 	double end = fx_now() + (fx_under_valgrind() ? 1.0 : 0.4);
 	long ok = 0, calls = 0;
 	while (fx_now() < end) {
-		int fd = safe_mkdirat_beneath(E.rootfd, "t/d/n1/n2", 0755, m | SAFE_MKDIR_PARENTS);
+		int fd = safe_mkdir_all_beneath(E.rootfd, "t/d/n1/n2", 0755, m);
 		calls++;
 		if (fd >= 0) {
 			struct stat st;
@@ -1217,13 +1217,13 @@ START_TEST(rename_cases)
 	uint64_t m = MODE(_i);
 	struct stat st, st2;
 	ck_assert_int_eq(fstatat(E.rootfd, "file", &st, 0), 0);
-	ck_assert_int_eq(safe_renameat_beneath(E.rootfd, "file", "link_dir/b/moved", m), 0);
+	ck_assert_int_eq(safe_renameat_beneath(E.rootfd, "file", E.rootfd, "link_dir/b/moved", m), 0);
 	ck_assert_int_eq(fstatat(E.rootfd, "a/b/moved", &st2, 0), 0);
 	ck_assert(st.st_ino == st2.st_ino);
-	ck_fails(safe_renameat_beneath(E.rootfd, "a/b/moved", "a/b/file",
+	ck_fails(safe_renameat_beneath(E.rootfd, "a/b/moved", E.rootfd, "a/b/file",
 				       m | SAFE_RENAME_NOREPLACE),
 		 EEXIST);
-	ck_assert_int_eq(safe_renameat_beneath(E.rootfd, "a/b/moved", "a/b/file",
+	ck_assert_int_eq(safe_renameat_beneath(E.rootfd, "a/b/moved", E.rootfd, "a/b/file",
 					       m | SAFE_RENAME_EXCHANGE),
 			 0);
 	ck_assert_int_eq(fstatat(E.rootfd, "a/b/file", &st2, 0), 0);
@@ -1231,16 +1231,16 @@ START_TEST(rename_cases)
 	ck_assert(exists_at(E.rootfd, "a/b/moved"));
 	/* Symlinks are renamed themselves; replacing a dangling link to the
 	 * outside replaces the link, not its target. */
-	ck_assert_int_eq(safe_renameat_beneath(E.rootfd, "a/b/moved", "dangling_out", m), 0);
+	ck_assert_int_eq(safe_renameat_beneath(E.rootfd, "a/b/moved", E.rootfd, "dangling_out", m), 0);
 	ck_assert(S_ISREG(lmode(E.rootfd, "dangling_out")));
 	ck_assert(!exists_at(E.outfd, "newfile"));
-	ck_assert_int_eq(safe_renameat_beneath(E.rootfd, "link_dir", "ld2", m), 0);
+	ck_assert_int_eq(safe_renameat_beneath(E.rootfd, "link_dir", E.rootfd, "ld2", m), 0);
 	ck_assert(S_ISLNK(lmode(E.rootfd, "ld2")));
-	ck_fails(safe_renameat_beneath(E.rootfd, "a/.", "x", m), EBUSY);
-	ck_fails(safe_renameat_beneath(E.rootfd, "a", "a/..", m), EBUSY);
-	ck_fails(safe_renameat_beneath(E.rootfd, "dangling_out/", "x", m), ENOTDIR);
-	ck_fails(safe_renameat_beneath(E.rootfd, "nonexist", "x", m), ENOENT);
-	ck_assert_int_eq(safe_renameat_beneath(E.rootfd, "empty/", "empty2/", m), 0);
+	ck_fails(safe_renameat_beneath(E.rootfd, "a/.", E.rootfd, "x", m), EBUSY);
+	ck_fails(safe_renameat_beneath(E.rootfd, "a", E.rootfd, "a/..", m), EBUSY);
+	ck_fails(safe_renameat_beneath(E.rootfd, "dangling_out/", E.rootfd, "x", m), ENOTDIR);
+	ck_fails(safe_renameat_beneath(E.rootfd, "nonexist", E.rootfd, "x", m), ENOENT);
+	ck_assert_int_eq(safe_renameat_beneath(E.rootfd, "empty/", E.rootfd, "empty2/", m), 0);
 	ck_assert(S_ISDIR(lmode(E.rootfd, "empty2")));
 	env_close();
 }
@@ -1253,29 +1253,29 @@ static int rename_fallback_child(void *arg)
 	uint64_t m = *(uint64_t *)arg;
 	struct sb_rule rules[] = { SB_ALWAYS(SYS_renameat2, ENOSYS) };
 	CK(sb_seccomp(rules, 1) == 0);
-	CK(safe_renameat_beneath(E.rootfd, "file", "f2", m) == 0);
-	CK(safe_renameat_beneath(E.rootfd, "f2", "f3", m | SAFE_RENAME_NOREPLACE) == 0);
+	CK(safe_renameat_beneath(E.rootfd, "file", E.rootfd, "f2", m) == 0);
+	CK(safe_renameat_beneath(E.rootfd, "f2", E.rootfd, "f3", m | SAFE_RENAME_NOREPLACE) == 0);
 	CK(faccessat(E.rootfd, "f2", F_OK, AT_SYMLINK_NOFOLLOW) < 0);
 	CK(faccessat(E.rootfd, "f3", F_OK, AT_SYMLINK_NOFOLLOW) == 0);
 	errno = 0;
-	CK(safe_renameat_beneath(E.rootfd, "f3", "a/b/file", m | SAFE_RENAME_NOREPLACE) == -1 &&
+	CK(safe_renameat_beneath(E.rootfd, "f3", E.rootfd, "a/b/file", m | SAFE_RENAME_NOREPLACE) == -1 &&
 	   errno == EEXIST);
 	CK(faccessat(E.rootfd, "f3", F_OK, AT_SYMLINK_NOFOLLOW) == 0);
 	errno = 0;
-	CK(safe_renameat_beneath(E.rootfd, "empty", "e2", m | SAFE_RENAME_NOREPLACE) == -1 &&
+	CK(safe_renameat_beneath(E.rootfd, "empty", E.rootfd, "e2", m | SAFE_RENAME_NOREPLACE) == -1 &&
 	   errno == EINVAL);
 	errno = 0;
-	CK(safe_renameat_beneath(E.rootfd, "f3", "a/b/file", m | SAFE_RENAME_EXCHANGE) == -1 &&
+	CK(safe_renameat_beneath(E.rootfd, "f3", E.rootfd, "a/b/file", m | SAFE_RENAME_EXCHANGE) == -1 &&
 	   errno == EINVAL);
 	errno = 0;
-	CK(safe_renameat_beneath(E.rootfd, "f3", "up/victim", m | SAFE_RENAME_NOREPLACE) == -1 &&
+	CK(safe_renameat_beneath(E.rootfd, "f3", E.rootfd, "up/victim", m | SAFE_RENAME_NOREPLACE) == -1 &&
 	   errno == EXDEV);
 	/* A trailing slash does not make the fallback follow "up" outside. */
 	errno = 0;
-	CK(safe_renameat_beneath(E.rootfd, "up/", "u2", m | SAFE_RENAME_NOREPLACE) == -1 &&
+	CK(safe_renameat_beneath(E.rootfd, "up/", E.rootfd, "u2", m | SAFE_RENAME_NOREPLACE) == -1 &&
 	   errno == ENOTDIR);
 	errno = 0;
-	CK(safe_renameat_beneath(E.rootfd, "f3", "a/..", m | SAFE_RENAME_NOREPLACE) == -1 &&
+	CK(safe_renameat_beneath(E.rootfd, "f3", E.rootfd, "a/..", m | SAFE_RENAME_NOREPLACE) == -1 &&
 	   errno == EBUSY);
 	CK(faccessat(E.rootfd, "up", F_OK, AT_SYMLINK_NOFOLLOW) == 0);
 	return 0;
@@ -1295,26 +1295,26 @@ START_TEST(link_symlink_readlink_cases)
 	env_open();
 	uint64_t m = MODE(_i);
 	struct stat st, st2;
-	ck_assert_int_eq(safe_linkat_beneath(E.rootfd, "link_dir/b/file", "h1", m), 0);
+	ck_assert_int_eq(safe_linkat_beneath(E.rootfd, "link_dir/b/file", E.rootfd, "h1", m), 0);
 	ck_assert_int_eq(fstatat(E.rootfd, "h1", &st, 0), 0);
 	ck_assert_int_eq(fstatat(E.rootfd, "a/b/file", &st2, 0), 0);
 	ck_assert(st.st_ino == st2.st_ino);
 	/* Without FOLLOW a symlink is linked itself, with FOLLOW its target. */
-	ck_assert_int_eq(safe_linkat_beneath(E.rootfd, "chain", "h2", m), 0);
+	ck_assert_int_eq(safe_linkat_beneath(E.rootfd, "chain", E.rootfd, "h2", m), 0);
 	ck_assert(S_ISLNK(lmode(E.rootfd, "h2")));
-	ck_assert_int_eq(safe_linkat_beneath(E.rootfd, "chain", "h3", m | SAFE_FOLLOW), 0);
+	ck_assert_int_eq(safe_linkat_beneath(E.rootfd, "chain", E.rootfd, "h3", m | SAFE_FOLLOW), 0);
 	ck_assert_int_eq(fstatat(E.rootfd, "h3", &st, AT_SYMLINK_NOFOLLOW), 0);
 	ck_assert_int_eq(fstatat(E.rootfd, "file", &st2, 0), 0);
 	ck_assert(S_ISREG(st.st_mode) && st.st_ino == st2.st_ino);
-	ck_assert_int_eq(safe_linkat_beneath(E.rootfd, "abs_victim", "h4", m), 0);
+	ck_assert_int_eq(safe_linkat_beneath(E.rootfd, "abs_victim", E.rootfd, "h4", m), 0);
 	ck_assert(S_ISLNK(lmode(E.rootfd, "h4")));
-	ck_fails(safe_linkat_beneath(E.rootfd, "file", "h1", m), EEXIST);
-	ck_fails(safe_linkat_beneath(E.rootfd, "file", "dangling_out", m), EEXIST);
-	ck_fails(safe_linkat_beneath(E.rootfd, "a", "h5", m), EPERM);
-	ck_fails(safe_linkat_beneath(E.rootfd, "link_dir/", "h5", m), EPERM);
-	ck_fails(safe_linkat_beneath(E.rootfd, "file/", "h5", m), ENOTDIR);
-	ck_fails(safe_linkat_beneath(E.rootfd, "..", "h5", m), EXDEV);
-	ck_fails(safe_linkat_beneath(E.rootfd, "file", "a/.", m), EEXIST);
+	ck_fails(safe_linkat_beneath(E.rootfd, "file", E.rootfd, "h1", m), EEXIST);
+	ck_fails(safe_linkat_beneath(E.rootfd, "file", E.rootfd, "dangling_out", m), EEXIST);
+	ck_fails(safe_linkat_beneath(E.rootfd, "a", E.rootfd, "h5", m), EPERM);
+	ck_fails(safe_linkat_beneath(E.rootfd, "link_dir/", E.rootfd, "h5", m), EPERM);
+	ck_fails(safe_linkat_beneath(E.rootfd, "file/", E.rootfd, "h5", m), ENOTDIR);
+	ck_fails(safe_linkat_beneath(E.rootfd, "..", E.rootfd, "h5", m), EXDEV);
+	ck_fails(safe_linkat_beneath(E.rootfd, "file", E.rootfd, "a/.", m), EEXIST);
 	ck_assert(!exists_at(E.outfd, "newfile"));
 
 	ck_assert_int_eq(safe_symlinkat_beneath("../../anything/../at all", E.rootfd, "a/s1", m),
@@ -1356,19 +1356,19 @@ static int link_unpriv_child(void *arg)
 	CK(fchownat(E.rootfd, "file", 65534, 65534, 0) == 0);
 	CK(fchownat(E.rootfd, "link_file", 65534, 65534, AT_SYMLINK_NOFOLLOW) == 0);
 	CK(sb_drop_privileges() == 0);
-	CK(safe_linkat_beneath(E.rootfd, "chain", "a/h", m | SAFE_FOLLOW) == 0);
+	CK(safe_linkat_beneath(E.rootfd, "chain", E.rootfd, "a/h", m | SAFE_FOLLOW) == 0);
 	struct stat st, st2;
 	CK(fstatat(E.rootfd, "a/h", &st, AT_SYMLINK_NOFOLLOW) == 0);
 	CK(fstatat(E.rootfd, "file", &st2, 0) == 0);
 	CK(st.st_ino == st2.st_ino);
 	errno = 0;
-	CK(safe_linkat_beneath(E.rootfd, "link_up_victim", "a/h2", m | SAFE_FOLLOW) == -1 &&
+	CK(safe_linkat_beneath(E.rootfd, "link_up_victim", E.rootfd, "a/h2", m | SAFE_FOLLOW) == -1 &&
 	   errno == EXDEV);
 	/* NO_XDEV: the old name's O_PATH|O_NOFOLLOW descriptor is linked through
 	 * the procfs; a symlink is linked itself, not its target. */
-	CK(safe_linkat_beneath(E.rootfd, "link_file", "a/h3", m | SAFE_RESOLVE_NO_XDEV) == 0);
+	CK(safe_linkat_beneath(E.rootfd, "link_file", E.rootfd, "a/h3", m | SAFE_RESOLVE_NO_XDEV) == 0);
 	CK(fstatat(E.rootfd, "a/h3", &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode));
-	CK(safe_linkat_beneath(E.rootfd, "file", "a/h4", m | SAFE_RESOLVE_NO_XDEV) == 0);
+	CK(safe_linkat_beneath(E.rootfd, "file", E.rootfd, "a/h4", m | SAFE_RESOLVE_NO_XDEV) == 0);
 	CK(fstatat(E.rootfd, "a/h4", &st, AT_SYMLINK_NOFOLLOW) == 0 && st.st_ino == st2.st_ino);
 	return 0;
 }
@@ -1853,15 +1853,15 @@ START_TEST(no_xdev_plain_names)
 		 EINVAL);
 	ck_fails(safe_fchmodat_beneath(E.rootfd, "link_file", 0600, m | SAFE_RESOLVE_NO_XDEV),
 		 EOPNOTSUPP);
-	ck_ok(safe_linkat_beneath(E.rootfd, "link_file", "hl", m | SAFE_RESOLVE_NO_XDEV));
+	ck_ok(safe_linkat_beneath(E.rootfd, "link_file", E.rootfd, "hl", m | SAFE_RESOLVE_NO_XDEV));
 	ck_assert(S_ISLNK(lmode(E.rootfd, "hl")));
-	ck_ok(safe_linkat_beneath(E.rootfd, "file", "hf", m | SAFE_RESOLVE_NO_XDEV));
+	ck_ok(safe_linkat_beneath(E.rootfd, "file", E.rootfd, "hf", m | SAFE_RESOLVE_NO_XDEV));
 	struct stat a, b;
 	ck_assert_int_eq(fstatat(E.rootfd, "hf", &a, AT_SYMLINK_NOFOLLOW), 0);
 	ck_assert_int_eq(fstatat(E.rootfd, "file", &b, AT_SYMLINK_NOFOLLOW), 0);
 	ck_assert(a.st_ino == b.st_ino && a.st_nlink == 2);
-	ck_fails(safe_linkat_beneath(E.rootfd, "file", "hf", m | SAFE_RESOLVE_NO_XDEV), EEXIST);
-	ck_fails(safe_linkat_beneath(E.rootfd, "up", "hu", m | SAFE_RESOLVE_NO_XDEV |
+	ck_fails(safe_linkat_beneath(E.rootfd, "file", E.rootfd, "hf", m | SAFE_RESOLVE_NO_XDEV), EEXIST);
+	ck_fails(safe_linkat_beneath(E.rootfd, "up", E.rootfd, "hu", m | SAFE_RESOLVE_NO_XDEV |
 							     SAFE_FOLLOW),
 		 EXDEV);
 	env_close();
