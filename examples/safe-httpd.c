@@ -1008,13 +1008,13 @@ static bool serve_put(struct conn *c, struct request *rq)
 	}
 	/* Phase one: an unpublished file next to the final name. */
 	struct safe_tmpfile *tmp = NULL;
-	int fd = safe_tmpfile_open(rootfd, rq->lpath, 0644, cfg.resolve, &tmp);
-	if (fd < 0) {
+	if (safe_tmpfile_open(rootfd, rq->lpath, 0644, cfg.resolve, &tmp) < 0) {
 		int st = status_for(errno);
 		if (rq->length || rq->chunked)
 			rq->keep_alive = false; /* the body was not read */
 		return send_error(c, rq, st, NULL);
 	}
+	int fd = safe_tmpfile_fd(tmp); /* borrowed: the handle closes it */
 	/* The client waits for this before sending the body, unless it
 	 * already started. */
 	if (rq->expect_continue && c->pos == c->len) {

@@ -524,11 +524,11 @@ static int cmd_put(int argc, char **argv)
 	/* Phase one: an unpublished file in PATH's directory. Nobody sees it
 	 * under PATH until safe_tmpfile_link(), which sets the xattrs first. */
 	struct safe_tmpfile *tmp = NULL;
-	int fd = safe_tmpfile_open(rootfd, path, mode, resolve, &tmp);
-	if (fd < 0) {
+	if (safe_tmpfile_open(rootfd, path, mode, resolve, &tmp) < 0) {
 		free(xa);
 		return fail(path, errno);
 	}
+	int fd = safe_tmpfile_fd(tmp); /* borrowed: the handle closes it */
 	bool read_side;
 	int err = copy_fd(STDIN_FILENO, fd, &read_side);
 	if (err) {

@@ -207,9 +207,9 @@ SAFE_PUBLIC SAFE_NODISCARD int safe_openat_beneath(int dirfd, const char *path, 
  *   xattrs, and with REPLACE never a missing name.
  * - On failure, and after a crash at any point, nothing exists under the
  *   final name that was not there before. A failed call removes every name it
- *   created; a crash can leave at most a hidden temporary name (strategy 2, or
- *   between the two steps of REPLACE), never a half-made file under the final
- *   name.
+ *   created; a process killed at the wrong moment can leave at most one
+ *   hidden temporary name (see "Leftovers" below), never a half-made file
+ *   under the final name.
  * - The result is the same whichever strategy is used: the mode is what
  *   open(@c O_CREAT, mode) would give in that directory (umask, or the
  *   directory's default ACL instead of the umask, set-group-ID directories,
@@ -237,22 +237,37 @@ SAFE_PUBLIC SAFE_NODISCARD int safe_openat_beneath(int dirfd, const char *path, 
  * @c EISDIR on kernels before 3.11, or a sandbox refusing it), when an unnamed
  * file could be linked neither way (no privilege for @c AT_EMPTY_PATH and no
  * procfs), or when #SAFE_TMPFILE_NO_OTMPFILE is given. A file named
- * ".safeopen-" followed by 16 random characters is created with
- * @c O_CREAT|O_EXCL|O_NOFOLLOW in the same directory (with the requested
- * bits plus owner read and write, so that the kernel computes the final mode)
- * and immediately narrowed to mode 0600 until publication, filled in as
- * above, and moved onto the final name with renameat2(@c RENAME_NOREPLACE)
- * (rename(2) for REPLACE); where renameat2 is
- * unsupported, linkat(2) followed by unlinkat(2) of the hidden name. The
- * hidden name is visible in directory listings while it exists, and a crash
- * can leave it behind (it never carries the final name).
+ * ".safeopen-" followed by 16 random characters from [A-Za-z0-9] is created
+ * with @c O_CREAT|O_EXCL|O_NOFOLLOW and mode 0600 in the same directory,
+ * filled in as above, and moved onto the final name with
+ * renameat2(@c RENAME_NOREPLACE) (rename(2) for REPLACE); where renameat2 is
+ * unsupported, linkat(2) followed by unlinkat(2) of the hidden name. It keeps
+ * mode 0600 until the last steps before the rename (final mode, ACLs, and
+ * with #SAFE_TMPFILE_SYNC an fsync of the metadata, the data having been
+ * synced while it was still 0600). The final mode comes from the kernel: when
+ * the requested bits are not 0600, an empty probe file is created with them
+ * under another hidden name, its mode read and the probe removed at once.
+ *
+ * @par Leftovers
+ * A hidden name is visible in directory listings while it exists, and a
+ * process killed meanwhile leaves it behind: the named fallback has it for
+ * the whole call (two-phase: from safe_tmpfile_open() to the link), mode 0600
+ * (an empty probe file with the requested mode for the instant of its
+ * creation; the complete file with its final mode only between the final
+ * chmod and the rename); #SAFE_TMPFILE_REPLACE of an unnamed file has it only
+ * between linkat(2) and rename(2), the complete file with its final mode.
+ * REPLACE cannot do without it: linkat(2) never replaces a name and
+ * rename(2) needs a name to move. An unnamed file that was never linked
+ * disappears with the process. safe_tmpfile_sweep_beneath() (CLI:
+ * <tt>safeopen ROOT sweep</tt>) removes such leftovers once they are old
+ * enough.
  *
  * @par Limit of invisibility
  * "Never visible" refers to the final name. Before publication an unnamed
  * file can still be reached through /proc/PID/fd by processes running as the
  * same user and by root. The fallback's hidden name can be seen by anyone who
- * may list the directory, and opened by those the requested mode admits only
- * in the instant between its creation and the chmod to 0600. Processes that
+ * may list the directory, but opened only by its owner (mode 0600) until the
+ * final chmod right before the rename. Processes that
  * may write the directory can always create, rename or remove names in it
  * (the fallback checks that the hidden name is still its file before
  * publishing it); with a sticky directory they cannot touch the caller's
@@ -354,7 +369,8 @@ SAFE_PUBLIC SAFE_NODISCARD int safe_tmpfile_xattr(int dirfd, const char *path, m
  * @brief An unpublished file of the two-phase form (opaque).
  *
  * Created by safe_tmpfile_open(), consumed by safe_tmpfile_link() on success
- * or by safe_tmpfile_discard(). It owns the file's descriptor, the parent
+ * or by safe_tmpfile_discard(). It owns the file's descriptors (the one
+ * safe_tmpfile_fd() lends to the caller and a private one), the parent
  * directory's descriptor, the strategy and (fallback) the hidden name until
  * then. Its layout is private, so it can grow without an ABI change. A handle
  * is not thread-safe: use it from one thread at a time.
@@ -366,11 +382,29 @@ struct safe_tmpfile;
  *
  * Resolves the parent of @p path beneath @p dirfd and creates the file in it
  * with one of the two strategies (chosen now: an unnamed file cannot switch
- * strategy later). The caller writes content through the returned descriptor,
- * may fchown(2) it and set xattrs of its own on it, then calls
- * safe_tmpfile_link() or safe_tmpfile_discard(). Until then the file has no
- * name (strategy 1: fstat(2) shows @c st_nlink 0) or only its hidden name
- * (strategy 2), and mode 0600.
+ * strategy later). The caller gets the file's descriptor from
+ * safe_tmpfile_fd(), writes content through it, may fchown(2) it and set
+ * xattrs of its own on it, then calls safe_tmpfile_link() or
+ * safe_tmpfile_discard(). Until then the file has no name (strategy 1:
+ * fstat(2) shows @c st_nlink 0) or only its hidden name (strategy 2), and
+ * mode 0600 (at least owner read and write for strategy 1).
+ *
+ * @code
+ * struct safe_tmpfile *tmp;
+ * if (safe_tmpfile_open(root, "uploads/report.pdf", 0644, 0, &tmp) < 0)
+ *         return -1;
+ * int fd = safe_tmpfile_fd(tmp);            // borrowed: never close it
+ * if (write_all(fd, data, len) < 0) {
+ *         safe_tmpfile_discard(tmp);
+ *         return -1;
+ * }
+ * fd = safe_tmpfile_link(tmp, xattrs, nxattrs, 0);
+ * if (fd < 0) {                            // the handle is still ours
+ *         safe_tmpfile_discard(tmp);
+ *         return -1;
+ * }
+ * close(fd);                               // now the caller's
+ * @endcode
  *
  * @param dirfd Root directory, or @c AT_FDCWD. Borrowed.
  * @param path  Final path the file will be published under.
@@ -378,45 +412,79 @@ struct safe_tmpfile;
  *              as open(@c O_CREAT) would have applied them at creation.
  * @param flags @c SAFE_RESOLVE_* bits and #SAFE_TMPFILE_NO_OTMPFILE.
  * @param[out] tmpp Receives the handle on success; untouched on failure.
- * @return The file's @c O_RDWR|O_CLOEXEC descriptor, owned by the handle (do
- *         not close it; it becomes the caller's when safe_tmpfile_link()
- *         succeeds), or -1 with @c errno set.
- * @retval EINVAL Unknown flag bits (#SAFE_TMPFILE_REPLACE and
- *         #SAFE_TMPFILE_SYNC belong to safe_tmpfile_link()); @p mode outside
- *         07777; a last component of ".", ".." or a path ending in '/'.
- * @retval EFAULT @p path or @p tmpp is NULL.
- * @retval ENOMEM The handle could not be allocated.
+ * @return 0, or -1 with @c errno set (then nothing was created and no
+ *         descriptor is left open).
  * @par Errors
- *      As safe_tmpfile_xattr() for the parent and the creation.
+ * - @c EINVAL: unknown flag bits (#SAFE_TMPFILE_REPLACE and
+ *   #SAFE_TMPFILE_SYNC belong to safe_tmpfile_link()), or both BENEATH and
+ *   IN_ROOT; @p mode outside 07777; a last component of ".", ".." or a path
+ *   ending in '/'.
+ * - @c EFAULT: @p path or @p tmpp is NULL.
+ * - @c ENOMEM: the handle could not be allocated.
+ * - @c EMFILE, @c ENFILE: no descriptor left (the handle needs three while
+ *   it exists: the file twice and its directory).
+ * - Any other error of safe_tmpfile_xattr() for the parent and the creation
+ *   (@c ENOENT, @c ENOTDIR, @c EXDEV, @c ELOOP, @c EACCES, @c ENOSPC, ...).
  */
 SAFE_PUBLIC SAFE_NODISCARD int safe_tmpfile_open(int dirfd, const char *path, mode_t mode,
                                                  uint64_t flags, struct safe_tmpfile **tmpp);
 
 /**
+ * @brief The descriptor of a handle's file, lent to the caller.
+ *
+ * An @c O_RDWR|O_CLOEXEC descriptor of the unpublished file, the same number
+ * on every call. It stays the handle's: do not close it (nor dup2(2) over
+ * it). safe_tmpfile_link() makes this very number the caller's on success;
+ * safe_tmpfile_discard() closes it. A caller that closed it anyway, or whose
+ * number now belongs to another open file, is detected by both: they fail
+ * with @c EBADF, publish nothing and remove the hidden name.
+ *
+ * @param tmp Handle from safe_tmpfile_open().
+ * @return The descriptor, or -1 with @c errno set.
+ * @par Errors
+ * - @c EFAULT: @p tmp is NULL.
+ * - @c EBADF: the handle no longer holds a file (safe_tmpfile_link()
+ *   detected a misuse and released it).
+ */
+SAFE_PUBLIC SAFE_NODISCARD int safe_tmpfile_fd(const struct safe_tmpfile *tmp);
+
+/**
  * @brief Phase two: set @p xattrs, apply the final mode, and publish.
  *
- * On success the handle is freed and the returned descriptor (the same
- * number safe_tmpfile_open() returned) belongs to the caller. On failure the
- * handle stays valid and unpublished: the caller may retry (for example with
- * #SAFE_TMPFILE_REPLACE after @c EEXIST) or call safe_tmpfile_discard(). The
- * xattrs a failed call managed to set stay on the unpublished file. The one
- * exception is a failure of the final directory sync of #SAFE_TMPFILE_SYNC
- * (see safe_tmpfile_xattr()): the handle can then only be discarded, and
- * another safe_tmpfile_link() fails with @c EINVAL.
+ * On success the handle is freed and the returned descriptor (the number
+ * safe_tmpfile_fd() lent) belongs to the caller. On failure the handle stays
+ * allocated and unpublished: the caller may retry (for example with
+ * #SAFE_TMPFILE_REPLACE after @c EEXIST) or call safe_tmpfile_discard(), which
+ * is always needed to free it. The xattrs a failed call managed to set stay
+ * on the unpublished file (mode 0600 again for the named fallback). After a
+ * failure of the final directory sync of #SAFE_TMPFILE_SYNC (see
+ * safe_tmpfile_xattr()) another safe_tmpfile_link() fails with @c EINVAL; after
+ * @c EBADF it fails with @c EBADF: only safe_tmpfile_discard() remains.
+ *
+ * Before anything else it checks that the caller's descriptor is still the
+ * one it lent (open, same inode, same open file description where kcmp(2)
+ * can tell): if not, it publishes nothing, removes the hidden name (if it is
+ * still the file's), closes its own descriptors (never the caller's number,
+ * which may now be another file's) and fails with @c EBADF.
  *
  * @param tmp     Handle from safe_tmpfile_open().
  * @param xattrs  Attributes to set before publication (may be NULL if 0).
  * @param nxattrs Number of entries in @p xattrs.
  * @param flags   #SAFE_TMPFILE_REPLACE and/or #SAFE_TMPFILE_SYNC.
- * @return An @c O_RDWR|O_CLOEXEC descriptor of the published file, or -1.
- * @retval EINVAL Unknown flag bits or an invalid xattr (see
- *         safe_tmpfile_xattr()).
- * @retval EFAULT @p tmp is NULL.
- * @retval EEXIST The name exists and #SAFE_TMPFILE_REPLACE was not given.
- * @retval ENOENT Fallback strategy: the hidden name no longer refers to the
- *         file (someone removed or replaced it); nothing is published.
+ * @return The @c O_RDWR|O_CLOEXEC descriptor of the published file (the
+ *         number safe_tmpfile_fd() returned), or -1 with @c errno set.
  * @par Errors
- *      As safe_tmpfile_xattr().
+ * - @c EINVAL: unknown flag bits or an invalid xattr (see
+ *   safe_tmpfile_xattr()); the handle is spent after a failed directory sync.
+ * - @c EFAULT: @p tmp is NULL, or as safe_tmpfile_xattr() for @p xattrs.
+ * - @c EBADF: the descriptor of safe_tmpfile_fd() was closed or its number
+ *   reused (see above).
+ * - @c EEXIST: the name exists and #SAFE_TMPFILE_REPLACE was not given.
+ * - @c ENOENT: the parent directory was removed; fallback strategy: the
+ *   hidden name no longer refers to the file (someone removed or replaced
+ *   it). Nothing is published.
+ * - Any other error of safe_tmpfile_xattr() for the xattrs, the mode, the
+ *   fsync and the publication.
  */
 SAFE_PUBLIC SAFE_NODISCARD int safe_tmpfile_link(struct safe_tmpfile *tmp,
                                                  const struct safe_xattr *xattrs, size_t nxattrs,
@@ -426,15 +494,71 @@ SAFE_PUBLIC SAFE_NODISCARD int safe_tmpfile_link(struct safe_tmpfile *tmp,
  * @brief Abandon an unpublished file: close it, remove any temporary name,
  *        free the handle. NULL is accepted and ignored.
  *
- * An unnamed file disappears with its descriptor. A hidden name is removed
- * only while it still refers to this file.
+ * An unnamed file disappears with its descriptors. A hidden name is removed
+ * only while it still refers to this file. The descriptor of
+ * safe_tmpfile_fd() is closed only if it is still the one lent (see
+ * safe_tmpfile_link()); otherwise it is left alone and @c EBADF reported.
  *
  * @param tmp Handle from safe_tmpfile_open(), or NULL.
- * @return 0, or -1 with the errno of unlinkat(2) if the hidden name could not
- *         be removed (the descriptors are closed and the handle is freed
- *         regardless).
+ * @return 0, or -1 with @c errno set; the handle is freed and its own
+ *         descriptors are closed regardless.
+ * @par Errors
+ * - @c EBADF: the caller closed the descriptor of safe_tmpfile_fd() or its
+ *   number was reused (the file is still discarded).
+ * - Any error of unlinkat(2) if the hidden name could not be removed.
  */
 SAFE_PUBLIC int safe_tmpfile_discard(struct safe_tmpfile *tmp);
+
+/**
+ * @brief Remove the leftover hidden names of this library from one directory.
+ *
+ * Resolves the directory @p path beneath @p dirfd (@c SAFE_RESOLVE_* bits as
+ * for every operation; "." is @p dirfd itself) and removes every entry of it
+ * that
+ * - is named exactly ".safeopen-" followed by 16 characters from
+ *   [A-Za-z0-9] (the names of safe_tmpfile_xattr() and
+ *   safe_tmpfile_open()),
+ * - is a regular file (never a symlink, which is not followed, a directory,
+ *   or anything else), on the same mount as the directory (a mount point is
+ *   never entered nor removed),
+ * - and whose last change (the later of @c st_mtime and @c st_ctime) is at
+ *   least @p min_age_seconds old (0: any age).
+ *
+ * Subdirectories are not visited. Each candidate is pinned first
+ * (@c O_PATH|O_NOFOLLOW) and examined through that descriptor; right before
+ * unlinkat(2) the name must still lead to the same inode. A process that may
+ * rename entries of the directory can still swap another file in between
+ * those two calls (Linux has no "unlink if this inode" call), but renaming a
+ * file onto the name needs the same rights as removing it (write access to
+ * the directory, and the sticky-bit ownership rule), so the swap gains it
+ * nothing it could not do itself.
+ *
+ * Choose @p min_age_seconds longer than any write may take: a live writer's
+ * hidden name that is removed makes its safe_tmpfile_link() fail with
+ * @c ENOENT (nothing is published), and an unnamed file linked under a
+ * hidden name for REPLACE lives there for two system calls.
+ *
+ * @param dirfd Root directory, or @c AT_FDCWD. Borrowed.
+ * @param path  The directory to sweep, beneath @p dirfd ("." for itself).
+ * @param min_age_seconds Minimum age of a leftover to remove.
+ * @param flags @c SAFE_RESOLVE_* bits (no others).
+ * @return The number of names removed (0 or more), or -1 with @c errno set.
+ *         When some leftovers could not be removed, the others still are and
+ *         -1 reports the first failure.
+ * @par Errors
+ * - @c EINVAL: unknown flag bits, or both BENEATH and IN_ROOT.
+ * - @c EFAULT: @p path is NULL.
+ * - @c ENOENT, @c ENOTDIR, @c EXDEV, @c ELOOP, @c ENAMETOOLONG, @c EAGAIN:
+ *   as safe_opendir_beneath() for @p path.
+ * - @c EACCES: the directory cannot be read, or a leftover cannot be removed
+ *   (no write or search permission on the directory).
+ * - @c EPERM: a leftover in a sticky directory belongs to someone else, or
+ *   is immutable.
+ * - @c EROFS, @c EBUSY, @c EIO: from unlinkat(2).
+ * - @c EMFILE, @c ENFILE, @c ENOMEM: out of descriptors or memory.
+ */
+SAFE_PUBLIC int safe_tmpfile_sweep_beneath(int dirfd, const char *path,
+                                           unsigned int min_age_seconds, uint64_t flags);
 
 /** @} */
 

@@ -26,6 +26,11 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/xattr.h>
+#include <time.h>
+
+#ifndef KCMP_FILE
+#define KCMP_FILE 0
+#endif
 
 #ifndef O_TMPFILE
 #define O_TMPFILE (020000000 | O_DIRECTORY)
@@ -56,11 +61,15 @@ enum tmp_strategy {
 	TMP_PROCFS,         /* unnamed inode, linkat through the verified procfs */
 	TMP_NAMED,          /* hidden named temporary, renamed into place */
 	TMP_SPENT,          /* published, then the directory sync failed */
+	TMP_DEAD,           /* released after a misuse of the caller's descriptor */
 };
 
 /* The two-phase handle. Opaque to callers, so it can grow freely. */
 struct safe_tmpfile {
-	int fd;                         /* the file, O_RDWR|O_CLOEXEC */
+	int fd;                         /* the file, O_RDWR|O_CLOEXEC: private */
+	int userfd;                     /* two-phase: the caller's dup of fd, or -1 */
+	dev_t dev;                      /* the file's identity, recorded at creation */
+	ino_t ino;
 	int parentfd;                   /* O_PATH directory the file lives in */
 	enum tmp_strategy strategy;
 	mode_t mode;                    /* requested mode */
@@ -78,6 +87,7 @@ static void tmp_init(struct safe_tmpfile *t)
 {
 	memset(t, 0, sizeof(*t));
 	t->fd = -1;
+	t->userfd = -1;
 	t->parentfd = -1;
 }
 
@@ -217,31 +227,74 @@ static int probe_link(int fd, int parentfd)
 	return 0;
 }
 
-static int create_named(struct safe_tmpfile *t, mode_t mode)
+/* Create a fresh hidden name in parentfd with O_CREAT|O_EXCL|O_NOFOLLOW and
+ * `mode`; the name is written to name[]. Returns the fd or -1 (EEXIST after
+ * TMP_NAME_TRIES collisions). */
+static int create_hidden(int parentfd, mode_t mode, char name[TMP_NAME_LEN + 1])
 {
 	for (int i = 0; i < TMP_NAME_TRIES; i++) {
-		make_hidden_name(t->tmpname);
-		int fd = openat(t->parentfd, t->tmpname,
-				O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
-		if (fd >= 0) {
-			t->fd = fd;
-			t->has_tmpname = true;
-			t->strategy = TMP_NAMED;
-			return 0;
-		}
-		if (errno != EEXIST)
-			return -1;
+		make_hidden_name(name);
+		int fd = openat(parentfd, name, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+				mode);
+		if (fd >= 0 || errno != EEXIST)
+			return fd;
 	}
 	return so_fail(EEXIST);
 }
 
 /*
+ * What open(O_CREAT, cmode) gives in parentfd, without ever exposing the file
+ * that will carry content: an empty probe file is created with cmode under a
+ * hidden name of its own, its mode read and the probe removed at once. The
+ * kernel alone applies the umask or the directory's default ACL and its
+ * set-group-ID rules (filesystems may have their own), so asking it is the
+ * only exact answer. Whoever opens the probe in that instant holds an empty,
+ * unlinked file. Returns the permission bits or -1.
+ */
+static int probe_mode(int parentfd, mode_t cmode, mode_t *created)
+{
+	char name[TMP_NAME_LEN + 1];
+	_cleanup_fd_ int fd = create_hidden(parentfd, cmode, name);
+	if (fd < 0)
+		return -1;
+	struct stat st;
+	int err = fstat(fd, &st) < 0 ? errno : 0;
+	if (unlink_if_ours(parentfd, name, fd) < 0 && !err)
+		err = errno;
+	if (err)
+		return so_fail(err);
+	*created = st.st_mode & 07777;
+	return 0;
+}
+
+/*
+ * The named fallback. The file that gets the content is created with mode
+ * 0600 (never more than owner read and write while it has a name other than
+ * the final one: a crash leaves it private); the mode it must finally have
+ * comes from probe_mode() unless the requested bits are 0600 anyway.
+ */
+static int create_named(struct safe_tmpfile *t, mode_t cmode)
+{
+	bool probed = cmode != WORK_MODE;
+	if (probed && probe_mode(t->parentfd, cmode, &t->created) < 0)
+		return -1;
+	int fd = create_hidden(t->parentfd, WORK_MODE, t->tmpname);
+	if (fd < 0)
+		return -1;
+	t->fd = fd;
+	t->has_tmpname = true;
+	t->strategy = TMP_NAMED;
+	return probed ? 1 : 0;
+}
+
+/*
  * Phase one, shared by both entry points: resolve the parent, pick the
- * strategy, create the file. The inode is created with the requested mode
- * plus owner read/write, so the kernel applies the umask or the parent's
- * default ACL to exactly the requested bits; the result is recorded and the
- * file is then kept at owner-only read/write until publication. On failure
- * nothing exists and t holds no fd.
+ * strategy, create the file. The unnamed inode is created with the requested
+ * mode plus owner read/write, so the kernel applies the umask or the parent's
+ * default ACL to exactly the requested bits; the result is recorded (for the
+ * named fallback it comes from a probe, see create_named()) and the file is
+ * then kept at owner read/write at least, and a named one at exactly 0600,
+ * until publication. On failure nothing exists and t holds no fd.
  */
 static int tmp_create(int dirfd, const char *path, mode_t mode, uint64_t flags, bool use_cache,
 		      struct safe_tmpfile *t)
@@ -280,19 +333,22 @@ static int tmp_create(int dirfd, const char *path, mode_t mode, uint64_t flags, 
 			goto fail;
 		}
 	}
-	if (t->fd < 0 && create_named(t, cmode) < 0)
+	int probed = 0;
+	if (t->fd < 0 && (probed = create_named(t, cmode)) < 0)
 		goto fail;
 
 	struct stat st;
 	if (fstat(t->fd, &st) < 0)
 		goto fail_file;
-	t->created = st.st_mode & 07777;
-	/* Owner read/write to work on it; a visible hidden name also loses
-	 * group/other access until publication. */
-	bool lacks_owner = (t->created & WORK_MODE) != WORK_MODE;
-	bool exposed = t->strategy == TMP_NAMED && (t->created & (S_IRWXG | S_IRWXO));
-	t->now = t->created;
-	if (lacks_owner || exposed) {
+	t->dev = st.st_dev;
+	t->ino = st.st_ino;
+	if (!probed)
+		t->created = st.st_mode & 07777;
+	t->now = st.st_mode & 07777;
+	/* Owner read/write to work on it (a umask or ACL may have taken
+	 * them); a named file never has more. */
+	if (t->now != WORK_MODE &&
+	    ((t->now & WORK_MODE) != WORK_MODE || t->strategy == TMP_NAMED)) {
 		if (fchmod(t->fd, WORK_MODE) < 0)
 			goto fail_file;
 		t->now = WORK_MODE;
@@ -425,12 +481,19 @@ static int sync_dir(struct safe_tmpfile *t)
 /*
  * Phase two: xattrs, final mode, optional fsync, atomic publication. Returns
  * the fd (now the caller's; t no longer holds it nor the parent) or -1 with t
- * unchanged apart from the file's xattrs and mode, so it can be retried or
- * discarded. The order follows what the kernel strips: write() and fchown()
- * (done by the caller in phase one) drop security.capability and the set-id
- * bits, so xattrs come after them and the mode last; set-id bits are restored
- * from the mode the inode was created with. POSIX ACL xattrs are set after
- * the mode, because they define the permission bits themselves.
+ * unchanged apart from the file's xattrs, so it can be retried or discarded.
+ * The order follows what the kernel strips: write() and fchown() (done by the
+ * caller in phase one) drop security.capability and the set-id bits, so
+ * xattrs come after them and the mode last; set-id bits are restored from the
+ * mode the inode was created with. POSIX ACL xattrs are set after the mode,
+ * because they define the permission bits themselves.
+ *
+ * A file that has a hidden name (the named fallback) stays at mode 0600 until
+ * the last moment: with SYNC its data is made durable first (fdatasync), then
+ * the final mode and ACLs are applied and made durable (fsync, metadata only
+ * by then) right before the rename; a failure in between narrows it to 0600
+ * again. An unnamed file gets everything before any name: with REPLACE its
+ * hidden name then exists only between linkat() and rename().
  */
 static int tmp_publish(struct safe_tmpfile *t, const struct safe_xattr *xattrs, size_t n,
 		       uint64_t flags)
@@ -447,6 +510,7 @@ static int tmp_publish(struct safe_tmpfile *t, const struct safe_xattr *xattrs, 
 		cur = st.st_mode & 07777;
 	}
 	t->now_known = false;
+	bool named = t->strategy == TMP_NAMED;
 	if ((cur & WORK_MODE) != WORK_MODE) {
 		/* A retry after a failed link, or the caller changed it. */
 		if (fchmod(t->fd, WORK_MODE) < 0)
@@ -455,6 +519,9 @@ static int tmp_publish(struct safe_tmpfile *t, const struct safe_xattr *xattrs, 
 	}
 	if (set_xattrs(t->fd, xattrs, n, false) < 0)
 		return -1;
+	bool sync = flags & SAFE_TMPFILE_SYNC;
+	if (sync && named && fdatasync(t->fd) < 0)
+		return -1;
 	/* What open(O_CREAT, mode) gives: the kernel's result for mode|0600
 	 * (umask or default ACL applied, set-gid rules), minus the owner bits
 	 * that were added only to work on the file. Both the umask and an ACL
@@ -462,17 +529,15 @@ static int tmp_publish(struct safe_tmpfile *t, const struct safe_xattr *xattrs, 
 	mode_t final = t->created & ~(WORK_MODE & ~t->mode);
 	if (cur != final && fchmod(t->fd, final) < 0)
 		return -1;
-	if (set_xattrs(t->fd, xattrs, n, true) < 0)
-		return -1;
-	if ((flags & SAFE_TMPFILE_SYNC) && fsync(t->fd) < 0)
-		return -1;
+	if (set_xattrs(t->fd, xattrs, n, true) < 0 || (sync && fsync(t->fd) < 0))
+		goto narrow;
 
 	bool replace = flags & SAFE_TMPFILE_REPLACE;
-	int r = t->strategy == TMP_NAMED ? publish_named(t, replace) : publish_unnamed(t, replace);
+	int r = named ? publish_named(t, replace) : publish_unnamed(t, replace);
 	if (r < 0)
-		return -1;
+		goto narrow;
 
-	if ((flags & SAFE_TMPFILE_SYNC) && sync_dir(t) < 0) {
+	if (sync && sync_dir(t) < 0) {
 		/* Published but not durable. Without REPLACE take the name
 		 * back, so that failure still means "nothing there"; with
 		 * REPLACE the old file is gone and the new one stays. */
@@ -483,11 +548,27 @@ static int tmp_publish(struct safe_tmpfile *t, const struct safe_xattr *xattrs, 
 		return so_fail(saved);
 	}
 	so_closep(&t->parentfd);
+	if (t->userfd >= 0) {
+		/* two-phase: the caller keeps the number it has been using */
+		so_closep(&t->fd);
+		return take_fd(&t->userfd);
+	}
 	return take_fd(&t->fd);
+
+narrow:
+	/* A hidden name must not keep the final mode while it waits for a
+	 * retry or a discard (or a crash). */
+	if (named && final != WORK_MODE) {
+		int saved = errno;
+		(void)fchmod(t->fd, WORK_MODE);
+		errno = saved;
+	}
+	return -1;
 }
 
-/* Close everything and remove the hidden name, if any. */
-static int tmp_release(struct safe_tmpfile *t)
+/* Close everything and remove the hidden name, if any; the caller's
+ * descriptor too when close_user (it is still ours). */
+static int tmp_release(struct safe_tmpfile *t, bool close_user)
 {
 	int r = 0;
 	if (t->has_tmpname && unlink_if_ours(t->parentfd, t->tmpname, t->fd) < 0)
@@ -495,6 +576,9 @@ static int tmp_release(struct safe_tmpfile *t)
 	t->has_tmpname = false;
 	so_closep(&t->fd);
 	so_closep(&t->parentfd);
+	if (close_user)
+		so_closep(&t->userfd);
+	t->userfd = -1;
 	return r;
 }
 
@@ -526,7 +610,7 @@ int safe_tmpfile_xattr(int dirfd, const char *path, mode_t mode, const struct sa
 			return fd;
 		int saved = errno;
 		bool stale = t.stale;
-		(void)tmp_release(&t);
+		(void)tmp_release(&t, false);
 		if (!stale || !use_cache)
 			return so_fail(saved);
 	}
@@ -548,14 +632,75 @@ int safe_tmpfile_open(int dirfd, const char *path, mode_t mode, uint64_t flags,
 	if (!t)
 		return so_fail(ENOMEM);
 	tmp_init(t);
-	if (tmp_create(dirfd, path, mode, flags, false, t) < 0) {
+	if (tmp_create(dirfd, path, mode, flags, false, t) < 0)
+		goto fail;
+	/* The caller works on a descriptor of its own number; the handle keeps
+	 * the original, which also keeps the inode (and so its number) alive
+	 * for the identity check of user_fd_ok(). */
+	t->userfd = fcntl(t->fd, F_DUPFD_CLOEXEC, 0);
+	if (t->userfd < 0) {
 		int saved = errno;
-		free(t);
-		return so_fail(saved);
+		(void)tmp_release(t, false);
+		errno = saved;
+		goto fail;
 	}
 	t->now_known = false; /* the caller may change the mode */
 	*tmpp = t;
-	return t->fd;
+	return 0;
+
+fail:;
+	int saved = errno;
+	free(t);
+	return so_fail(saved);
+}
+
+int safe_tmpfile_fd(const struct safe_tmpfile *tmp)
+{
+	if (!tmp)
+		return so_fail(EFAULT);
+	if (tmp->userfd < 0)
+		return so_fail(EBADF);
+	return tmp->userfd;
+}
+
+/*
+ * Is the caller's descriptor still the one safe_tmpfile_open() handed out?
+ * A closed number is EBADF from fstat(); a number reused by another open
+ * shows another inode: the handle's own descriptor keeps the file's inode
+ * allocated, so no other file can carry its (st_dev, st_ino) meanwhile. The
+ * same inode opened again (the hidden name of the fallback) is told apart by
+ * kcmp(KCMP_FILE) where the kernel offers it, else it must at least be an
+ * O_RDWR descriptor of this very file. 0 or -1 with EBADF.
+ */
+static int user_fd_ok(const struct safe_tmpfile *t)
+{
+	struct stat st;
+	if (t->userfd < 0 || fstat(t->userfd, &st) < 0 || st.st_dev != t->dev ||
+	    st.st_ino != t->ino)
+		return so_fail(EBADF);
+#ifdef SYS_kcmp
+	pid_t pid = getpid();
+	long r = syscall(SYS_kcmp, pid, pid, KCMP_FILE, t->fd, t->userfd);
+	if (r == 0)
+		return 0;
+	if (r > 0)
+		return so_fail(EBADF);
+	/* ENOSYS (no CONFIG_KCMP), EPERM (a sandbox): the weaker check */
+#endif
+	int fl = fcntl(t->userfd, F_GETFL);
+	if (fl < 0 || (fl & (O_ACCMODE | O_PATH)) != O_RDWR)
+		return so_fail(EBADF);
+	return 0;
+}
+
+/* A misused handle gives up everything it still holds (not the caller's
+ * descriptor number, which is now someone else's or nobody's) and stays
+ * allocated for safe_tmpfile_discard(). */
+static int tmp_kill(struct safe_tmpfile *t)
+{
+	(void)tmp_release(t, false);
+	t->strategy = TMP_DEAD;
+	return so_fail(EBADF);
 }
 
 int safe_tmpfile_link(struct safe_tmpfile *tmp, const struct safe_xattr *xattrs, size_t nxattrs,
@@ -567,6 +712,10 @@ int safe_tmpfile_link(struct safe_tmpfile *tmp, const struct safe_xattr *xattrs,
 		return so_fail(EFAULT);
 	if (check_xattrs(xattrs, nxattrs) < 0)
 		return -1;
+	if (tmp->strategy == TMP_DEAD)
+		return so_fail(EBADF);
+	if (user_fd_ok(tmp) < 0)
+		return tmp_kill(tmp);
 	int fd = tmp_publish(tmp, xattrs, nxattrs, flags);
 	if (fd >= 0)
 		free(tmp);
@@ -577,9 +726,133 @@ int safe_tmpfile_discard(struct safe_tmpfile *tmp)
 {
 	if (!tmp)
 		return 0;
-	int r = tmp_release(tmp);
-	int saved = errno;
+	int err = 0;
+	if (tmp->strategy != TMP_DEAD) {
+		bool ours = user_fd_ok(tmp) == 0;
+		if (!ours)
+			err = EBADF;
+		if (tmp_release(tmp, ours) < 0 && !err)
+			err = errno;
+	}
 	free(tmp);
-	errno = saved;
-	return r;
+	return err ? so_fail(err) : 0;
+}
+
+/* ------------------------------------------------------------------ sweep */
+
+/* Exactly the form make_hidden_name() produces. */
+static bool is_hidden_name(const char *name)
+{
+	size_t plen = sizeof(TMP_PREFIX) - 1;
+	if (strncmp(name, TMP_PREFIX, plen) != 0)
+		return false;
+	for (size_t i = plen; i < TMP_NAME_LEN; i++) {
+		char c = name[i]; /* a shorter name stops at its '\0' */
+		if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9')))
+			return false;
+	}
+	return name[TMP_NAME_LEN] == '\0';
+}
+
+/* Was the file last changed (data or inode) at least min_age seconds ago?
+ * A time in the future (clock steps, remote filesystems) is young. */
+static bool old_enough(const struct stat *st, const struct timespec *now, unsigned int min_age)
+{
+	if (min_age == 0)
+		return true;
+	struct timespec t = st->st_mtim;
+	if (st->st_ctim.tv_sec > t.tv_sec ||
+	    (st->st_ctim.tv_sec == t.tv_sec && st->st_ctim.tv_nsec > t.tv_nsec))
+		t = st->st_ctim;
+	if (t.tv_sec > now->tv_sec)
+		return false;
+	uint64_t age = (uint64_t)(now->tv_sec - t.tv_sec);
+	return age > min_age || (age == min_age && now->tv_nsec >= t.tv_nsec);
+}
+
+/*
+ * One candidate: 1 removed, 0 not ours to remove (or gone), -1 error.
+ * Safety argument: the entry is pinned with O_PATH|O_NOFOLLOW (a symlink is
+ * pinned itself, a mount point shows the mounted root, which is another
+ * mount) and judged on that inode; unlinkat() then removes the name only if
+ * it still leads to that inode, never following anything, always in dfd. The
+ * remaining window between the last check and unlinkat() can only be used by
+ * someone who may rename entries of dfd, which are the rights needed to
+ * remove them (see the header).
+ */
+static int sweep_one(int dfd, const struct so_ident *dirid, const char *name,
+		     const struct timespec *now, unsigned int min_age)
+{
+	_cleanup_fd_ int fd = openat(dfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT ? 0 : -1;
+	struct stat st;
+	struct so_ident id, again;
+	if (fstat(fd, &st) < 0 || so_ident_at(fd, NULL, &id) < 0)
+		return -1;
+	if (!S_ISREG(st.st_mode) || so_other_mount(dirid, &id) || !old_enough(&st, now, min_age))
+		return 0;
+	if (so_ident_at(dfd, name, &again) < 0)
+		return errno == ENOENT ? 0 : -1;
+	if (!so_same_inode(&id, &again) || so_other_mount(dirid, &again))
+		return 0;
+	if (unlinkat(dfd, name, 0) < 0)
+		return errno == ENOENT ? 0 : -1;
+	return 1;
+}
+
+/* getdents64(2) records (the libc's struct dirent64 is not everywhere). */
+struct so_dirent64 {
+	uint64_t d_ino;
+	int64_t d_off;
+	unsigned short d_reclen;
+	unsigned char d_type;
+	char d_name[];
+};
+
+int safe_tmpfile_sweep_beneath(int dirfd, const char *path, unsigned int min_age_seconds,
+			       uint64_t flags)
+{
+	uint64_t resolve = so_op_resolve(flags, 0);
+	if (resolve == (uint64_t)-1)
+		return -1;
+	if (!path)
+		return so_fail(EFAULT);
+	struct safe_open_how how = {
+		.flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC,
+		.mode = 0,
+		.resolve = resolve,
+	};
+	_cleanup_fd_ int dfd = so_open_validated(dirfd, path, &how);
+	if (dfd < 0)
+		return -1;
+	struct so_ident dirid;
+	if (so_ident_at(dfd, NULL, &dirid) < 0)
+		return -1;
+	struct timespec now;
+	if (clock_gettime(CLOCK_REALTIME, &now) < 0)
+		return -1;
+
+	int removed = 0, err = 0;
+	_Alignas(struct so_dirent64) char buf[4096];
+	for (;;) {
+		long n = syscall(SYS_getdents64, dfd, buf, sizeof(buf));
+		if (n < 0)
+			return -1;
+		if (n == 0)
+			break;
+		for (long off = 0; off < n;) {
+			const struct so_dirent64 *de = (const void *)(buf + off);
+			off += de->d_reclen;
+			if ((de->d_type != DT_REG && de->d_type != DT_UNKNOWN) ||
+			    !is_hidden_name(de->d_name))
+				continue;
+			int r = sweep_one(dfd, &dirid, de->d_name, &now, min_age_seconds);
+			if (r > 0 && removed < INT_MAX)
+				removed++;
+			else if (r < 0 && !err)
+				err = errno;
+		}
+	}
+	return err ? so_fail(err) : removed;
 }

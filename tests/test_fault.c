@@ -315,9 +315,11 @@ static int tmpfile_once(const struct tmp_params *p, bool two_phase)
 		fd = safe_tmpfile_xattr(rootfd, "sub/new", 0640, xattrs3, 3, p->flags);
 	} else {
 		struct safe_tmpfile *tmp = NULL;
-		int wfd = safe_tmpfile_open(rootfd, "sub/new", 0640,
-					    p->flags & ~(SAFE_TMPFILE_REPLACE | SAFE_TMPFILE_SYNC),
-					    &tmp);
+		int wfd = -1;
+		if (safe_tmpfile_open(rootfd, "sub/new", 0640,
+				      p->flags & ~(SAFE_TMPFILE_REPLACE | SAFE_TMPFILE_SYNC),
+				      &tmp) == 0)
+			wfd = safe_tmpfile_fd(tmp);
 		if (wfd < 0) {
 			fd = -1;
 		} else {

@@ -177,6 +177,15 @@ static int check_like_oracle(int fd, int dirfd, mode_t mode)
 	return 0;
 }
 
+/* safe_tmpfile_open() and the descriptor the handle lends: fd or -1. */
+static int tmp_open(int dirfd, const char *path, mode_t mode, uint64_t flags,
+		    struct safe_tmpfile **t)
+{
+	if (safe_tmpfile_open(dirfd, path, mode, flags, t) < 0)
+		return -1;
+	return safe_tmpfile_fd(*t);
+}
+
 /* Names in the directory that look like this library's hidden temporaries. */
 static int count_hidden(int dirfd)
 {
@@ -722,7 +731,7 @@ START_TEST(two_phase)
 	struct tdir d;
 	tdir_make(&d, "tmpfile");
 	struct safe_tmpfile *t = NULL;
-	int fd = safe_tmpfile_open(d.fd, "doc", 0444, fl, &t);
+	int fd = tmp_open(d.fd, "doc", 0444, fl, &t);
 	ck_assert_int_ge(fd, 0);
 	ck_assert_ptr_nonnull(t);
 	struct stat st;
@@ -747,7 +756,7 @@ START_TEST(two_phase)
 	free(ls);
 
 	/* discard leaves nothing */
-	fd = safe_tmpfile_open(d.fd, "gone", 0644, fl, &t);
+	fd = tmp_open(d.fd, "gone", 0644, fl, &t);
 	ck_assert_int_ge(fd, 0);
 	ck_assert_int_eq(write(fd, "x", 1), 1);
 	ck_assert_int_eq(safe_tmpfile_discard(t), 0);
@@ -757,7 +766,7 @@ START_TEST(two_phase)
 	ck_assert_int_eq(safe_tmpfile_discard(NULL), 0);
 
 	/* a failed link (EEXIST) leaves the handle usable */
-	fd = safe_tmpfile_open(d.fd, "doc", 0640, fl, &t);
+	fd = tmp_open(d.fd, "doc", 0640, fl, &t);
 	ck_assert_int_ge(fd, 0);
 	ck_assert_int_eq(write(fd, "new", 3), 3);
 	int nfd = fx_fd_count();
@@ -780,7 +789,7 @@ START_TEST(two_phase)
 	close(fd);
 
 	/* ... and REPLACE after a failed plain link */
-	fd = safe_tmpfile_open(d.fd, "doc", 0, fl, &t);
+	fd = tmp_open(d.fd, "doc", 0, fl, &t);
 	ck_assert_int_ge(fd, 0);
 	ck_assert_int_eq(safe_tmpfile_link(t, xa3, 3, 0), -1);
 	ck_assert_int_eq(errno, EEXIST);
@@ -806,7 +815,7 @@ START_TEST(two_phase_lost_parent)
 	struct safe_tmpfile *t;
 	if (!(fl & SAFE_TMPFILE_NO_OTMPFILE)) {
 		ck_assert_int_eq(mkdirat(d.fd, "sub", 0755), 0);
-		int fd = safe_tmpfile_open(d.fd, "sub/f", 0644, fl, &t);
+		int fd = tmp_open(d.fd, "sub/f", 0644, fl, &t);
 		ck_assert_int_ge(fd, 0);
 		ck_assert_int_eq(unlinkat(d.fd, "sub", AT_REMOVEDIR), 0);
 		ck_assert_int_eq(safe_tmpfile_link(t, xa3, 3, 0), -1);
@@ -814,7 +823,7 @@ START_TEST(two_phase_lost_parent)
 		ck_assert_int_eq(safe_tmpfile_link(t, xa3, 3, SAFE_TMPFILE_REPLACE), -1);
 		ck_assert_int_eq(errno, ENOENT);
 	} else {
-		int fd = safe_tmpfile_open(d.fd, "f", 0644, fl, &t);
+		int fd = tmp_open(d.fd, "f", 0644, fl, &t);
 		ck_assert_int_ge(fd, 0);
 		char *ls = fx_dir_listing(d.fd, ".");
 		ck_assert_int_eq(strncmp(ls, ".safeopen-", 10), 0);
@@ -868,6 +877,298 @@ START_TEST(two_phase_errors)
 	int r = two_phase_errors_case(d.fd, strategies[_i]);
 	tdir_free(&d);
 	ck_assert_msg(r == 0, "see stderr");
+}
+END_TEST
+
+/* ---------------------------------------------------------------- descriptor misuse */
+
+/* The only entry of dirfd, or NULL (malloc'd, without the newline). */
+static char *only_entry(int dirfd)
+{
+	char *ls = fx_dir_listing(dirfd, ".");
+	char *nl = strchr(ls, '\n');
+	if (!nl || nl[1]) {
+		free(ls);
+		return NULL;
+	}
+	*nl = '\0';
+	return ls;
+}
+
+/* The first hidden name in dirfd, or NULL (malloc'd). */
+static char *hidden_entry(int dirfd)
+{
+	char *ls = fx_dir_listing(dirfd, ".");
+	char *p = strstr(ls, ".safeopen-");
+	char *r = NULL;
+	if (p) {
+		*strchrnul(p, '\n') = '\0';
+		r = strdup(p);
+	}
+	free(ls);
+	return r;
+}
+
+/* How the caller breaks the rule "never close the lent descriptor". */
+enum misuse { CLOSED, REUSED, REOPENED_RDONLY };
+
+static int misuse_case(int dfd, uint64_t fl, enum misuse how, bool via_link)
+{
+	bool named = fl & SAFE_TMPFILE_NO_OTMPFILE;
+	int nfd = fx_fd_count();
+	int victim = openat(dfd, "victim", O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	CK(victim >= 0);
+	CK(write(victim, "victim", 6) == 6);
+	close(victim);
+	struct safe_tmpfile *t;
+	CK(safe_tmpfile_open(dfd, "f", 0644, fl, &t) == 0);
+	int fd = safe_tmpfile_fd(t);
+	CK(fd >= 0 && safe_tmpfile_fd(t) == fd);
+	CK(fcntl(fd, F_GETFD) & FD_CLOEXEC);
+	CK((fcntl(fd, F_GETFL) & O_ACCMODE) == O_RDWR);
+	CK(write(fd, "secret", 6) == 6);
+	char *hidden = named ? hidden_entry(dfd) : NULL;
+	if (named)
+		CK(hidden && hidden[0] == '.');
+	CK(close(fd) == 0);
+	int other = -1;
+	if (how == REUSED) /* the lowest free number: the one just closed */
+		other = openat(dfd, "victim", O_RDWR | O_CLOEXEC);
+	else if (how == REOPENED_RDONLY)
+		other = openat(dfd, hidden, O_RDONLY | O_CLOEXEC);
+	if (how != CLOSED)
+		CKMSG(other == fd, "reopened as %d, not %d", other, fd);
+	errno = 0;
+	if (via_link) {
+		CK(safe_tmpfile_link(t, xa3, 3, 0) == -1 && errno == EBADF);
+		/* the handle is spent, not freed: link and fd say so too */
+		errno = 0;
+		CK(safe_tmpfile_link(t, xa3, 3, SAFE_TMPFILE_REPLACE) == -1 && errno == EBADF);
+		errno = 0;
+		CK(safe_tmpfile_fd(t) == -1 && errno == EBADF);
+		CK(safe_tmpfile_discard(t) == 0);
+	} else {
+		CK(safe_tmpfile_discard(t) == -1 && errno == EBADF);
+	}
+	/* nothing published, no hidden name, the other file untouched and
+	 * still open, no descriptor of the handle left */
+	CK(faccessat(dfd, "f", F_OK, AT_SYMLINK_NOFOLLOW) == -1 && errno == ENOENT);
+	char *ls = fx_dir_listing(dfd, ".");
+	int clean = !strcmp(ls, "victim\n");
+	CKMSG(clean, "left: %s", ls);
+	free(ls);
+	free(hidden);
+	if (other >= 0) {
+		CK(fcntl(other, F_GETFD) >= 0);
+		char buf[8];
+		if (how == REUSED)
+			CK(pread(other, buf, sizeof(buf), 0) == 6 && !memcmp(buf, "victim", 6));
+		close(other);
+	}
+	CK(unlinkat(dfd, "victim", 0) == 0);
+	CKMSG(fx_fd_count() == nfd, "descriptors %d -> %d", nfd, fx_fd_count());
+	return 0;
+}
+
+START_TEST(two_phase_fd_misuse)
+{
+	/* The caller closes the lent descriptor, or closes it and the number
+	 * goes to another file: link and discard notice (EBADF), publish
+	 * nothing, leave nothing, and never touch the other file. */
+	uint64_t fl = strategies[_i];
+	struct tdir d;
+	tdir_make(&d, "tmpfile");
+	for (int via_link = 0; via_link < 2; via_link++) {
+		RUN(misuse_case(d.fd, fl, CLOSED, via_link));
+		RUN(misuse_case(d.fd, fl, REUSED, via_link));
+		if (fl & SAFE_TMPFILE_NO_OTMPFILE) /* the same inode, another open */
+			RUN(misuse_case(d.fd, fl, REOPENED_RDONLY, via_link));
+	}
+	struct safe_tmpfile *t = NULL;
+	errno = 0;
+	ck_assert_int_eq(safe_tmpfile_fd(t), -1);
+	ck_assert_int_eq(errno, EFAULT);
+	tdir_free(&d);
+}
+END_TEST
+
+/* ---------------------------------------------------------------- leftovers and the sweep */
+
+/* A writer killed between safe_tmpfile_open() and the link (named fallback)
+ * leaves its hidden name: complete content, mode 0600 whatever the mode
+ * asked for. */
+static int killed_writer_case(int dfd, uint64_t fl, mode_t mode)
+{
+	int pfd[2];
+	CK(pipe2(pfd, O_CLOEXEC) == 0);
+	pid_t pid = fork();
+	CK(pid >= 0);
+	if (pid == 0) {
+		struct safe_tmpfile *t;
+		if (safe_tmpfile_open(dfd, "f", mode, fl, &t) < 0)
+			_exit(1);
+		int fd = safe_tmpfile_fd(t);
+		if (write(fd, "the content", 11) != 11 ||
+		    fsetxattr(fd, "user.own", "1", 1, 0) < 0 || write(pfd[1], "k", 1) != 1)
+			_exit(1);
+		for (;;)
+			pause();
+	}
+	close(pfd[1]);
+	char c;
+	ssize_t n = read(pfd[0], &c, 1);
+	close(pfd[0]);
+	kill(pid, SIGKILL);
+	int status;
+	CK(waitpid(pid, &status, 0) == pid);
+	CKMSG(n == 1, "the writer failed before the kill");
+	CK(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+	CK(faccessat(dfd, "f", F_OK, AT_SYMLINK_NOFOLLOW) == -1);
+	char *name = only_entry(dfd);
+	CKMSG(name && !strncmp(name, ".safeopen-", 10) && strlen(name) == 26, "leftover %s",
+	      name ? name : "(none or several)");
+	struct stat st;
+	CK(fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0);
+	CKMSG(S_ISREG(st.st_mode) && (st.st_mode & 07777) == 0600 && st.st_size == 11,
+	      "leftover mode %o size %lld (mode %04o asked)", st.st_mode, (long long)st.st_size,
+	      mode);
+	free(name);
+	/* young: kept; any age: removed */
+	CK(safe_tmpfile_sweep_beneath(dfd, ".", 3600, 0) == 0);
+	CK(count_hidden(dfd) == 1);
+	CK(safe_tmpfile_sweep_beneath(dfd, ".", 0, fl & SAFE_RESOLVE_USERSPACE) == 1);
+	char *ls = fx_dir_listing(dfd, ".");
+	int empty = !strcmp(ls, "");
+	free(ls);
+	CKMSG(empty, "not empty after the sweep");
+	return 0;
+}
+
+START_TEST(killed_writer_leftover)
+{
+	uint64_t fl = strategies[_i] | SAFE_TMPFILE_NO_OTMPFILE;
+	struct tdir d;
+	tdir_make(&d, "tmpfile");
+	mode_t old = umask(0);
+	int r = killed_writer_case(d.fd, fl, 0666) || killed_writer_case(d.fd, fl, 0644) ||
+		killed_writer_case(d.fd, fl, 04755) || killed_writer_case(d.fd, fl, 0);
+	umask(old);
+	tdir_free(&d);
+	ck_assert_msg(r == 0, "see stderr");
+}
+END_TEST
+
+#define OWN1 ".safeopen-AbCdEfGhIjKlMn01"
+#define OWN2 ".safeopen-ZZZZZZZZZZZZZZZ9"
+
+static void make_file(int dirfd, const char *name, mode_t mode)
+{
+	int fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
+	ck_assert_msg(fd >= 0, "create %s: %s", name, strerror(errno));
+	ck_assert_int_eq(write(fd, "x", 1), 1);
+	close(fd);
+}
+
+START_TEST(sweep_only_own_leftovers)
+{
+	/* Only regular files with exactly the library's hidden-name pattern,
+	 * old enough, in that very directory: never a foreign name, a
+	 * symlink (nor its target), a directory, a FIFO, a young file,
+	 * anything in a subdirectory or outside. */
+	uint64_t rf = strategies[_i] & SAFE_RESOLVE_USERSPACE;
+	struct tdir d;
+	tdir_make(&d, "tmpfile");
+	static const char *const spec[] = {
+		"d in",
+		"d in/sub",
+		"f in/sub/.safeopen-SUBSUBSUBSUBSUB1 x",
+		"f .safeopen-OUTSIDEOUTSIDE12 x",
+		"f target x",
+		"l in/.safeopen-SYMLINKSYMLINK1 ../target",
+		"l in/.safeopen-DANGLINGDANGLIN ../nowhere",
+		"d in/.safeopen-DIRDIRDIRDIRDIR1",
+		"p in/.safeopen-FIFOFIFOFIFOFIF",
+		"f in/.safeopen-short x",
+		"f in/.safeopen-AAAAAAAAAAAAAAA! x",
+		"f in/.safeopen-AAAAAAAAAAAAAAAAB x",
+		"f in/.safeopen-AAAAAAAAAAAAAAA x",
+		"f in/safeopen-AAAAAAAAAAAAAAAA x",
+		"f in/.Safeopen-AAAAAAAAAAAAAAAA x",
+		"f in/x.safeopen-AAAAAAAAAAAAAAA x",
+		"f in/keep x",
+		"l in/up ..",
+		NULL,
+	};
+	fx_build(d.fd, spec);
+	int in = openat(d.fd, "in", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	ck_assert_int_ge(in, 0);
+	make_file(in, OWN1, 0600);
+	make_file(in, OWN2, 0644);
+	char *snap = fx_tree_snapshot(d.path);
+	/* all young */
+	ck_assert_int_eq(safe_tmpfile_sweep_beneath(d.fd, "in", 3600, rf), 0);
+	char *snap2 = fx_tree_snapshot(d.path);
+	ck_assert_str_eq(snap, snap2);
+	free(snap2);
+	/* a second later, with a minimum age of 1 s: the two own names */
+	usleep(1100 * 1000);
+	ck_assert_int_eq(safe_tmpfile_sweep_beneath(d.fd, "in", 1, rf), 2);
+	ck_assert_int_eq(faccessat(in, OWN1, F_OK, AT_SYMLINK_NOFOLLOW), -1);
+	ck_assert_int_eq(faccessat(in, OWN2, F_OK, AT_SYMLINK_NOFOLLOW), -1);
+	ck_assert_int_eq(safe_tmpfile_sweep_beneath(in, ".", 0, rf), 0);
+	ck_assert_int_eq(safe_tmpfile_sweep_beneath(d.fd, "in/up/in", 0, rf), 0);
+	/* everything else as it was */
+	make_file(in, OWN1, 0600);
+	make_file(in, OWN2, 0644);
+	snap2 = fx_tree_snapshot(d.path);
+	/* (the directory's own line changed with the names) */
+	ck_assert_int_eq(safe_tmpfile_sweep_beneath(d.fd, "in", 0, rf), 2);
+	char *snap3 = fx_tree_snapshot(d.path);
+	ck_assert_int_eq(unlinkat(d.fd, "in/keep", 0), 0);
+	make_file(in, "keep", 0644);
+	free(snap2);
+	free(snap3);
+	char *ls = fx_dir_listing(d.fd, "in");
+	ck_assert_str_eq(ls, ".Safeopen-AAAAAAAAAAAAAAAA\n"
+			     ".safeopen-AAAAAAAAAAAAAAA\n"
+			     ".safeopen-AAAAAAAAAAAAAAA!\n"
+			     ".safeopen-AAAAAAAAAAAAAAAAB\n"
+			     ".safeopen-DANGLINGDANGLIN\n"
+			     ".safeopen-DIRDIRDIRDIRDIR1\n"
+			     ".safeopen-FIFOFIFOFIFOFIF\n"
+			     ".safeopen-SYMLINKSYMLINK1\n"
+			     ".safeopen-short\n"
+			     "keep\n"
+			     "safeopen-AAAAAAAAAAAAAAAA\n"
+			     "sub\n"
+			     "up\n"
+			     "x.safeopen-AAAAAAAAAAAAAAA\n");
+	free(ls);
+	ck_assert_int_eq(faccessat(d.fd, "target", F_OK, 0), 0);
+	ck_assert_int_eq(faccessat(d.fd, ".safeopen-OUTSIDEOUTSIDE12", F_OK, 0), 0);
+	ck_assert_int_eq(faccessat(d.fd, "in/sub/.safeopen-SUBSUBSUBSUBSUB1", F_OK, 0), 0);
+	/* outside the root, bad arguments: errors, nothing removed */
+	ck_assert_int_eq(symlinkat("..", d.fd, "in/sub/out"), 0);
+	EXPECT_FAIL_CK(d.fd, EXDEV, safe_tmpfile_sweep_beneath(in, "..", 0, rf));
+	EXPECT_FAIL_CK(d.fd, EXDEV, safe_tmpfile_sweep_beneath(in, "sub/out/..", 0, rf));
+	EXPECT_FAIL_CK(d.fd, EXDEV, safe_tmpfile_sweep_beneath(in, "/", 0, rf));
+	EXPECT_FAIL_CK(d.fd, ENOTDIR, safe_tmpfile_sweep_beneath(in, "keep", 0, rf));
+	EXPECT_FAIL_CK(d.fd, ENOENT, safe_tmpfile_sweep_beneath(in, "nope", 0, rf));
+	EXPECT_FAIL_CK(d.fd, ENOENT, safe_tmpfile_sweep_beneath(in, "", 0, rf));
+	EXPECT_FAIL_CK(d.fd, EFAULT, safe_tmpfile_sweep_beneath(in, NULL, 0, rf));
+	EXPECT_FAIL_CK(d.fd, EINVAL, safe_tmpfile_sweep_beneath(in, ".", 0, 1ULL << 60));
+	EXPECT_FAIL_CK(d.fd, EINVAL,
+		       safe_tmpfile_sweep_beneath(in, ".", 0, SAFE_TMPFILE_NO_OTMPFILE));
+	EXPECT_FAIL_CK(d.fd, EINVAL,
+		       safe_tmpfile_sweep_beneath(in, ".", 0,
+						  SAFE_RESOLVE_BENEATH | SAFE_RESOLVE_IN_ROOT));
+	/* IN_ROOT: ".." at the root stays there */
+	make_file(in, OWN1, 0600);
+	ck_assert_int_eq(safe_tmpfile_sweep_beneath(in, "sub/out/..",
+						     0, rf | SAFE_RESOLVE_IN_ROOT), 1);
+	close(in);
+	free(snap);
+	tdir_free(&d);
 }
 END_TEST
 
@@ -1038,7 +1339,7 @@ static int child_scenario(void *arg)
 		return 1;
 	/* strategy seen from outside */
 	struct safe_tmpfile *t;
-	int fd = safe_tmpfile_open(dfd, "two", 0640, fl, &t);
+	int fd = tmp_open(dfd, "two", 0640, fl, &t);
 	CK(fd >= 0);
 	struct stat st;
 	CK(fstat(fd, &st) == 0);
@@ -1063,7 +1364,7 @@ static int child_scenario(void *arg)
 	EXPECT_FAIL(dfd, EEXIST, safe_tmpfile_xattr(dfd, "two", 0644, xa3, 3, fl));
 	CK(unlinkat(dfd, "two", 0) == 0);
 	/* discard */
-	fd = safe_tmpfile_open(dfd, "three", 0640, fl, &t);
+	fd = tmp_open(dfd, "three", 0640, fl, &t);
 	CK(fd >= 0);
 	CK(safe_tmpfile_discard(t) == 0);
 	char *ls = fx_dir_listing(dfd, ".");
@@ -1299,7 +1600,7 @@ static int syncfs_fail_child(void *arg)
 	close(old);
 	/* two-phase: the handle can then only be discarded */
 	struct safe_tmpfile *t;
-	int fd = safe_tmpfile_open(dfd, "g", 0644, fl, &t);
+	int fd = tmp_open(dfd, "g", 0644, fl, &t);
 	CK(fd >= 0);
 	CK(safe_tmpfile_link(t, xa3, 3, SAFE_TMPFILE_SYNC) == -1 && errno == EIO);
 	CK(faccessat(dfd, "g", F_OK, AT_SYMLINK_NOFOLLOW) == -1 && errno == ENOENT);
@@ -1351,7 +1652,7 @@ static int unpriv_setgid_child(void *arg)
 	close(fd);
 	/* two-phase: content written before publication keeps S_ISUID */
 	struct safe_tmpfile *t;
-	fd = safe_tmpfile_open(a->dirfd, "s", 04755, a->flags, &t);
+	fd = tmp_open(a->dirfd, "s", 04755, a->flags, &t);
 	CK(fd >= 0);
 	CK(write(fd, "#!/bin/true\n", 12) == 12);
 	CK(safe_tmpfile_link(t, xa3, 3, 0) == fd);
@@ -1393,7 +1694,7 @@ static int ramfs_case(int dfd, uint64_t fl)
 		    safe_tmpfile_xattr(dfd, "f", 0644, xa3, 3,
 				       fl | SAFE_TMPFILE_REPLACE | SAFE_TMPFILE_SYNC));
 	struct safe_tmpfile *t;
-	int fd = safe_tmpfile_open(dfd, "g", 0644, fl, &t);
+	int fd = tmp_open(dfd, "g", 0644, fl, &t);
 	CK(fd >= 0);
 	CK(safe_tmpfile_link(t, x1, 1, 0) == -1 && errno == EOPNOTSUPP);
 	CK(safe_tmpfile_discard(t) == 0);
@@ -1642,6 +1943,9 @@ static Suite *tmpfile_suite(void)
 	tcase_add_loop_test(tc, two_phase_errors, 0, N_STRATEGIES);
 	tcase_add_loop_test(tc, two_phase_lost_parent, 0, N_KERNEL_STRATEGIES);
 	tcase_add_loop_test(tc, concurrent_creators, 0, N_STRATEGIES);
+	tcase_add_loop_test(tc, two_phase_fd_misuse, 0, N_STRATEGIES);
+	tcase_add_loop_test(tc, killed_writer_leftover, 0, 2);
+	tcase_add_loop_test(tc, sweep_only_own_leftovers, 0, N_STRATEGIES);
 	suite_add_tcase(s, tc);
 
 	TCase *sb = tcase_create("sandbox");
