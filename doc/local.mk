@@ -4,24 +4,36 @@
 # the tests that keep the pages honest.
 
 # Section 3: one page per function; functions that share a page are `.so`
-# links (doc/man/man3/<alias>.3 containing `.so man3/<page>.3`).
+# links (an alias page contains only `.so man3/<page>.3`).
 MAN3_PAGES = \
 	doc/man/man3/safe_fchmodat_beneath.3 \
 	doc/man/man3/safe_fchownat_beneath.3 \
 	doc/man/man3/safe_fstatat_beneath.3 \
 	doc/man/man3/safe_getxattr_beneath.3 \
+	doc/man/man3/safe_linkat_beneath.3 \
 	doc/man/man3/safe_listxattr_beneath.3 \
+	doc/man/man3/safe_mkdir_all_beneath.3 \
+	doc/man/man3/safe_mkdirat_beneath.3 \
+	doc/man/man3/safe_mknodat_beneath.3 \
+	doc/man/man3/safe_open_parent_beneath.3 \
 	doc/man/man3/safe_openat2.3 \
 	doc/man/man3/safe_openat_beneath.3 \
 	doc/man/man3/safe_opendir_beneath.3 \
 	doc/man/man3/safe_readlinkat_beneath.3 \
 	doc/man/man3/safe_realpath_beneath.3 \
 	doc/man/man3/safe_removexattr_beneath.3 \
+	doc/man/man3/safe_renameat_beneath.3 \
 	doc/man/man3/safe_reopen.3 \
 	doc/man/man3/safe_rmtree_beneath.3 \
 	doc/man/man3/safe_setxattr_beneath.3 \
 	doc/man/man3/safe_statx_beneath.3 \
 	doc/man/man3/safe_symlinkat_beneath.3 \
+	doc/man/man3/safe_tmpfile_discard.3 \
+	doc/man/man3/safe_tmpfile_fd.3 \
+	doc/man/man3/safe_tmpfile_link.3 \
+	doc/man/man3/safe_tmpfile_open.3 \
+	doc/man/man3/safe_tmpfile_sweep_beneath.3 \
+	doc/man/man3/safe_tmpfile_xattr.3 \
 	doc/man/man3/safe_unlinkat_beneath.3 \
 	doc/man/man3/safe_utimensat_beneath.3 \
 	doc/man/man3/safe_version.3
@@ -34,7 +46,7 @@ EXTRA_DIST += doc/Doxyfile.in doc/design.md \
 
 # Every symbol of the version script has a page with SYNOPSIS and ERRORS;
 # every page renders without a groff warning; every EXAMPLES program compiles.
-TESTS += tests/check-man-groff.sh tests/check-man-examples.sh
+TESTS += tests/check-man-symbols.sh tests/check-man-groff.sh tests/check-man-examples.sh
 AM_TESTS_ENVIRONMENT += CC='$(CC)'; export CC; \
 	MAN_CPPFLAGS='-I$(abs_top_srcdir)/include'; export MAN_CPPFLAGS; \
 	MAN_LIBS='$(abs_top_builddir)/lib/.libs/libsafeopen.so'; export MAN_LIBS;
