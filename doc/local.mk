@@ -41,7 +41,7 @@ MAN7_PAGES = doc/man/man7/libsafeopen.7
 dist_man3_MANS = $(MAN3_PAGES)
 dist_man7_MANS = $(MAN7_PAGES)
 
-EXTRA_DIST += doc/Doxyfile.in doc/design.md \
+EXTRA_DIST += SECURITY.md doc/Doxyfile.in doc/design.md doc/cookbook.md doc/man2dox.sh \
 	tests/check-man-symbols.sh tests/check-man-groff.sh tests/check-man-examples.sh
 
 # Every symbol of the version script has a page with SYNOPSIS and ERRORS;
@@ -52,10 +52,11 @@ AM_TESTS_ENVIRONMENT += CC='$(CC)'; export CC; \
 	MAN_LIBS='$(abs_top_builddir)/lib/.libs/libsafeopen.so'; export MAN_LIBS;
 
 if HAVE_DOXYGEN
-doc: doc/Doxyfile $(top_srcdir)/include/safeopen.h \
-		$(top_srcdir)/doc/design.md
-	@rm -rf doc/api doc/doxygen-warnings.log
+doc: doc/Doxyfile $(top_srcdir)/include/safeopen.h $(top_srcdir)/README.md $(top_srcdir)/SECURITY.md \
+		$(top_srcdir)/doc/design.md $(top_srcdir)/doc/cookbook.md $(MAN3_PAGES) $(MAN7_PAGES)
+	@rm -rf doc/api doc/api-src doc/doxygen-warnings.log
 	@$(MKDIR_P) doc
+	$(AM_V_GEN)$(SHELL) $(top_srcdir)/doc/man2dox.sh '$(abs_top_srcdir)' doc/api-src
 	$(AM_V_GEN)$(DOXYGEN) doc/Doxyfile
 	@if test -s doc/doxygen-warnings.log; then \
 	  cat doc/doxygen-warnings.log; echo "make doc: doxygen warnings (see above)"; exit 1; fi
@@ -68,5 +69,28 @@ PHONY_TARGETS += doc
 
 clean-local: clean-doc
 clean-doc:
-	-rm -rf doc/api doc/doxygen-warnings.log
+	-rm -rf doc/api doc/api-src doc/doxygen-warnings.log
 PHONY_TARGETS += clean-doc
+
+# The cookbook (doc/cookbook.md): each recipe is a complete program, built
+# by `make check` and run by tests/test-cookbook.sh against a temp dir.
+cookbook_progs = examples/cookbook/serve-url examples/cookbook/upload \
+	examples/cookbook/extract examples/cookbook/port-realpath \
+	examples/cookbook/port-openat2 examples/cookbook/seccomp examples/cookbook/fdpass
+check_PROGRAMS += $(cookbook_progs)
+examples_cookbook_serve_url_SOURCES = examples/cookbook/serve-url.c
+examples_cookbook_serve_url_LDADD = lib/libsafeopen.la
+examples_cookbook_upload_SOURCES = examples/cookbook/upload.c
+examples_cookbook_upload_LDADD = lib/libsafeopen.la
+examples_cookbook_extract_SOURCES = examples/cookbook/extract.c
+examples_cookbook_extract_LDADD = lib/libsafeopen.la
+examples_cookbook_port_realpath_SOURCES = examples/cookbook/port-realpath.c
+examples_cookbook_port_realpath_LDADD = lib/libsafeopen.la
+examples_cookbook_port_openat2_SOURCES = examples/cookbook/port-openat2.c
+examples_cookbook_port_openat2_LDADD = lib/libsafeopen.la
+examples_cookbook_seccomp_SOURCES = examples/cookbook/seccomp.c
+examples_cookbook_seccomp_LDADD = lib/libsafeopen.la
+examples_cookbook_fdpass_SOURCES = examples/cookbook/fdpass.c
+examples_cookbook_fdpass_LDADD = lib/libsafeopen.la
+TESTS += tests/test-cookbook.sh
+EXTRA_DIST += tests/test-cookbook.sh
