@@ -152,7 +152,7 @@ static const char *const t_head[NR_T] = { "safe O_TMPFILE", "safe NO_OTMPF", "ra
 					  "mkstemp+ren" };
 
 enum kind { K_OPEN, K_TMP };
-enum { SEC_SHAPES = 1, SEC_TMPFILE = 2, SEC_DEPTH = 4, SEC_ALL = 7 };
+enum { SEC_SHAPES = 1, SEC_TMPFILE = 2, SEC_DEPTH = 4, SEC_MKDIR = 8, SEC_ALL = 15 };
 enum status { ST_OK, ST_WRONG, ST_NOSYS, ST_NA, ST_FAIL, ST_SKIP };
 
 #define NR_MAIN 9
@@ -1502,6 +1502,204 @@ static int write_csv(const char *file)
 	return fclose(f) == 0 ? 0 : -1;
 }
 
+/* ------------------------------------------------------------------ mkdir -p (safe_mkdir_all_beneath) */
+
+/*
+ * safe_mkdir_all_beneath() of a new path of N components ("mkN/d/d/.../d"),
+ * then of the same, now existing, path; on the openat2 fast path and on the
+ * userspace walker (SAFE_RESOLVE_USERSPACE). Times are medians of a few runs
+ * (the tree is removed, untimed, between runs); system calls are counted by
+ * strace in a child (--probe-mkdir), between marker calls, and shown per
+ * component: a constant figure across depths is the linear cost.
+ */
+enum { NR_MK_DEPTHS = 3, MK_RUNS = 7 };
+static const int mk_depths[NR_MK_DEPTHS] = { 10, 100, 1000 };
+
+struct mk_cell {
+	double create_ms, exist_us; /* medians; < 0 unknown */
+	long sys_create, sys_exist; /* totals for one call; < 0 unknown */
+	int err;                    /* errno of a failed call, else 0 */
+};
+static struct mk_cell mk_cells[NR_MK_DEPTHS][2];
+
+/* "mkN/d/.../d" with n components; malloc'd. */
+static char *mk_path(int n)
+{
+	size_t len = 16 + (size_t)n * 2;
+	char *p = malloc(len);
+	if (!p)
+		return NULL;
+	int w = snprintf(p, len, "mk%d", n);
+	for (int i = 1; i < n; i++) {
+		p[w++] = '/';
+		p[w++] = 'd';
+	}
+	p[w] = '\0';
+	return p;
+}
+
+static int mk_call(const char *path, bool walker)
+{
+	int fd = safe_mkdir_all_beneath(g.rootfd, path, 0755, walker ? SAFE_RESOLVE_USERSPACE : 0);
+	if (fd < 0)
+		return errno;
+	close(fd);
+	return 0;
+}
+
+static void mk_remove(int n)
+{
+	char top[16];
+	snprintf(top, sizeof(top), "mk%d", n);
+	(void)safe_rmtree_beneath(g.rootfd, top, 0);
+}
+
+/* Child side (under strace): one creation and one call on the existing path,
+ * each between markers, after a warm-up call (one-time probes, lazy binding). */
+static int mk_probe_child(int n, bool walker)
+{
+	char *path = mk_path(n);
+	if (!path)
+		return 2;
+	(void)mk_call("mkwarm/d", walker);
+	(void)safe_rmtree_beneath(g.rootfd, "mkwarm", 0);
+	mk_remove(n);
+	(void)access("/@safeopen-bench-mk-create", F_OK);
+	int e1 = mk_call(path, walker);
+	(void)access("/@safeopen-bench-mk-exist", F_OK);
+	int e2 = mk_call(path, walker);
+	(void)access("/@safeopen-bench-mk-end", F_OK);
+	mk_remove(n);
+	free(path);
+	return e1 || e2 ? 1 : 0;
+}
+
+/* Parent side: the syscalls of each phase of mk_probe_child(). */
+static void mk_count(struct mk_cell *c, int n, bool walker)
+{
+	char out[PATH_MAX], a_n[16];
+	if (snprintf(out, sizeof(out), "%s/strace-mk.out", g.root) >= (int)sizeof(out))
+		return;
+	snprintf(a_n, sizeof(a_n), "%d", n);
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid < 0)
+		return;
+	if (pid == 0) {
+		int devnull = open("/dev/null", O_WRONLY | O_CLOEXEC);
+		if (devnull >= 0) {
+			dup2(devnull, 1);
+			dup2(devnull, 2);
+		}
+		execlp("strace", "strace", "-f", "-qq", "-o", out, "--", g.exe, "--probe-mkdir", a_n,
+		       walker ? "1" : "0", g.root, (char *)NULL);
+		_exit(127);
+	}
+	int status;
+	bool ok = waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+	FILE *f = ok ? fopen(out, "re") : NULL;
+	if (!f) {
+		unlink(out);
+		return;
+	}
+	long count[2] = { 0, 0 };
+	int phase = -1;
+	char line[4096];
+	while (fgets(line, sizeof(line), f)) {
+		if (strstr(line, "@safeopen-bench-mk-create")) {
+			phase = 0;
+			continue;
+		}
+		if (strstr(line, "@safeopen-bench-mk-exist")) {
+			phase = 1;
+			continue;
+		}
+		if (strstr(line, "@safeopen-bench-mk-end"))
+			break;
+		const char *p = line;
+		while (*p >= '0' && *p <= '9')
+			p++;
+		while (*p == ' ')
+			p++;
+		if (phase < 0 || *p == '+' || *p == '-' || *p == '<')
+			continue;
+		size_t len = strspn(p, "abcdefghijklmnopqrstuvwxyz0123456789_");
+		if (len > 0 && p[len] == '(')
+			count[phase]++;
+	}
+	fclose(f);
+	unlink(out);
+	c->sys_create = count[0];
+	c->sys_exist = count[1];
+}
+
+static void mk_measure(struct mk_cell *c, int n, bool walker)
+{
+	*c = (struct mk_cell){ .create_ms = -1, .exist_us = -1, .sys_create = -1, .sys_exist = -1 };
+	char *path = mk_path(n);
+	if (!path)
+		return;
+	int runs = g.quick ? 3 : MK_RUNS;
+	double create[MK_RUNS], exist[MK_RUNS], lo, hi;
+	mk_remove(n);
+	for (int r = 0; r < runs && !stop; r++) {
+		double t0 = now_ns();
+		int e = mk_call(path, walker);
+		double t1 = now_ns();
+		int e2 = e ? e : mk_call(path, walker);
+		double t2 = now_ns();
+		mk_remove(n);
+		if (e || e2) {
+			c->err = e ? e : e2;
+			free(path);
+			return;
+		}
+		create[r] = (t1 - t0) / 1e6;
+		exist[r] = (t2 - t1) / 1e3;
+	}
+	free(path);
+	if (stop)
+		return;
+	c->create_ms = median(create, runs, &lo, &hi);
+	c->exist_us = median(exist, runs, &lo, &hi);
+	if (!g.no_strace)
+		mk_count(c, n, walker);
+}
+
+static void print_mkdir_all_section(void)
+{
+	printf("\nmkdir -p: safe_mkdir_all_beneath() of a new path of N components, then of the "
+	       "same existing path\n(median of %d runs; syscalls counted by strace, per call and "
+	       "per component)\n",
+	       g.quick ? 3 : MK_RUNS);
+	printf("%-6s %-8s %11s %12s %9s %8s %12s %9s %8s\n", "N", "path", "create ms",
+	       "us/component", "syscalls", "per comp", "existing us", "syscalls", "per comp");
+	for (int d = 0; d < NR_MK_DEPTHS && !stop; d++) {
+		for (int w = 0; w < 2 && !stop; w++) {
+			struct mk_cell *c = &mk_cells[d][w];
+			int n = mk_depths[d];
+			mk_measure(c, n, w);
+			printf("%-6d %-8s ", n, w ? "walker" : "openat2");
+			if (c->err) {
+				printf("failed: %s\n", strerror(c->err));
+				continue;
+			}
+			printf("%11.3f %12.2f ", c->create_ms, c->create_ms * 1e3 / n);
+			if (c->sys_create >= 0)
+				printf("%9ld %8.2f ", c->sys_create, (double)c->sys_create / n);
+			else
+				printf("%9s %8s ", "-", "-");
+			printf("%12.1f ", c->exist_us);
+			if (c->sys_exist >= 0)
+				printf("%9ld %8.2f", c->sys_exist, (double)c->sys_exist / n);
+			else
+				printf("%9s %8s", "-", "-");
+			printf("\n");
+			fflush(stdout);
+		}
+	}
+}
+
 /* ------------------------------------------------------------------ main */
 
 static void print_tmpfile_section(void)
@@ -1548,14 +1746,14 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: bench [--dir DIR] [--csv FILE] [--quick] [--verify-only] [--cpu N]\n"
 		"             [--clock wall|cpu] [--batches N] [--batch-ms MS] [--no-strace]\n"
-		"             [--only shapes|tmpfile|depth] [--allow-enosys]\n"
+		"             [--only shapes|tmpfile|depth|mkdir] [--allow-enosys]\n"
 		"  --dir DIR      build the test tree in DIR (default: the current directory;\n"
 		"                 e.g. /dev/shm for tmpfs)\n"
 		"  --csv FILE     write every figure (each batch, medians, allocations, syscalls)\n"
 		"  --quick        short batches (2 ms): a smoke run, figures are rough\n"
 		"  --verify-only  check that every method opens the right object; no timing;\n"
 		"                 exit status 1 if a cell is wrong\n"
-		"  --only S       run one section: shapes, tmpfile or depth\n"
+		"  --only S       run one section: shapes, tmpfile, depth or mkdir (mkdir -p)\n"
 		"  --cpu N        pin to CPU N (sched_setaffinity)\n"
 		"  --clock C      wall (default: CLOCK_MONOTONIC) or cpu (the thread's CPU time,\n"
 		"                 user + system: leaves out the time other processes hold the\n"
@@ -1613,6 +1811,16 @@ int main(int argc, char **argv)
 	init_cells();
 	counting_allocs = alloc_counter_works();
 
+	/* Child mode: --probe-mkdir N WALKER ROOT (under strace). */
+	if (argc == 5 && !strcmp(argv[1], "--probe-mkdir")) {
+		int n, walker;
+		if (parse_int(argv[2], 1, 2000, &n) || parse_int(argv[3], 0, 1, &walker))
+			return 2;
+		snprintf(g.root, sizeof(g.root), "%s", argv[4]);
+		g.rootfd = open(g.root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		return g.rootfd < 0 ? 2 : mk_probe_child(n, walker);
+	}
+
 	/* Child mode: --probe KIND METHOD ROW ROOT (under strace). */
 	if (argc == 6 && !strcmp(argv[1], "--probe")) {
 		int kind, method, row;
@@ -1652,6 +1860,7 @@ int main(int argc, char **argv)
 			g.only = !strcmp(v, "shapes")	 ? SEC_SHAPES
 				 : !strcmp(v, "tmpfile") ? SEC_TMPFILE
 				 : !strcmp(v, "depth")	 ? SEC_DEPTH
+				 : !strcmp(v, "mkdir")	 ? SEC_MKDIR
 							 : 0;
 			if (!g.only) {
 				usage(stderr);
@@ -1760,6 +1969,8 @@ int main(int argc, char **argv)
 		print_tmpfile_section();
 	if (g.only & SEC_DEPTH)
 		print_depth_section();
+	if ((g.only & SEC_MKDIR) && !g.verify_only)
+		print_mkdir_all_section();
 
 	print_allocs();
 	if (!g.verify_only && !g.no_strace && !stop)

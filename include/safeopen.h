@@ -11,21 +11,98 @@
  *
  * The semantics mirror Linux openat2(2) with its RESOLVE_* flags: for any
  * input the kernel accepts, the same object is opened, and for any input it
- * rejects, the same errno is returned. Where the kernel offers openat2() the
- * library uses it (the fast path); elsewhere (kernels before 5.6, seccomp
- * profiles that block the syscall) it runs its own component-by-component,
- * descriptor-relative walker with identical results.
+ * rejects, the same errno is returned, with the exceptions listed below.
+ * Where the kernel offers openat2() the library uses it (the fast path);
+ * elsewhere (kernels before 5.6, seccomp profiles that block the syscall) it
+ * runs its own component-by-component, descriptor-relative walker with the
+ * same results.
  *
- * Conventions shared by every function:
+ * This header needs nothing but itself: it compiles as C99 (and later) with
+ * @c -pedantic and as C++11. The @c O_* and @c AT_* constants the functions
+ * take come from <fcntl.h>; @c O_PATH and @c O_TMPFILE need @c _GNU_SOURCE
+ * defined before the first system header.
+ *
+ * @par Conventions
  * - Return values follow the system call each function stands in for: a new
  *   file descriptor (or 0) on success, -1 with @c errno set on failure.
  * - Input descriptors are borrowed and never closed or modified; returned
  *   descriptors are owned by the caller and are always @c O_CLOEXEC.
- * - On failure nothing is left behind: no descriptor, no temporary file, no
- *   half-created name.
  * - Flag words are @c uint64_t bit masks; unknown bits are rejected with
  *   @c EINVAL.
  * - The library keeps no per-root state; all functions are thread-safe.
+ * - Functions that return a resource (a descriptor, a @c DIR*) or the length
+ *   of data that is not NUL-terminated (readlink, getxattr, listxattr,
+ *   realpath) are declared @c warn_unused_result. The plain 0/-1 calls are
+ *   not, as their system calls in glibc: their result can be ignored or cast
+ *   to @c void.
+ *
+ * @par What a failed call leaves behind
+ * No descriptor, no temporary name, no half-created name, and no change at
+ * all, except in these cases, where the syscall it stands for or the nature
+ * of the operation makes it impossible:
+ * - safe_mkdir_all_beneath(): the directories it created before the failing
+ *   step remain (as with mkdir -p).
+ * - safe_rmtree_beneath(): what it removed before the failure stays removed.
+ * - safe_tmpfile_xattr() and safe_tmpfile_link() with #SAFE_TMPFILE_SYNC |
+ *   #SAFE_TMPFILE_REPLACE: if only the final fsync of the directory fails,
+ *   the new, complete file is already in place (the old one cannot come
+ *   back) and -1 is returned with the errno of fsync(2): the name is right,
+ *   its durability is not guaranteed. Without REPLACE the new name is
+ *   removed again.
+ * - safe_renameat_beneath() on kernels without renameat2(2) (before 3.15),
+ *   #SAFE_RENAME_NOREPLACE of a non-directory: done as link + unlink, so
+ *   both names exist for a moment; on failure the new name is removed again.
+ * A crash (rather than a failed call) in the tmpfile functions can leave a
+ * hidden ".safeopen-" name of the fallback strategy, never a partial file
+ * under the final name.
+ *
+ * @par Same errno as the kernel: the documented differences
+ * - @c O_CLOEXEC is always set on the descriptors the library returns.
+ * - Without a usable openat2() the last component is opened with openat(2)
+ *   plus @c O_NOFOLLOW (and @c O_DIRECTORY for a trailing '/'), so
+ *   fcntl(@c F_GETFL) can show those two bits although the caller did not
+ *   ask for them. Where openat2() exists (also with #SAFE_RESOLVE_USERSPACE)
+ *   the flags are exactly the caller's.
+ * - @c EXDEV means an escape and also, under #SAFE_RESOLVE_NO_XDEV, a mount
+ *   crossing, as in the kernel; see "Escape or mount crossing" below.
+ * - @c EAGAIN: openat2() fails a ".." step when anything is renamed anywhere
+ *   on the system meanwhile. The library retries a bounded number of times
+ *   and then lets the walker, whose ".." check is local to the directories it
+ *   walked, decide: @c EAGAIN is rarer than with openat2() and means that the
+ *   directories of this walk kept moving.
+ * - @c ELOOP: after an abandoned RCU walk the kernel can count some links
+ *   twice and say @c ELOOP for a path of more than 20 links that resolves (or
+ *   escapes); the library counts each link once (40 at most) and answers
+ *   deterministically.
+ * - #SAFE_RESOLVE_CACHED is always @c EAGAIN when the walker does the work.
+ * - The library's own rules: exactly one of #SAFE_RESOLVE_BENEATH and
+ *   #SAFE_RESOLVE_IN_ROOT (@c EINVAL otherwise), #SAFE_RESOLVE_NO_DOTDOT, and
+ *   the argument checks each function lists under "Errors" (for example the
+ *   @c ERANGE of a buffer that is too small).
+ *
+ * @par Escape or mount crossing?
+ * Both are @c EXDEV, as in openat2(2). A mount crossing can only be the
+ * reason when #SAFE_RESOLVE_NO_XDEV was given (the operations' own syscalls
+ * also say @c EXDEV when rename or link names lie on two mounts). To tell
+ * them apart, repeat the call without #SAFE_RESOLVE_NO_XDEV: @c EXDEV again
+ * is an escape, anything else means the path stays beneath the root but
+ * crosses a mount (the second call is a new resolution: if the tree can change
+ * in between, use only its result, and only if crossing mounts is acceptable).
+ * For safe_renameat_beneath() and safe_linkat_beneath(), resolve each parent
+ * with safe_open_parent_beneath(): if both succeed, the @c EXDEV of the call
+ * is the syscall's "different mounts".
+ *
+ * @code
+ * fd = safe_openat2(root, path, &how, sizeof(how));   // how.resolve has NO_XDEV
+ * if (fd < 0 && errno == EXDEV) {
+ *         struct safe_open_how h2 = how;
+ *         h2.resolve &= ~SAFE_RESOLVE_NO_XDEV;
+ *         int probe = safe_openat2(root, path, &h2, sizeof(h2));
+ *         bool escape = probe < 0 && errno == EXDEV;
+ *         if (probe >= 0)
+ *                 close(probe);
+ * }
+ * @endcode
  */
 #ifndef SAFEOPEN_H
 #define SAFEOPEN_H
@@ -50,6 +127,11 @@ extern "C" {
 #define SAFE_NODISCARD
 #endif
 /** @endcond */
+
+/* Declared by <time.h> (POSIX) and <sys/stat.h> (Linux, statx); used here
+ * only through pointers, so strict C99 needs no feature macro. */
+struct timespec;
+struct statx;
 
 /**
  * @defgroup safeopen_resolve Scoped path resolution
@@ -100,15 +182,64 @@ struct safe_open_how {
  *  targets restart at it, ".." at it stays there; magic links fail with
  *  @c EXDEV. Same value as RESOLVE_IN_ROOT. */
 #define SAFE_RESOLVE_IN_ROOT 0x10ULL
+/** Fail with @c EAGAIN unless the whole lookup can be done from the kernel's
+ *  caches, without I/O or revalidation: for callers that must not block (an
+ *  event loop that retries the open without this bit in a worker thread).
+ *  As with openat2(2) it is also @c EAGAIN with @c O_CREAT, @c O_TRUNC or
+ *  @c O_TMPFILE. Only the kernel can promise a cache-only lookup: whenever
+ *  the userspace walker would do the work (no usable openat2(),
+ *  #SAFE_RESOLVE_USERSPACE, #SAFE_RESOLVE_NO_DOTDOT) the answer is @c EAGAIN.
+ *  Accepted by safe_openat2() only (the operations beneath a root reject it
+ *  with @c EINVAL). Same value as RESOLVE_CACHED (Linux 5.12; kernels with an
+ *  older openat2() answer @c EINVAL). */
+#define SAFE_RESOLVE_CACHED 0x20ULL
 /** The original (2014) O_BENEATH rule, which the kernel never merged: any
  *  ".." component, in the path or in the body of a followed symlink, fails
  *  with @c EXDEV, even one that would stay beneath. Combine with
  *  #SAFE_RESOLVE_BENEATH or #SAFE_RESOLVE_IN_ROOT. The kernel has no such
  *  rule, so resolutions with this bit always run the userspace walker. */
 #define SAFE_RESOLVE_NO_DOTDOT (1ULL << 32)
-/** Never call openat2(): always run the userspace walker. Meant for tests
- *  and benchmarks; results are identical to the fast path. */
+/** Never call openat2(): always resolve with the library's own walker. A
+ *  supported, deterministic switch: the object opened and the errno are those
+ *  of the fast path (except where the kernel itself is not deterministic:
+ *  see @c EAGAIN and @c ELOOP in the file description), and the behaviour is
+ *  the same on every kernel and under every seccomp profile. Use it to get
+ *  the behaviour of kernels without openat2() on any kernel (tests, bug
+ *  reports), or to avoid openat2()'s system-wide @c EAGAIN on "..". Cost:
+ *  about two system calls per path component instead of one call. */
 #define SAFE_RESOLVE_USERSPACE (1ULL << 33)
+
+/** @cond INTERNAL */
+/* Compile-time checks: the structure has its published size, and where the
+ * kernel's uapi header has been included before this one, every bit the
+ * kernel knows has the kernel's value. (The library's own build always
+ * includes <linux/openat2.h> and checks.) */
+#if defined(__cplusplus) && __cplusplus >= 201103L
+#define SAFE_STATIC_ASSERT_(cond, msg) static_assert(cond, msg)
+#elif defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L
+#define SAFE_STATIC_ASSERT_(cond, msg) _Static_assert(cond, msg)
+#endif
+#ifdef SAFE_STATIC_ASSERT_
+SAFE_STATIC_ASSERT_(sizeof(struct safe_open_how) == SAFE_OPEN_HOW_SIZE_VER0,
+                    "struct safe_open_how is SAFE_OPEN_HOW_SIZE_VER0 bytes");
+#ifdef RESOLVE_NO_XDEV
+SAFE_STATIC_ASSERT_(SAFE_RESOLVE_NO_XDEV == RESOLVE_NO_XDEV, "RESOLVE_NO_XDEV");
+SAFE_STATIC_ASSERT_(SAFE_RESOLVE_NO_MAGICLINKS == RESOLVE_NO_MAGICLINKS,
+                    "RESOLVE_NO_MAGICLINKS");
+SAFE_STATIC_ASSERT_(SAFE_RESOLVE_NO_SYMLINKS == RESOLVE_NO_SYMLINKS, "RESOLVE_NO_SYMLINKS");
+SAFE_STATIC_ASSERT_(SAFE_RESOLVE_BENEATH == RESOLVE_BENEATH, "RESOLVE_BENEATH");
+SAFE_STATIC_ASSERT_(SAFE_RESOLVE_IN_ROOT == RESOLVE_IN_ROOT, "RESOLVE_IN_ROOT");
+#endif
+#ifdef RESOLVE_CACHED
+SAFE_STATIC_ASSERT_(SAFE_RESOLVE_CACHED == RESOLVE_CACHED, "RESOLVE_CACHED");
+#endif
+#undef SAFE_STATIC_ASSERT_
+#else
+/* C99: a negative array size if the structure has another size. */
+typedef char safe_open_how_size_check_[(sizeof(struct safe_open_how) ==
+                                        SAFE_OPEN_HOW_SIZE_VER0) ? 1 : -1];
+#endif
+/** @endcond */
 
 /**
  * @brief Open @p path relative to @p dirfd without ever leaving @p dirfd.
@@ -117,15 +248,14 @@ struct safe_open_how {
  * @p how->resolve must contain exactly one of #SAFE_RESOLVE_BENEATH and
  * #SAFE_RESOLVE_IN_ROOT. Results (the object opened, or the errno) are those
  * of openat2() with the same arguments, whether the kernel's openat2() or the
- * library's own walker does the work.
+ * library's own walker does the work (see the file description for the
+ * documented differences).
  *
- * The final open with the caller's real flags (@c O_TRUNC, @c O_CREAT, the
- * open of a FIFO or device) only ever happens on an object already known to
- * lie beneath @p dirfd.
- *
- * Besides the @c SAFE_RESOLVE_* bits, @p how->resolve accepts the kernel's
- * @c RESOLVE_CACHED (0x20) as openat2() does (@c EAGAIN with @c O_CREAT,
- * @c O_TRUNC or @c O_TMPFILE); the userspace walker ignores it.
+ * @par Guarantee
+ * The returned descriptor refers to an object that was beneath @p dirfd when
+ * it was opened, and the open with the caller's real flags (@c O_CREAT,
+ * @c O_TRUNC, the open of a FIFO or device) only ever happens on such an
+ * object.
  *
  * @param dirfd  Directory the path is resolved in (the root), or
  *               @c AT_FDCWD. Borrowed.
@@ -133,39 +263,42 @@ struct safe_open_how {
  * @param how    Open flags, mode and resolve flags.
  * @param size   @c sizeof(*how) as the caller knows it.
  * @return A new @c O_CLOEXEC file descriptor, or -1 with @c errno set.
- * @retval EINVAL Unknown bits in @p how->flags or @p how->resolve; neither or
- *         both of BENEATH and IN_ROOT; a nonzero mode without @c O_CREAT or
- *         @c O_TMPFILE; @c O_PATH with flags other than @c O_DIRECTORY,
- *         @c O_NOFOLLOW, @c O_CLOEXEC; @c O_TMPFILE without write access or
- *         with @c O_CREAT; @p size smaller than #SAFE_OPEN_HOW_SIZE_VER0.
- * @retval E2BIG  @p size is larger than this version knows and the extra bytes
- *         are not all zero.
- * @retval EFAULT @p path or @p how is NULL.
- * @retval ENOENT @p path is empty, or a component does not exist.
- * @retval EBADF  @p dirfd is not an open descriptor.
- * @retval ENOTDIR @p dirfd, or a non-final component, is not a directory; a
- *         trailing slash names a non-directory.
- * @retval EXDEV  The path would escape @p dirfd (absolute path or symlink
- *         under BENEATH, ".." above the root, a magic link, any ".." with
- *         #SAFE_RESOLVE_NO_DOTDOT), or cross a mount under
- *         #SAFE_RESOLVE_NO_XDEV.
- * @retval ELOOP  More than 40 symbolic links followed; a symlink with
- *         #SAFE_RESOLVE_NO_SYMLINKS; a magic link with
- *         #SAFE_RESOLVE_NO_MAGICLINKS; a trailing symlink with @c O_NOFOLLOW
- *         (without @c O_PATH).
- * @retval EAGAIN A concurrent rename or mount raced a ".." step and the
- *         bounded retries did not settle; retrying is safe.
- * @retval ENAMETOOLONG @p path exceeds @c PATH_MAX or a component exceeds
- *         @c NAME_MAX.
- * @retval EEXIST @c O_CREAT|O_EXCL and the name exists (a symlink included).
- * @retval EISDIR Write access or @c O_CREAT on a directory; @c O_CREAT with a
- *         trailing slash.
- * @retval EACCES A directory on the way is not searchable; a trailing
- *         symlink in a sticky world-writable directory refused by
- *         @c fs.protected_symlinks; the final open is not permitted.
+ *
  * @par Errors
- *      Any other error of openat(2) for the final open (@c EMFILE,
- *      @c ENOSPC, @c EROFS, @c ENXIO, ...).
+ * - @c EINVAL: unknown bits in @p how->flags or @p how->resolve; neither or
+ *   both of BENEATH and IN_ROOT; a nonzero mode without @c O_CREAT or
+ *   @c O_TMPFILE; @c O_PATH with flags other than @c O_DIRECTORY,
+ *   @c O_NOFOLLOW, @c O_CLOEXEC; @c O_TMPFILE without write access or with
+ *   @c O_CREAT; @c O_CREAT|O_DIRECTORY; @p size smaller than
+ *   #SAFE_OPEN_HOW_SIZE_VER0.
+ * - @c E2BIG: @p size is larger than this version knows and the extra bytes
+ *   are not all zero (or larger than a page).
+ * - @c EFAULT: @p path or @p how is NULL.
+ * - @c ENOENT: @p path is empty, or a component does not exist.
+ * - @c EBADF: @p dirfd is not an open descriptor (and the path is relative,
+ *   or absolute under IN_ROOT).
+ * - @c ENOTDIR: @p dirfd, or a non-final component, is not a directory; a
+ *   trailing slash names a non-directory.
+ * - @c EXDEV: the path would escape @p dirfd (absolute path or symlink under
+ *   BENEATH, ".." above the root, a magic link, any ".." with
+ *   #SAFE_RESOLVE_NO_DOTDOT), or cross a mount under #SAFE_RESOLVE_NO_XDEV.
+ * - @c ELOOP: more than 40 symbolic links followed; a symlink with
+ *   #SAFE_RESOLVE_NO_SYMLINKS; a magic link with
+ *   #SAFE_RESOLVE_NO_MAGICLINKS; a trailing symlink with @c O_NOFOLLOW
+ *   (without @c O_PATH).
+ * - @c EAGAIN: a concurrent rename or mount raced a ".." step and the bounded
+ *   retries did not settle (retrying is safe); #SAFE_RESOLVE_CACHED and the
+ *   lookup needs I/O, or @c O_CREAT / @c O_TRUNC / @c O_TMPFILE.
+ * - @c ENAMETOOLONG: @p path is @c PATH_MAX bytes or longer, or a component
+ *   is longer than the filesystem allows.
+ * - @c EEXIST: @c O_CREAT|O_EXCL and the name exists (a symlink included).
+ * - @c EISDIR: write access or @c O_CREAT on a directory; @c O_CREAT with a
+ *   trailing slash.
+ * - @c EACCES: a directory on the way is not searchable; a trailing symlink
+ *   in a sticky world-writable directory refused by @c fs.protected_symlinks;
+ *   the final open is not permitted.
+ * - Any other error of openat(2) for the final open (@c EMFILE, @c ENOSPC,
+ *   @c EROFS, @c ENXIO, @c ETXTBSY, ...).
  */
 SAFE_PUBLIC SAFE_NODISCARD int safe_openat2(int dirfd, const char *path,
                                             const struct safe_open_how *how, size_t size);
@@ -176,19 +309,29 @@ SAFE_PUBLIC SAFE_NODISCARD int safe_openat2(int dirfd, const char *path,
  * Equivalent to safe_openat2() with
  * <tt>resolve = SAFE_RESOLVE_BENEATH | SAFE_RESOLVE_NO_MAGICLINKS</tt>.
  *
+ * @par Guarantee
+ * As safe_openat2(): the object opened was beneath @p dirfd.
+ *
+ * @code
+ * int fd = safe_openat_beneath(rootfd, client_path, O_RDONLY, 0);
+ * if (fd < 0 && errno == EXDEV)
+ *         return reply(403);           // the path tried to leave the root
+ * @endcode
+ *
  * @param dirfd Directory the path must stay beneath, or @c AT_FDCWD.
  * @param path  The untrusted path.
  * @param flags open(2) flags.
  * @param mode  Mode for @c O_CREAT / @c O_TMPFILE, else 0.
  * @return A new @c O_CLOEXEC file descriptor, or -1 with @c errno set.
- * @retval EXDEV  The path would escape @p dirfd.
- * @retval ELOOP  Too many symlinks, a magic link, or a trailing symlink with
- *         @c O_NOFOLLOW.
- * @retval EINVAL Invalid @p flags or @p mode (as safe_openat2()).
- * @retval EFAULT @p path is NULL.
- * @retval ENOENT @p path is empty or a component does not exist.
+ *
  * @par Errors
- *      As safe_openat2().
+ * - @c EXDEV: the path would escape @p dirfd (".." above it, an absolute path
+ *   or symlink, a magic link).
+ * - @c ELOOP: too many symlinks, or a trailing symlink with @c O_NOFOLLOW.
+ * - @c EINVAL: invalid @p flags or @p mode (as safe_openat2()).
+ * - @c EFAULT: @p path is NULL.
+ * - @c ENOENT: @p path is empty or a component does not exist.
+ * - Every other error as safe_openat2().
  */
 SAFE_PUBLIC SAFE_NODISCARD int safe_openat_beneath(int dirfd, const char *path, int flags,
                                                    mode_t mode);
@@ -568,19 +711,25 @@ SAFE_PUBLIC int safe_tmpfile_sweep_beneath(int dirfd, const char *path,
  *
  * Each takes the same @c SAFE_RESOLVE_* bits as safe_openat2() in its
  * @c flags word (#SAFE_RESOLVE_BENEATH when neither BENEATH nor IN_ROOT is
- * given; both is @c EINVAL) plus its own @c SAFE_* bits below; a bit that
- * belongs to another operation is @c EINVAL. All resolve the parent of the
- * last component with the resolver (fast path or walker, same results) and
- * then act on the last component with a *at() call that does not follow a
- * trailing symlink unless #SAFE_FOLLOW is given. With #SAFE_FOLLOW, and for a
- * last component of "." or ".." or a path ending in '/' (which the kernel
- * resolves or follows by itself), the whole path is resolved by the resolver
- * and the operation acts on the object's descriptor.
+ * given; both is @c EINVAL; #SAFE_RESOLVE_CACHED is @c EINVAL) plus its own
+ * @c SAFE_* bits below; a bit that belongs to another operation is
+ * @c EINVAL. All resolve the parent of the last component with the resolver
+ * (fast path or walker, same results) and then act on the last component
+ * with a *at() call that does not follow a trailing symlink unless
+ * #SAFE_FOLLOW is given. With #SAFE_FOLLOW, and for a last component of "."
+ * or ".." or a path ending in '/' (which the kernel resolves or follows by
+ * itself), the whole path is resolved by the resolver and the operation acts
+ * on the object's descriptor. safe_open_parent_beneath() gives callers the
+ * same split for their own *at() calls.
+ *
+ * @par Guarantee (all operations)
+ * Nothing outside the root is ever created, changed, removed or followed:
+ * every object acted on was reached beneath the root by the resolver.
  *
  * #SAFE_RESOLVE_NO_XDEV covers the last component too, as in openat2(2): an
  * operation that reaches the object itself (stat, statx, opendir, readlink,
  * chmod, chown, utimens, the xattr functions, the old name of link,
- * realpath, the top of rmtree, the final directory of mkdir -p) fails with
+ * realpath, the top of rmtree, the directories of mkdir_all) fails with
  * @c EXDEV when the last component is a mount point (a mount other than its
  * parent's: a tmpfs, a bind mount). Under #SAFE_RESOLVE_NO_XDEV these
  * operations always open the object with the resolver (@c O_PATH, plus
@@ -588,15 +737,17 @@ SAFE_PUBLIC int safe_tmpfile_sweep_beneath(int dirfd, const char *path,
  * checked is what is acted on; the xattr functions then take the verified
  * procfs route (see safe_getxattr_beneath()). Operations that only handle
  * the name in its parent (unlink, rmdir, rename, the new name of link and
- * symlink, mkdir, mknod) never reach a mounted object and answer as the
- * kernel does for a mount point: @c EBUSY (@c EEXIST for a creation;
- * @c EISDIR / @c ENOTDIR where the object's kind is wrong first).
+ * symlink, mkdir, mknod, open_parent) never reach a mounted object and
+ * answer as the kernel does for a mount point: @c EBUSY (@c EEXIST for a
+ * creation; @c EISDIR / @c ENOTDIR where the object's kind is wrong first).
  *
- * Errors common to all: @c ENOENT for an empty path, @c EFAULT for a NULL
- * path or buffer, @c EINVAL for unknown flag bits, @c EBADF for a bad
- * @p dirfd, and every error of safe_openat2() for the resolution (@c EXDEV
- * for an escape, @c ELOOP for forbidden or too many links, @c ENOTDIR,
- * @c ENAMETOOLONG, @c EAGAIN). The operation's own errors follow its syscall.
+ * Errors common to all, not repeated below: @c ENOENT for an empty path,
+ * @c EFAULT for a NULL path or buffer, @c EINVAL for unknown flag bits or
+ * both BENEATH and IN_ROOT, @c EBADF for a bad @p dirfd, and every error of
+ * safe_openat2() for the resolution (@c EXDEV for an escape, @c ELOOP for
+ * forbidden or too many links, @c ENOENT, @c ENOTDIR, @c EACCES,
+ * @c ENAMETOOLONG, @c EAGAIN, @c EMFILE). The operation's own errors follow
+ * its system call.
  * @{
  */
 
@@ -605,6 +756,7 @@ SAFE_PUBLIC int safe_tmpfile_sweep_beneath(int dirfd, const char *path,
 #define SAFE_FOLLOW (1ULL << 40)
 /** safe_unlinkat_beneath(): remove a directory (like @c AT_REMOVEDIR). */
 #define SAFE_REMOVEDIR (1ULL << 41)
+/* (1ULL << 42) was SAFE_MKDIR_PARENTS before 1.0: use safe_mkdir_all_beneath(). */
 /** safe_renameat_beneath(): fail with @c EEXIST if the new name exists. */
 #define SAFE_RENAME_NOREPLACE (1ULL << 43)
 /** safe_renameat_beneath(): atomically exchange the two names. */
@@ -623,6 +775,9 @@ SAFE_PUBLIC int safe_tmpfile_sweep_beneath(int dirfd, const char *path,
  * allowed, as in mkdir(2). To create missing parents too, use
  * safe_mkdir_all_beneath().
  *
+ * @par Guarantee
+ * The new directory, if any, is a new entry of a directory beneath @p dirfd.
+ *
  * @param dirfd Root directory, or @c AT_FDCWD. Borrowed.
  * @param path  Directory to create.
  * @param mode  Permission bits (the umask or a default ACL applies).
@@ -631,12 +786,9 @@ SAFE_PUBLIC int safe_tmpfile_sweep_beneath(int dirfd, const char *path,
  *
  * @par Errors
  * - @c EEXIST: the name exists (a symlink included; also "." and "..").
- * - @c ENOENT: a parent directory does not exist; @p path is empty.
- * - @c EINVAL: unknown bits in @p flags, or both BENEATH and IN_ROOT.
- * - @c EXDEV, @c ELOOP, @c ENOTDIR, @c EAGAIN, @c ENAMETOOLONG, @c EFAULT,
- *   @c EBADF: resolution of the parent, as safe_openat2().
- * - Any other error of mkdirat(2) (@c EACCES, @c EROFS, @c ENOSPC, @c EDQUOT,
- *   @c EMLINK).
+ * - @c ENOENT: a parent directory does not exist.
+ * - Resolution errors of the parent (see the group); any other error of
+ *   mkdirat(2) (@c EACCES, @c EROFS, @c ENOSPC, @c EDQUOT, @c EMLINK).
  */
 SAFE_PUBLIC int safe_mkdirat_beneath(int dirfd, const char *path, mode_t mode, uint64_t flags);
 
@@ -651,25 +803,27 @@ SAFE_PUBLIC int safe_mkdirat_beneath(int dirfd, const char *path, mode_t mode, u
  * @c O_PATH|O_NOFOLLOW|O_DIRECTORY: a new component is never followed. A
  * directory created concurrently by someone else (@c EEXIST that opens as a
  * directory) is accepted; a symlink or non-directory created concurrently is
- * not followed (@c ENOTDIR, or @c EEXIST for the last component). ".." may
- * only appear in the part of @p path that already exists. Missing parents
- * get mode 0777, the last directory @p mode (the umask applies to both, as
- * with mkdir -p). The cost is linear in the number of components.
+ * not followed. ".." may only appear in the part of @p path that already
+ * exists. Missing parents get mode 0777, the last directory @p mode (the
+ * umask applies to both, as with mkdir -p). Cost: one resolution of the path,
+ * then about three system calls per missing component (mkdirat, openat,
+ * close), on the fast path and on the walker alike.
  *
- * Guarantee: the returned descriptor is a directory beneath @p dirfd named by
- * @p path, and no directory is ever created outside @p dirfd.
+ * @par Guarantee
+ * The returned descriptor is a directory beneath @p dirfd that @p path names,
+ * and no directory is ever created outside @p dirfd.
  *
  * What a failure leaves: the directories this call created before the
- * failing step remain (as with mkdir -p); nothing else is changed and no
- * descriptor is leaked. A caller that must undo them can remove the path
- * with safe_unlinkat_beneath(@c SAFE_REMOVEDIR), deepest first, or
- * safe_rmtree_beneath() on the first component it asked for.
+ * failing step remain (as with mkdir -p); nothing else changes. A caller that
+ * must undo them removes them with safe_unlinkat_beneath(#SAFE_REMOVEDIR),
+ * deepest first, or safe_rmtree_beneath() of the first missing component.
  *
  * @code
- * int upload = safe_mkdir_all_beneath(rootfd, "users/alice/2024/06", 0750, 0);
- * if (upload < 0)
- *         err(1, "mkdir -p");
- * int fd = safe_openat_beneath(upload, "photo.jpg", O_WRONLY | O_CREAT | O_EXCL, 0640);
+ * int dir = safe_mkdir_all_beneath(rootfd, "users/alice/2024/06", 0750, 0);
+ * if (dir < 0)
+ *         return -1;
+ * int fd = safe_openat_beneath(dir, "photo.jpg", O_WRONLY | O_CREAT | O_EXCL, 0640);
+ * close(dir);
  * @endcode
  *
  * @param dirfd Root directory, or @c AT_FDCWD. Borrowed.
@@ -677,8 +831,7 @@ SAFE_PUBLIC int safe_mkdirat_beneath(int dirfd, const char *path, mode_t mode, u
  * @param mode  Permission bits of the last directory (umask applies).
  * @param flags @c SAFE_RESOLVE_* bits.
  * @return A new @c O_PATH|O_DIRECTORY|O_CLOEXEC descriptor of the last
- *         directory (whether it was created or already existed), or -1 with
- *         @c errno set.
+ *         directory (created or already there), or -1 with @c errno set.
  *
  * @par Errors
  * - @c EEXIST: the last component exists and is not a directory (nor a
@@ -686,16 +839,13 @@ SAFE_PUBLIC int safe_mkdirat_beneath(int dirfd, const char *path, mode_t mode, u
  * - @c ENOTDIR: an intermediate component is not a directory (nor a symlink
  *   to one), or was created concurrently as a non-directory or a symlink.
  * - @c ENOENT: an intermediate component is a dangling symlink; a component
- *   before a ".." does not exist; @p path is empty.
- * - @c EXDEV: the path escapes the root (or crosses a mount under
- *   #SAFE_RESOLVE_NO_XDEV, the new components included).
- * - @c ELOOP: a symlink under #SAFE_RESOLVE_NO_SYMLINKS, or too many.
+ *   before a ".." does not exist (nothing is created).
+ * - @c EXDEV: the path escapes the root, or (#SAFE_RESOLVE_NO_XDEV) crosses a
+ *   mount, the new components' parents included.
  * - @c EAGAIN: a component kept being removed between its creation and its
- *   open, or as safe_openat2().
- * - @c EINVAL: unknown bits in @p flags, or both BENEATH and IN_ROOT.
- * - @c EFAULT, @c EBADF, @c ENAMETOOLONG: as safe_openat2().
- * - Any error of mkdirat(2) (@c EACCES, @c EROFS, @c ENOSPC, ...) or
- *   openat(2) (@c EMFILE, ...).
+ *   open; or as safe_openat2().
+ * - Resolution errors (see the group); any error of mkdirat(2) (@c EACCES,
+ *   @c EROFS, @c ENOSPC, @c ENAMETOOLONG, @c EMLINK, ...).
  */
 SAFE_PUBLIC SAFE_NODISCARD int safe_mkdir_all_beneath(int dirfd, const char *path, mode_t mode,
                                                       uint64_t flags);
@@ -706,6 +856,9 @@ SAFE_PUBLIC SAFE_NODISCARD int safe_mkdir_all_beneath(int dirfd, const char *pat
  *
  * The parent is resolved with the resolver; mknodat(2) creates the last
  * component and never follows it.
+ *
+ * @par Guarantee
+ * The new node, if any, is a new entry of a directory beneath @p dirfd.
  *
  * @param dirfd Root directory, or @c AT_FDCWD. Borrowed.
  * @param path  Name to create.
@@ -720,11 +873,10 @@ SAFE_PUBLIC SAFE_NODISCARD int safe_mkdir_all_beneath(int dirfd, const char *pat
  * - @c EEXIST: the name exists (a symlink included; also "." and "..").
  * - @c EPERM: a device without @c CAP_MKNOD, or @c S_IFDIR in @p mode (use
  *   safe_mkdirat_beneath()).
- * - @c EINVAL: unknown bits in @p flags, or both BENEATH and IN_ROOT; an
- *   unknown file type in @p mode.
+ * - @c EINVAL: an unknown file type in @p mode.
  * - @c ENOENT: a parent does not exist; a trailing '/' on a missing name.
- * - Resolution errors as safe_openat2(); any other error of mknodat(2)
- *   (@c EACCES, @c EROFS, @c ENOSPC, ...).
+ * - Resolution errors of the parent (see the group); any other error of
+ *   mknodat(2) (@c EACCES, @c EROFS, @c ENOSPC, ...).
  */
 SAFE_PUBLIC int safe_mknodat_beneath(int dirfd, const char *path, mode_t mode, dev_t dev,
                                      uint64_t flags);
@@ -735,13 +887,16 @@ SAFE_PUBLIC int safe_mknodat_beneath(int dirfd, const char *path, mode_t mode, d
  *
  * Every component but the last is resolved with the resolver (so ".." and
  * symlinks keep the root's scope); the last one is copied into @p name
- * without trailing slashes. The name is one component (no '/'), never "." or
- * "..", and has not been looked up. It is safe to use with a call relative to
- * the returned descriptor that does not follow it: @c O_NOFOLLOW,
+ * without its trailing slashes and is not looked up.
+ *
+ * @par Guarantee
+ * The descriptor is a directory beneath @p dirfd and @p name is one plain
+ * component (no '/', never "." or ".."), so a call relative to the descriptor
+ * that does not follow @p name stays beneath @p dirfd: @c O_NOFOLLOW,
  * @c AT_SYMLINK_NOFOLLOW, or a call that never follows its last component
  * (mkdirat, mknodat, unlinkat, renameat2, symlinkat, linkat without
- * @c AT_SYMLINK_FOLLOW). A call that follows it may leave the root through a
- * symlink: use safe_openat2() for that.
+ * @c AT_SYMLINK_FOLLOW). A call that follows @p name can leave the root
+ * through a symlink: use safe_openat2() for that.
  *
  * Since the name is copied without its trailing slashes, a caller for whom
  * "x/" must mean a directory checks the path itself.
@@ -761,20 +916,19 @@ SAFE_PUBLIC int safe_mknodat_beneath(int dirfd, const char *path, mode_t mode, d
  *              parent; the last name is not looked up).
  * @param[out] name Receives the NUL-terminated last component (untouched on
  *              failure).
- * @param size  Size of @p name in bytes, the NUL included. A name can be
- *              longer than @c NAME_MAX: whether such a name exists is the
- *              filesystem's answer.
+ * @param size  Size of @p name in bytes, the NUL included. The name is not
+ *              checked against @c NAME_MAX: whether a longer name exists is
+ *              the filesystem's answer.
  * @return A new @c O_PATH|O_DIRECTORY|O_CLOEXEC descriptor of the parent, or
  *         -1 with @c errno set.
  *
  * @par Errors
  * - @c EINVAL: the last component is "." or "..", or @p path names the root
- *   ("/", "."): there is no name in a parent to act on; unknown bits in
- *   @p flags, or both BENEATH and IN_ROOT.
- * - @c ERANGE: @p size is too small for the last component and its NUL.
+ *   ("/" under IN_ROOT, "."): there is no name in a parent to act on.
+ * - @c ERANGE: @p size is too small for the last component and its NUL
+ *   (@p size 0 included), as getcwd(3).
  * - @c EFAULT: @p path is NULL, or @p name is NULL with a nonzero @p size.
- * - Resolution errors of the parent as safe_openat2() (@c ENOENT, @c ENOTDIR,
- *   @c EXDEV, @c ELOOP, @c EAGAIN, @c ENAMETOOLONG, @c EBADF, @c EMFILE).
+ * - Resolution errors of the parent (see the group).
  */
 SAFE_PUBLIC SAFE_NODISCARD int safe_open_parent_beneath(int dirfd, const char *path,
                                                         uint64_t flags, char *name, size_t size);
@@ -783,24 +937,28 @@ SAFE_PUBLIC SAFE_NODISCARD int safe_open_parent_beneath(int dirfd, const char *p
  * @brief fstatat(2) beneath a root; does not follow a trailing symlink
  *        unless #SAFE_FOLLOW.
  *
+ * @par Guarantee
+ * The status is that of an object beneath @p dirfd.
+ *
  * @param dirfd Root directory, or @c AT_FDCWD.
  * @param path  Object to stat.
  * @param[out] st Receives the status.
  * @param flags @c SAFE_RESOLVE_* bits and #SAFE_FOLLOW.
  * @return 0, or -1 with @c errno set.
- * @retval EFAULT @p path or @p st is NULL.
- * @retval EINVAL Unknown flag bits.
- * @retval ENOTDIR @p path ends in '/' and does not name a directory.
+ *
  * @par Errors
- *      As safe_openat2() and fstatat(2).
+ * - @c EFAULT: @p path or @p st is NULL.
+ * - @c ENOTDIR: @p path ends in '/' and does not name a directory.
+ * - Resolution errors (see the group); any other error of fstatat(2).
  */
 SAFE_PUBLIC int safe_fstatat_beneath(int dirfd, const char *path, struct stat *st, uint64_t flags);
-
-struct statx;
 
 /**
  * @brief statx(2) beneath a root; does not follow a trailing symlink unless
  *        #SAFE_FOLLOW.
+ *
+ * @par Guarantee
+ * The status is that of an object beneath @p dirfd.
  *
  * @param dirfd Root directory, or @c AT_FDCWD.
  * @param path  Object to stat.
@@ -808,10 +966,11 @@ struct statx;
  * @param mask  @c STATX_* fields wanted, as statx(2).
  * @param[out] stx Receives the status.
  * @return 0, or -1 with @c errno set.
- * @retval EFAULT @p path or @p stx is NULL.
- * @retval EINVAL Unknown flag bits, or @c STATX__RESERVED in @p mask.
+ *
  * @par Errors
- *      As safe_openat2() and statx(2).
+ * - @c EFAULT: @p path or @p stx is NULL.
+ * - @c EINVAL: @c STATX__RESERVED in @p mask.
+ * - Resolution errors (see the group); any other error of statx(2).
  */
 SAFE_PUBLIC int safe_statx_beneath(int dirfd, const char *path, uint64_t flags, unsigned int mask,
                                    struct statx *stx);
@@ -819,15 +978,20 @@ SAFE_PUBLIC int safe_statx_beneath(int dirfd, const char *path, uint64_t flags, 
 /**
  * @brief opendir(3) beneath a root.
  *
+ * @par Guarantee
+ * The stream lists a directory beneath @p dirfd.
+ *
  * @param dirfd Root directory, or @c AT_FDCWD.
  * @param path  Directory to open (a trailing symlink is followed, scoped,
  *              unless #SAFE_RESOLVE_NO_SYMLINKS).
  * @param flags @c SAFE_RESOLVE_* bits.
  * @return A directory stream (close with closedir(3)), or NULL with @c errno.
- * @retval ENOTDIR @p path is not a directory.
- * @retval EINVAL Unknown flag bits (#SAFE_FOLLOW included: it always follows).
+ *
  * @par Errors
- *      As safe_openat2() and fdopendir(3).
+ * - @c ENOTDIR: @p path is not a directory.
+ * - @c EINVAL: #SAFE_FOLLOW (it always follows) or another unknown bit.
+ * - Resolution errors (see the group); any error of fdopendir(3)
+ *   (@c ENOMEM).
  */
 SAFE_PUBLIC SAFE_NODISCARD DIR *safe_opendir_beneath(int dirfd, const char *path, uint64_t flags);
 
@@ -837,20 +1001,25 @@ SAFE_PUBLIC SAFE_NODISCARD DIR *safe_opendir_beneath(int dirfd, const char *path
  * A symlink is removed itself, even with a trailing slash (which only
  * requires a directory, as unlinkat(2)).
  *
+ * @par Guarantee
+ * The name removed is an entry of a directory beneath @p dirfd.
+ *
  * @param dirfd Root directory, or @c AT_FDCWD.
  * @param path  Name to remove.
  * @param flags @c SAFE_RESOLVE_* bits and #SAFE_REMOVEDIR.
  * @return 0, or -1 with @c errno set.
- * @retval EISDIR A directory without #SAFE_REMOVEDIR (also "." and "..").
- * @retval ENOTDIR A non-directory with #SAFE_REMOVEDIR, or a trailing slash
- *         on a non-directory.
- * @retval ENOTEMPTY The directory is not empty; a last component ".." with
- *         #SAFE_REMOVEDIR (as rmdir(2)).
- * @retval EINVAL Unknown flag bits; last component "." with #SAFE_REMOVEDIR.
- * @retval EBUSY  @p path is "/" under #SAFE_RESOLVE_IN_ROOT, with
- *         #SAFE_REMOVEDIR (the root itself), or a mount point.
+ *
  * @par Errors
- *      As safe_openat2() and unlinkat(2).
+ * - @c EISDIR: a directory without #SAFE_REMOVEDIR (also "." and "..").
+ * - @c ENOTDIR: a non-directory with #SAFE_REMOVEDIR, or a trailing slash on
+ *   a non-directory.
+ * - @c ENOTEMPTY: the directory is not empty; a last component ".." with
+ *   #SAFE_REMOVEDIR (as rmdir(2)).
+ * - @c EINVAL: a last component "." with #SAFE_REMOVEDIR.
+ * - @c EBUSY: @p path is "/" under #SAFE_RESOLVE_IN_ROOT with
+ *   #SAFE_REMOVEDIR (the root itself), or a mount point.
+ * - Resolution errors of the parent (see the group); any other error of
+ *   unlinkat(2) (@c EACCES, @c EPERM, @c EROFS).
  */
 SAFE_PUBLIC int safe_unlinkat_beneath(int dirfd, const char *path, uint64_t flags);
 
@@ -872,29 +1041,36 @@ SAFE_PUBLIC int safe_unlinkat_beneath(int dirfd, const char *path, uint64_t flag
  * Cost: memory O(depth) (about 300 bytes per level), descriptors O(1) (at
  * most four at a time, whatever the depth).
  *
+ * @par Guarantee
+ * Only entries beneath @p dirfd are removed, whatever happens to the tree
+ * meanwhile.
+ *
+ * What a failure leaves: what was removed before it stays removed; the walk
+ * goes on past entries it cannot remove and reports the first failure.
+ *
  * @param dirfd Root directory, or @c AT_FDCWD.
  * @param path  Tree to remove.
  * @param flags @c SAFE_RESOLVE_* bits and #SAFE_RMTREE_XDEV.
- * @return 0, or -1 with @c errno set (the first error; the removal goes on
- *         past entries it cannot remove and reports the first failure).
- * @retval EXDEV A mount point inside the tree, or @p path itself, without
- *         #SAFE_RMTREE_XDEV (its contents are left alone); @p path itself a
- *         mount point under #SAFE_RESOLVE_NO_XDEV, even with
- *         #SAFE_RMTREE_XDEV (which concerns the mount points below it); or
- *         the path escapes the root.
- * @retval EBUSY @p path names the root itself ("." or "/" under IN_ROOT,
- *         "a/..", ...); with #SAFE_RMTREE_XDEV, a mount point that was
- *         emptied but cannot be removed.
- * @retval EINVAL Unknown flag bits; a last component "." or ".." that does
- *         not name the root (as rmdir(2)).
- * @retval ENOTDIR @p path ends in '/' and is not a directory (a symlink is
- *         not followed).
- * @retval ENOTEMPTY The tree kept being refilled concurrently.
- * @retval EAGAIN Directories kept being moved while the walk climbed back.
- * @retval ENOMEM No memory for the per-level records.
+ * @return 0, or -1 with @c errno set (the first error).
+ *
  * @par Errors
- *      As safe_openat2(), openat(2), getdents64(2), unlinkat(2) (@c EACCES,
- *      @c EPERM, @c EROFS for entries that cannot be removed).
+ * - @c EXDEV: a mount point inside the tree, or @p path itself, without
+ *   #SAFE_RMTREE_XDEV (its contents are left alone); @p path itself a mount
+ *   point under #SAFE_RESOLVE_NO_XDEV, even with #SAFE_RMTREE_XDEV (which
+ *   concerns the mount points below it); or the path escapes the root.
+ * - @c EBUSY: @p path names the root itself ("." or "/" under IN_ROOT,
+ *   "a/..", ...); with #SAFE_RMTREE_XDEV, a mount point that was emptied but
+ *   cannot be removed.
+ * - @c EINVAL: a last component "." or ".." that does not name the root (as
+ *   rmdir(2)).
+ * - @c ENOTDIR: @p path ends in '/' and is not a directory (a symlink is not
+ *   followed).
+ * - @c ENOTEMPTY: the tree kept being refilled concurrently.
+ * - @c EAGAIN: directories kept being moved while the walk climbed back.
+ * - @c ENOMEM: no memory for the per-level records.
+ * - Resolution errors (see the group); errors of openat(2), getdents64(2),
+ *   unlinkat(2) (@c EACCES, @c EPERM, @c EROFS for entries that cannot be
+ *   removed).
  */
 SAFE_PUBLIC int safe_rmtree_beneath(int dirfd, const char *path, uint64_t flags);
 
@@ -913,6 +1089,9 @@ SAFE_PUBLIC int safe_rmtree_beneath(int dirfd, const char *path, uint64_t flags)
  * #SAFE_RENAME_NOREPLACE of a directory and #SAFE_RENAME_EXCHANGE fail with
  * @c EINVAL.
  *
+ * @par Guarantee
+ * Both names are entries of directories beneath their own roots.
+ *
  * @code
  * // Move a finished upload from the spool into the store (two roots).
  * if (safe_renameat_beneath(spoolfd, tmpname, storefd, "objects/ab/cdef",
@@ -929,16 +1108,16 @@ SAFE_PUBLIC int safe_rmtree_beneath(int dirfd, const char *path, uint64_t flags)
  * @return 0, or -1 with @c errno set.
  *
  * @par Errors
- * - @c EINVAL: unknown bits in @p flags, both NOREPLACE and EXCHANGE, both
- *   BENEATH and IN_ROOT; a flag the filesystem (or, without renameat2, the
- *   fallback) cannot honour; a directory moved into itself.
+ * - @c EINVAL: both NOREPLACE and EXCHANGE; a flag the filesystem (or,
+ *   without renameat2, the fallback) cannot honour; a directory moved into
+ *   itself.
  * - @c EEXIST: #SAFE_RENAME_NOREPLACE and @p newpath exists.
  * - @c EBUSY: a last component "." or "..", or a mount point.
  * - @c EXDEV: either path escapes its root, or the two names are on different
- *   mounts.
- * - Resolution errors of either parent as safe_openat2(); any other error of
- *   renameat2(2) (@c ENOENT, @c ENOTDIR, @c EISDIR, @c ENOTEMPTY, @c EACCES,
- *   ...).
+ *   mounts (see "Escape or mount crossing" in the file description).
+ * - Resolution errors of either parent (see the group); any other error of
+ *   renameat2(2) (@c ENOENT, @c ENOTDIR, @c EISDIR, @c ENOTEMPTY,
+ *   @c EACCES, ...).
  */
 SAFE_PUBLIC int safe_renameat_beneath(int olddirfd, const char *oldpath, int newdirfd,
                                       const char *newpath, uint64_t flags);
@@ -956,6 +1135,10 @@ SAFE_PUBLIC int safe_renameat_beneath(int olddirfd, const char *oldpath, int new
  * @c CAP_DAC_READ_SEARCH, else its own magic link in a verified procfs
  * (linkat(@c AT_SYMLINK_FOLLOW) of /proc/thread-self/fd/N).
  *
+ * @par Guarantee
+ * The object linked is beneath @p olddirfd and the new name is an entry of
+ * a directory beneath @p newdirfd.
+ *
  * @param olddirfd Root of @p oldpath, or @c AT_FDCWD. Borrowed.
  * @param oldpath  Existing object.
  * @param newdirfd Root of @p newpath, or @c AT_FDCWD. Borrowed.
@@ -969,10 +1152,9 @@ SAFE_PUBLIC int safe_renameat_beneath(int olddirfd, const char *oldpath, int new
  * - @c EPERM: @p oldpath is a directory.
  * - @c EXDEV: either path escapes its root, or the two names are on different
  *   mounts.
- * - @c EINVAL: unknown bits in @p flags, or both BENEATH and IN_ROOT.
  * - @c ENOENT (or @c EPERM): #SAFE_FOLLOW without @c CAP_DAC_READ_SEARCH and
  *   without a verified procfs (the answer of linkat(@c AT_EMPTY_PATH)).
- * - Resolution errors as safe_openat2(); any other error of linkat(2)
+ * - Resolution errors (see the group); any other error of linkat(2)
  *   (@c ENOENT, @c EACCES, @c EMLINK, ...).
  */
 SAFE_PUBLIC int safe_linkat_beneath(int olddirfd, const char *oldpath, int newdirfd,
@@ -984,16 +1166,21 @@ SAFE_PUBLIC int safe_linkat_beneath(int olddirfd, const char *oldpath, int newdi
  * @p target is stored exactly as given; whether it later leads outside the
  * root is what the resolver checks when the link is followed.
  *
+ * @par Guarantee
+ * The new link is an entry of a directory beneath @p dirfd.
+ *
  * @param target   Link body (not resolved).
  * @param dirfd    Root directory, or @c AT_FDCWD.
  * @param linkpath Name of the new link.
  * @param flags    @c SAFE_RESOLVE_* bits.
  * @return 0, or -1 with @c errno set.
- * @retval EEXIST @p linkpath exists.
- * @retval ENOENT @p target is empty.
- * @retval EINVAL Unknown flag bits.
+ *
  * @par Errors
- *      As safe_openat2() and symlinkat(2).
+ * - @c EEXIST: @p linkpath exists (also "." and "..").
+ * - @c ENOENT: @p target is empty.
+ * - @c EFAULT: @p target is NULL.
+ * - Resolution errors of the parent (see the group); any other error of
+ *   symlinkat(2).
  */
 SAFE_PUBLIC int safe_symlinkat_beneath(const char *target, int dirfd, const char *linkpath,
                                        uint64_t flags);
@@ -1001,16 +1188,21 @@ SAFE_PUBLIC int safe_symlinkat_beneath(const char *target, int dirfd, const char
 /**
  * @brief readlinkat(2) beneath a root (reads the link itself).
  *
+ * @par Guarantee
+ * The body read is that of a symlink beneath @p dirfd.
+ *
  * @param dirfd Root directory, or @c AT_FDCWD.
  * @param path  The symlink.
  * @param[out] buf Receives the body, not NUL-terminated (as readlink(2)).
  * @param size  Size of @p buf.
  * @param flags @c SAFE_RESOLVE_* bits.
- * @return Number of bytes placed in @p buf, or -1 with @c errno set.
- * @retval EINVAL @p path is not a symlink ("." / ".." / a trailing '/'
- *         included), @p size is 0, or unknown flag bits.
+ * @return Number of bytes placed in @p buf (the body is truncated to
+ *         @p size, as readlink(2)), or -1 with @c errno set.
+ *
  * @par Errors
- *      As safe_openat2() and readlinkat(2).
+ * - @c EINVAL: @p path is not a symlink ("." / ".." / a trailing '/'
+ *   included), or @p size is 0.
+ * - Resolution errors (see the group); any other error of readlinkat(2).
  */
 SAFE_PUBLIC SAFE_NODISCARD ssize_t safe_readlinkat_beneath(int dirfd, const char *path, char *buf,
                                                            size_t size, uint64_t flags);
@@ -1018,28 +1210,34 @@ SAFE_PUBLIC SAFE_NODISCARD ssize_t safe_readlinkat_beneath(int dirfd, const char
 /**
  * @brief fchmodat(2) beneath a root.
  *
+ * Uses fchmodat2(2) (Linux 6.6) on the parent and name, or on the object's
+ * descriptor; on older kernels the object is pinned with
+ * @c O_PATH|O_NOFOLLOW and changed through its own magic link in a verified
+ * procfs.
+ *
+ * @par Guarantee
+ * The object changed is beneath @p dirfd.
+ *
  * @param dirfd Root directory, or @c AT_FDCWD.
  * @param path  Object to change.
  * @param mode  New permission bits.
  * @param flags @c SAFE_RESOLVE_* bits and #SAFE_FOLLOW.
- *
- * Uses fchmodat2(2) (Linux 6.6) on the parent and name, or on the object's
- * descriptor; on older kernels the object is pinned with
- * @c O_PATH|O_NOFOLLOW and changed through its own magic link in a verified
- * procfs (@c ENXIO without one).
- *
  * @return 0, or -1 with @c errno set.
- * @retval EOPNOTSUPP The object is a symlink and #SAFE_FOLLOW was not given
- *         (Linux cannot change a symlink's mode).
- * @retval EINVAL Unknown flag bits.
- * @retval ENXIO  Old kernel (no fchmodat2) and no verified procfs.
+ *
  * @par Errors
- *      As safe_openat2() and fchmodat(2).
+ * - @c EOPNOTSUPP: the object is a symlink and #SAFE_FOLLOW was not given
+ *   (Linux cannot change a symlink's mode).
+ * - @c ENXIO: old kernel (no fchmodat2) and no verified procfs.
+ * - Resolution errors (see the group); any other error of fchmodat(2)
+ *   (@c EPERM, @c EROFS).
  */
 SAFE_PUBLIC int safe_fchmodat_beneath(int dirfd, const char *path, mode_t mode, uint64_t flags);
 
 /**
  * @brief fchownat(2) beneath a root.
+ *
+ * @par Guarantee
+ * The object changed is beneath @p dirfd.
  *
  * @param dirfd Root directory, or @c AT_FDCWD.
  * @param path  Object to change (a trailing symlink itself unless
@@ -1048,9 +1246,10 @@ SAFE_PUBLIC int safe_fchmodat_beneath(int dirfd, const char *path, mode_t mode, 
  * @param group New group, or (gid_t)-1 to keep.
  * @param flags @c SAFE_RESOLVE_* bits and #SAFE_FOLLOW.
  * @return 0, or -1 with @c errno set.
- * @retval EINVAL Unknown flag bits.
+ *
  * @par Errors
- *      As safe_openat2() and fchownat(2).
+ * - Resolution errors (see the group); any error of fchownat(2) (@c EPERM,
+ *   @c EROFS).
  */
 SAFE_PUBLIC int safe_fchownat_beneath(int dirfd, const char *path, uid_t owner, gid_t group,
                                       uint64_t flags);
@@ -1058,17 +1257,23 @@ SAFE_PUBLIC int safe_fchownat_beneath(int dirfd, const char *path, uid_t owner, 
 /**
  * @brief utimensat(2) beneath a root.
  *
+ * @par Guarantee
+ * The object changed is beneath @p dirfd.
+ *
  * @param dirfd Root directory, or @c AT_FDCWD.
  * @param path  Object to change (a trailing symlink itself unless
  *              #SAFE_FOLLOW).
- * @param times Access and modification times as utimensat(2) (NULL: now).
+ * @param times Two timespecs, access then modification time, as
+ *              utimensat(2) (@c UTIME_NOW, @c UTIME_OMIT); NULL: now.
  * @param flags @c SAFE_RESOLVE_* bits and #SAFE_FOLLOW.
  * @return 0, or -1 with @c errno set.
- * @retval EINVAL Unknown flag bits or invalid @p times.
+ *
  * @par Errors
- *      As safe_openat2() and utimensat(2).
+ * - @c EINVAL: invalid @p times.
+ * - Resolution errors (see the group); any other error of utimensat(2)
+ *   (@c EPERM, @c EACCES, @c EROFS).
  */
-SAFE_PUBLIC int safe_utimensat_beneath(int dirfd, const char *path, const struct timespec times[2],
+SAFE_PUBLIC int safe_utimensat_beneath(int dirfd, const char *path, const struct timespec *times,
                                        uint64_t flags);
 
 /**
@@ -1086,6 +1291,9 @@ SAFE_PUBLIC int safe_utimensat_beneath(int dirfd, const char *path, const struct
  * always reached through its descriptor, hence through the procfs. Without a
  * verified procfs these routes fail with @c ENXIO.
  *
+ * @par Guarantee
+ * The attribute read is that of an object beneath @p dirfd.
+ *
  * @param dirfd Root directory, or @c AT_FDCWD.
  * @param path  Object.
  * @param name  Attribute name.
@@ -1093,13 +1301,13 @@ SAFE_PUBLIC int safe_utimensat_beneath(int dirfd, const char *path, const struct
  * @param size  Size of @p value (0: return the size needed).
  * @param flags @c SAFE_RESOLVE_* bits and #SAFE_FOLLOW.
  * @return Length of the value, or -1 with @c errno set.
- * @retval ENODATA No such attribute.
- * @retval ERANGE @p size is too small.
- * @retval EINVAL Unknown flag bits.
- * @retval ENXIO No verified procfs where one is needed (see
- *         safe_getxattr_beneath()).
+ *
  * @par Errors
- *      As safe_openat2() and getxattr(2).
+ * - @c ENODATA: no such attribute.
+ * - @c ERANGE: @p size is too small.
+ * - @c ENXIO: no verified procfs where one is needed (see above).
+ * - Resolution errors (see the group); any other error of getxattr(2)
+ *   (@c EOPNOTSUPP, @c EACCES).
  */
 SAFE_PUBLIC SAFE_NODISCARD ssize_t safe_getxattr_beneath(int dirfd, const char *path,
                                                          const char *name, void *value,
@@ -1107,7 +1315,10 @@ SAFE_PUBLIC SAFE_NODISCARD ssize_t safe_getxattr_beneath(int dirfd, const char *
 
 /**
  * @brief setxattr(2) beneath a root (a trailing symlink itself unless
- *        #SAFE_FOLLOW).
+ *        #SAFE_FOLLOW). See safe_getxattr_beneath() for the route taken.
+ *
+ * @par Guarantee
+ * The object changed is beneath @p dirfd.
  *
  * @param dirfd Root directory, or @c AT_FDCWD.
  * @param path  Object.
@@ -1117,11 +1328,13 @@ SAFE_PUBLIC SAFE_NODISCARD ssize_t safe_getxattr_beneath(int dirfd, const char *
  * @param xattr_flags @c XATTR_CREATE, @c XATTR_REPLACE or 0, as setxattr(2).
  * @param flags @c SAFE_RESOLVE_* bits and #SAFE_FOLLOW.
  * @return 0, or -1 with @c errno set.
- * @retval EINVAL Unknown flag bits.
- * @retval ENXIO No verified procfs where one is needed (see
- *         safe_getxattr_beneath()).
+ *
  * @par Errors
- *      As safe_openat2() and setxattr(2).
+ * - @c EEXIST / @c ENODATA: @c XATTR_CREATE and the attribute exists /
+ *   @c XATTR_REPLACE and it does not.
+ * - @c ENXIO: no verified procfs where one is needed.
+ * - Resolution errors (see the group); any other error of setxattr(2)
+ *   (@c EOPNOTSUPP, @c EPERM, @c ENOSPC, @c E2BIG, @c ERANGE).
  */
 SAFE_PUBLIC int safe_setxattr_beneath(int dirfd, const char *path, const char *name,
                                       const void *value, size_t size, int xattr_flags,
@@ -1129,7 +1342,10 @@ SAFE_PUBLIC int safe_setxattr_beneath(int dirfd, const char *path, const char *n
 
 /**
  * @brief listxattr(2) beneath a root (a trailing symlink itself unless
- *        #SAFE_FOLLOW).
+ *        #SAFE_FOLLOW). See safe_getxattr_beneath() for the route taken.
+ *
+ * @par Guarantee
+ * The names listed are those of an object beneath @p dirfd.
  *
  * @param dirfd Root directory, or @c AT_FDCWD.
  * @param path  Object.
@@ -1137,31 +1353,32 @@ SAFE_PUBLIC int safe_setxattr_beneath(int dirfd, const char *path, const char *n
  * @param size  Size of @p list (0: return the size needed).
  * @param flags @c SAFE_RESOLVE_* bits and #SAFE_FOLLOW.
  * @return Length of the list, or -1 with @c errno set.
- * @retval ERANGE @p size is too small.
- * @retval EINVAL Unknown flag bits.
- * @retval ENXIO No verified procfs where one is needed (see
- *         safe_getxattr_beneath()).
+ *
  * @par Errors
- *      As safe_openat2() and listxattr(2).
+ * - @c ERANGE: @p size is too small.
+ * - @c ENXIO: no verified procfs where one is needed.
+ * - Resolution errors (see the group); any other error of listxattr(2).
  */
 SAFE_PUBLIC SAFE_NODISCARD ssize_t safe_listxattr_beneath(int dirfd, const char *path, char *list,
                                                           size_t size, uint64_t flags);
 
 /**
  * @brief removexattr(2) beneath a root (a trailing symlink itself unless
- *        #SAFE_FOLLOW).
+ *        #SAFE_FOLLOW). See safe_getxattr_beneath() for the route taken.
+ *
+ * @par Guarantee
+ * The object changed is beneath @p dirfd.
  *
  * @param dirfd Root directory, or @c AT_FDCWD.
  * @param path  Object.
  * @param name  Attribute name.
  * @param flags @c SAFE_RESOLVE_* bits and #SAFE_FOLLOW.
  * @return 0, or -1 with @c errno set.
- * @retval ENODATA No such attribute.
- * @retval EINVAL Unknown flag bits.
- * @retval ENXIO No verified procfs where one is needed (see
- *         safe_getxattr_beneath()).
+ *
  * @par Errors
- *      As safe_openat2() and removexattr(2).
+ * - @c ENODATA: no such attribute.
+ * - @c ENXIO: no verified procfs where one is needed.
+ * - Resolution errors (see the group); any other error of removexattr(2).
  */
 SAFE_PUBLIC int safe_removexattr_beneath(int dirfd, const char *path, const char *name,
                                          uint64_t flags);
@@ -1178,19 +1395,28 @@ SAFE_PUBLIC int safe_removexattr_beneath(int dirfd, const char *path, const char
  * object is already resolved; a descriptor of a symlink can only be reopened
  * with @c O_PATH (else @c ELOOP).
  *
+ * @par Guarantee
+ * The new descriptor refers to the same inode as @p fd.
+ *
+ * @code
+ * int dir = safe_mkdir_all_beneath(rootfd, "spool/in", 0700, 0);  // O_PATH
+ * int rd = safe_reopen(dir, O_RDONLY | O_DIRECTORY);              // to list it
+ * @endcode
+ *
  * @param fd    Descriptor to reopen. Borrowed.
  * @param flags New open(2) flags (@c O_CREAT, @c O_TMPFILE, @c O_EXCL are
  *              rejected); @c O_CLOEXEC is always added.
  * @return A new descriptor, or -1 with @c errno set.
- * @retval EBADF  @p fd is not open.
- * @retval EINVAL Invalid @p flags: @c O_CREAT, @c O_EXCL, @c O_TMPFILE,
- *         an access mode of 3, unknown bits, @c O_PATH with flags other
- *         than @c O_DIRECTORY, @c O_NOFOLLOW, @c O_CLOEXEC.
- * @retval ELOOP  @p fd refers to a symlink and @p flags lack @c O_PATH.
- * @retval ENXIO  No verified procfs is available.
- * @retval EXDEV  The reopened object is not the object of @p fd.
+ *
  * @par Errors
- *      As open(2).
+ * - @c EBADF: @p fd is not open.
+ * - @c EINVAL: @c O_CREAT, @c O_EXCL, @c O_TMPFILE, an access mode of 3,
+ *   unknown bits, @c O_PATH with flags other than @c O_DIRECTORY,
+ *   @c O_NOFOLLOW, @c O_CLOEXEC.
+ * - @c ELOOP: @p fd refers to a symlink and @p flags lack @c O_PATH.
+ * - @c ENXIO: no verified procfs is available.
+ * - @c EXDEV: the reopened object is not the object of @p fd.
+ * - Any error of open(2) (@c EACCES, @c EISDIR, @c ENOTDIR, @c EMFILE, ...).
  */
 SAFE_PUBLIC SAFE_NODISCARD int safe_reopen(int fd, int flags);
 
@@ -1219,10 +1445,9 @@ SAFE_PUBLIC SAFE_NODISCARD int safe_reopen(int fd, int flags);
  * the work is retried a bounded number of times. For a file with several
  * hard links, the name the path reached is returned.
  *
- * Limits: without a verified procfs, an object that cannot be climbed from
- * is @c EACCES; so is one whose kernel name is not a path under the root's
- * (another mount namespace, a root that is not reachable from the process's
- * root); a canonical path of @c PATH_MAX or more is @c ENAMETOOLONG.
+ * @par Guarantee
+ * The result, resolved again from @p dirfd without following any symlink,
+ * named the same object when the call returned.
  *
  * @param dirfd Root directory, or @c AT_FDCWD.
  * @param path  Path to canonicalize.
@@ -1230,15 +1455,16 @@ SAFE_PUBLIC SAFE_NODISCARD int safe_reopen(int fd, int flags);
  * @param size  Size of @p buf.
  * @param flags @c SAFE_RESOLVE_* bits.
  * @return Length of the path (excluding the NUL), or -1 with @c errno set.
- * @retval ERANGE @p buf is too small (@p size 0 included).
- * @retval EINVAL Unknown flag bits.
- * @retval EAGAIN The tree kept changing while the path was being computed.
- * @retval EACCES As safe_openat2(); or a directory on the way up cannot
- *         be searched or read and the procfs cannot name the object (see
- *         above).
- * @retval ENAMETOOLONG The canonical path is @c PATH_MAX or longer.
+ *
  * @par Errors
- *      As safe_openat2().
+ * - @c ERANGE: @p buf is too small (@p size 0 included).
+ * - @c EAGAIN: the tree kept changing while the path was being computed.
+ * - @c EACCES: as safe_openat2(); or a directory on the way up cannot be
+ *   searched or read and the procfs cannot name the object (no verified
+ *   procfs, another mount namespace, a root not reachable from the process's
+ *   root).
+ * - @c ENAMETOOLONG: the canonical path is @c PATH_MAX or longer.
+ * - Resolution errors as safe_openat2().
  */
 SAFE_PUBLIC SAFE_NODISCARD ssize_t safe_realpath_beneath(int dirfd, const char *path, char *buf,
                                                          size_t size, uint64_t flags);
@@ -1246,7 +1472,7 @@ SAFE_PUBLIC SAFE_NODISCARD ssize_t safe_realpath_beneath(int dirfd, const char *
 /** @} */
 
 /**
- * @brief The library's version string ("0.1.0").
+ * @brief The library's version string (for example "0.1.0").
  * @return A static, NUL-terminated string.
  */
 SAFE_PUBLIC const char *safe_version(void);

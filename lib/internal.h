@@ -74,9 +74,10 @@ size_t so_path_len(const char *path);
 #define SO_RESOLVE_ALL_MASK \
 	(SO_RESOLVE_KERNEL_MASK | SAFE_RESOLVE_NO_DOTDOT | SAFE_RESOLVE_USERSPACE)
 
-/* The kernel's RESOLVE_CACHED: accepted by safe_openat2() as openat2() does
- * (EAGAIN with O_CREAT/O_TRUNC/O_TMPFILE); the walker ignores it. */
-#define SO_RESOLVE_CACHED 0x20ULL
+/* SAFE_RESOLVE_CACHED: accepted by safe_openat2() only, as openat2() does
+ * (EAGAIN with O_CREAT/O_TRUNC/O_TMPFILE); the walker cannot promise a
+ * cache-only lookup and answers EAGAIN. */
+#define SO_RESOLVE_CACHED SAFE_RESOLVE_CACHED
 
 /* Maximum number of symlinks followed in one resolution (the kernel's MAXSYMLINKS). */
 #define SO_MAXSYMLINKS 40

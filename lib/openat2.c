@@ -14,6 +14,19 @@
 #include <string.h>
 #include <sys/syscall.h>
 
+/* The public constants are the kernel's (the header checks this too when the
+ * uapi header comes first; here it always does), and the structures match. */
+_Static_assert(SAFE_RESOLVE_NO_XDEV == RESOLVE_NO_XDEV, "RESOLVE_NO_XDEV");
+_Static_assert(SAFE_RESOLVE_NO_MAGICLINKS == RESOLVE_NO_MAGICLINKS, "RESOLVE_NO_MAGICLINKS");
+_Static_assert(SAFE_RESOLVE_NO_SYMLINKS == RESOLVE_NO_SYMLINKS, "RESOLVE_NO_SYMLINKS");
+_Static_assert(SAFE_RESOLVE_BENEATH == RESOLVE_BENEATH, "RESOLVE_BENEATH");
+_Static_assert(SAFE_RESOLVE_IN_ROOT == RESOLVE_IN_ROOT, "RESOLVE_IN_ROOT");
+#ifdef RESOLVE_CACHED
+_Static_assert(SAFE_RESOLVE_CACHED == RESOLVE_CACHED, "RESOLVE_CACHED");
+#endif
+_Static_assert(sizeof(struct safe_open_how) == sizeof(struct open_how), "struct open_how");
+_Static_assert(sizeof(struct safe_open_how) == SAFE_OPEN_HOW_SIZE_VER0, "SAFE_OPEN_HOW_SIZE_VER0");
+
 enum { PROBE_UNKNOWN = 0, PROBE_HAVE = 1, PROBE_MISSING = 2 };
 static atomic_int openat2_state = PROBE_UNKNOWN;
 
@@ -186,6 +199,9 @@ int so_open_validated(int dirfd, const char *path, const struct safe_open_how *h
 		if (errno != ENOSYS && errno != EAGAIN && errno != ELOOP)
 			return fd;
 	}
+	/* Only the kernel can look a path up from its caches alone. */
+	if (how->resolve & SO_RESOLVE_CACHED)
+		return so_fail(EAGAIN);
 	return so_walk_open(dirfd, path, how);
 }
 

@@ -255,7 +255,11 @@ int safe_mkdirat_beneath(int dirfd, const char *path, mode_t mode, uint64_t flag
 }
 
 /* The open of one directory for mkdir -p, never following a symlink. */
+#ifndef SAFEOPEN_MUTATE_MKDIR_ALL_FOLLOW
 #define SO_MKDIR_STEP_FLAGS (O_PATH | O_NOFOLLOW | O_DIRECTORY | O_CLOEXEC)
+#else
+#define SO_MKDIR_STEP_FLAGS (O_PATH | O_DIRECTORY | O_CLOEXEC)
+#endif
 
 /*
  * One step down from `cur` into the plain name `name` (no '/', not "." or
@@ -279,11 +283,14 @@ static int mkdir_step(int cur, const char *name, uint64_t resolve)
 /* Where the components that may be created start: just after the last ".."
  * component (which must exist: ".." is never created through), else at the
  * first component. Returns that offset in path; *base_end is how much of the
- * path forms the prefix to resolve first (0: none, resolve "." or "/"). */
-static size_t mkdir_all_base(const char *path, size_t len, size_t *base_end)
+ * path forms the prefix to resolve first (0: none, resolve "." or "/"), and
+ * *last_end the end of the last component other than "." (the directory that
+ * gets the caller's mode). */
+static size_t mkdir_all_base(const char *path, size_t len, size_t *base_end, size_t *last_end)
 {
 	size_t after = 0;
 	*base_end = 0;
+	*last_end = 0;
 	for (size_t s = 0; s < len;) {
 		while (s < len && path[s] == '/')
 			s++;
@@ -294,6 +301,8 @@ static size_t mkdir_all_base(const char *path, size_t len, size_t *base_end)
 			*base_end = e;
 			after = e;
 		}
+		if (e > s && !(e - s == 1 && path[s] == '.'))
+			*last_end = e;
 		s = e;
 	}
 	return after;
@@ -333,8 +342,8 @@ static int mkdir_all(int dirfd, const char *path, size_t len, mode_t mode, uint6
 
 	char buf[PATH_MAX];
 	memcpy(buf, path, len + 1);
-	size_t base_end;
-	size_t pos = mkdir_all_base(buf, len, &base_end);
+	size_t base_end, last_end;
+	size_t pos = mkdir_all_base(buf, len, &base_end, &last_end);
 	const char *base = ".";
 	char saved = 0;
 	if (base_end > 0) {
@@ -361,10 +370,7 @@ static int mkdir_all(int dirfd, const char *path, size_t len, mode_t mode, uint6
 		size_t e = s;
 		while (e < len && buf[e] != '/')
 			e++;
-		size_t rest = e;
-		while (rest < len && buf[rest] == '/')
-			rest++;
-		bool final = rest == len;
+		bool final = e == last_end;
 		if (e - s == 1 && buf[s] == '.') { /* "." creates nothing */
 			pos = e;
 			continue;
@@ -716,7 +722,7 @@ int safe_fchownat_beneath(int dirfd, const char *path, uid_t owner, gid_t group,
 	return fchownat(fd, name, owner, group, at_flags(name));
 }
 
-int safe_utimensat_beneath(int dirfd, const char *path, const struct timespec times[2],
+int safe_utimensat_beneath(int dirfd, const char *path, const struct timespec *times,
 			   uint64_t flags)
 {
 	struct so_last last;

@@ -1,0 +1,27 @@
+#!/bin/sh
+# The public header compiles as C++11 on its own (-Wall -Wextra -Werror
+# -pedantic), and its static_assert against <linux/openat2.h> holds there
+# too. SKIP (77) when no C++ compiler is installed.
+set -eu
+srcdir=${top_srcdir:-.}
+cxx=${CXX:-g++}
+if ! command -v "$cxx" >/dev/null 2>&1; then
+	echo "SKIP: no C++ compiler ($cxx) installed: the C++ build of the header is not checked"
+	exit 77
+fi
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+printf '#include <safeopen.h>\nint main() { return safe_version() == nullptr; }\n' >"$tmp/only.cc"
+printf '#include <linux/openat2.h>\n#include <safeopen.h>\nint main() { return 0; }\n' >"$tmp/uapi.cc"
+fail=0
+for f in only uapi; do
+	if "$cxx" -std=c++11 -pedantic -Wall -Wextra -Werror -I"$srcdir/include" -c "$tmp/$f.cc" \
+		-o "$tmp/o" >"$tmp/log" 2>&1; then
+		echo "ok: C++11 $f"
+	else
+		echo "FAIL: C++11 $f"
+		sed 's/^/    /' "$tmp/log"
+		fail=1
+	fi
+done
+exit $fail

@@ -1,0 +1,75 @@
+#!/bin/sh
+# The public header on its own, as users compile it:
+#  - a file that includes only <safeopen.h> builds as C99 and C11 with
+#    -pedantic -Wall -Wextra -Werror (and as gnu89);
+#  - with <linux/openat2.h> included first, the header's static assertions
+#    compare every SAFE_RESOLVE_* bit with the kernel's RESOLVE_* value, and
+#    they do fire on a wrong value (a header whose checks never run fails);
+#  - every ```c block of README.md compiles as it stands.
+# C++ is checked by tests/check-header-cxx.sh.
+set -eu
+srcdir=${top_srcdir:-.}
+cc=${HEADER_CC:-cc}
+inc="$srcdir/include"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+try() { # name, then the compiler command line
+	name=$1
+	shift
+	if "$@" >"$tmp/log" 2>&1; then
+		echo "ok: $name"
+	else
+		echo "FAIL: $name"
+		sed 's/^/    /' "$tmp/log"
+		fail=1
+	fi
+}
+
+printf '#include <safeopen.h>\nint main(void) { return safe_version() == 0; }\n' >"$tmp/only.c"
+try "C99 -pedantic" "$cc" -std=c99 -pedantic -Wall -Wextra -Werror -I"$inc" -c "$tmp/only.c" -o "$tmp/o"
+try "C11 -pedantic" "$cc" -std=c11 -pedantic -Wall -Wextra -Werror -I"$inc" -c "$tmp/only.c" -o "$tmp/o"
+try "gnu89" "$cc" -std=gnu89 -Wall -Wextra -Werror -I"$inc" -c "$tmp/only.c" -o "$tmp/o"
+
+printf '#include <linux/openat2.h>\n#include <safeopen.h>\nint main(void) { return 0; }\n' \
+	>"$tmp/uapi.c"
+try "C11 after <linux/openat2.h>" "$cc" -std=c11 -pedantic -Wall -Wextra -Werror -I"$inc" \
+	-c "$tmp/uapi.c" -o "$tmp/o"
+# The assertions must reject a wrong kernel value (here RESOLVE_BENEATH).
+cat >"$tmp/wrong.c" <<'EOC'
+#define RESOLVE_NO_XDEV 0x01
+#define RESOLVE_NO_MAGICLINKS 0x02
+#define RESOLVE_NO_SYMLINKS 0x04
+#define RESOLVE_BENEATH 0x80
+#define RESOLVE_IN_ROOT 0x10
+#include <safeopen.h>
+int main(void) { return 0; }
+EOC
+if "$cc" -std=c11 -I"$inc" -c "$tmp/wrong.c" -o "$tmp/o" >"$tmp/log" 2>&1; then
+	echo "FAIL: a wrong RESOLVE_BENEATH compiles: the static assertions do not run"
+	fail=1
+elif grep -q 'RESOLVE_BENEATH' "$tmp/log"; then
+	echo "ok: a wrong RESOLVE_BENEATH is rejected at compile time"
+else
+	echo "FAIL: a wrong RESOLVE_BENEATH fails for another reason:"
+	sed 's/^/    /' "$tmp/log"
+	fail=1
+fi
+
+# README.md: every C block, as shown.
+n=0
+awk -v dir="$tmp" '
+	/^```c$/ { n++; f = sprintf("%s/readme%d.c", dir, n); inblock = 1; next }
+	/^```/ { inblock = 0; next }
+	inblock { print > f }
+' "$srcdir/README.md"
+for f in "$tmp"/readme*.c; do
+	[ -e "$f" ] || break
+	n=$((n + 1))
+	try "README.md C block $n" "$cc" -std=c11 -Wall -Wextra -Werror -I"$inc" -c "$f" -o "$tmp/o"
+done
+if [ "$n" -eq 0 ]; then
+	echo "FAIL: no C block found in README.md"
+	fail=1
+fi
+exit $fail
