@@ -55,6 +55,11 @@ static const char usage_text[] =
 	"                           atomically, complete and with its xattrs\n"
 	"  rm [-r] [-f] PATH...     remove files (-r: directories and their contents,\n"
 	"                           never following symlinks; -f: ignore missing)\n"
+	"  sweep [--age SECONDS] [DIR]\n"
+	"                           remove the hidden temporaries (.safeopen-*) that\n"
+	"                           interrupted writers left in DIR (default: ROOT)\n"
+	"                           if unchanged for SECONDS (default 3600); prints\n"
+	"                           how many were removed\n"
 	"\n"
 	"Options:\n"
 	"      --beneath        PATH must stay beneath ROOT: absolute paths and links,\n"
@@ -577,6 +582,42 @@ static int cmd_rm(int argc, char **argv)
 	return ret;
 }
 
+/* ------------------------------------------------------------------ sweep */
+
+/* Remove the hidden leftovers of writers that died (put, safe-httpd, any
+ * program using safe_tmpfile_*) from one directory. */
+static int cmd_sweep(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "age", required_argument, NULL, 'a' },
+		{ NULL, 0, NULL, 0 },
+	};
+	unsigned long age = 3600;
+	int c;
+	optind = 0; /* full reinitialisation of GNU getopt */
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+", opts, NULL)) != -1) {
+		if (c != 'a') {
+			if (optopt == 'a')
+				usage_error("sweep: option --age needs SECONDS");
+			usage_error("sweep: invalid option '%s'", argv[optind - 1]);
+		}
+		char *end;
+		errno = 0;
+		age = strtoul(optarg, &end, 10);
+		if (errno || end == optarg || *end || optarg[0] == '-' || age > UINT_MAX)
+			usage_error("sweep: --age wants a number of seconds, got '%s'", optarg);
+	}
+	if (optind + 1 < argc)
+		usage_error("sweep: at most one DIR expected");
+	const char *dir = optind < argc ? argv[optind] : ".";
+	int n = safe_tmpfile_sweep_beneath(rootfd, dir, (unsigned int)age, resolve);
+	if (n < 0)
+		return fail(dir, errno);
+	printf("%d\n", n);
+	return EXIT_OK;
+}
+
 /* ------------------------------------------------------------------ main */
 
 static const struct command {
@@ -585,6 +626,7 @@ static const struct command {
 } commands[] = {
 	{ "cat", cmd_cat },	{ "stat", cmd_stat }, { "ls", cmd_ls },	{ "resolve", cmd_resolve },
 	{ "mkdir", cmd_mkdir }, { "put", cmd_put },   { "rm", cmd_rm },
+	{ "sweep", cmd_sweep },
 };
 
 int main(int argc, char **argv)

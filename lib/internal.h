@@ -188,10 +188,18 @@ static inline bool so_other_mount(const struct so_ident *a, const struct so_iden
  * Open an O_PATH directory fd of this thread's fd table in a verified procfs
  * ("/proc/thread-self/fd", falling back to "/proc/self/fd"). /proc must be a
  * procfs (PROC_SUPER_MAGIC) at its root inode, and every step is checked to
- * stay on it. Returns the fd, or -1 with errno (ENXIO when no verified procfs
- * is available).
+ * stay on it. Returns the fd, or -1 with errno: ENXIO only when no verified
+ * procfs is available; a resource error (see so_resource_errno()) as it is.
  */
 int so_procfs_fd_dir(void);
+
+/* Out of descriptors or memory: a failure of this process right now, never
+ * an answer about the system (no procfs, no permission) that a fallback or a
+ * caller could act on for good. Such errnos are always passed on. */
+static inline bool so_resource_errno(int err)
+{
+	return err == EMFILE || err == ENFILE || err == ENOMEM;
+}
 
 /*
  * Reopen `fd` through the verified procfs with `flags` (O_CLOEXEC added),

@@ -617,7 +617,7 @@ int safe_linkat_beneath(int olddirfd, const char *oldpath, int newdirfd, const c
 	char ent[16];
 	_cleanup_fd_ int fddir = procfs_entry(ofd, ent);
 	if (fddir < 0)
-		return so_fail(err);
+		return so_fail(so_resource_errno(errno) ? errno : err);
 	return linkat(fddir, ent, nfd, nname, AT_SYMLINK_FOLLOW);
 }
 
@@ -739,7 +739,7 @@ int safe_utimensat_beneath(int dirfd, const char *path, const struct timespec *t
 	char ent[16];
 	_cleanup_fd_ int fddir = procfs_entry(fd, ent);
 	if (fddir < 0)
-		return so_fail(EINVAL);
+		return so_fail(so_resource_errno(errno) ? errno : EINVAL);
 	return utimensat(fddir, ent, times, 0);
 }
 
@@ -823,7 +823,7 @@ static long xattr_procfs(int obj, const struct xreq *q, bool have_at)
 	if (stat(p, &st) < 0) {
 		(void)snprintf(p, sizeof(p), "/proc/self/fd/%s", ent);
 		if (stat(p, &st) < 0)
-			return so_fail(ENXIO);
+			return so_fail(so_resource_errno(errno) ? errno : ENXIO);
 	}
 	struct so_ident got = { .dev = st.st_dev, .ino = st.st_ino };
 	if (!so_same_inode(&want, &got))

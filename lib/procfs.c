@@ -74,32 +74,39 @@ static int procfs_open_sub(int procfd, dev_t dev, uint64_t mnt, const char *sub)
 	if (fd < 0)
 		return -1;
 check:
+	errno = 0;
 	if (!is_procfs(fd, dev, mnt)) {
+		int err = so_resource_errno(errno) ? errno : ENXIO;
 		so_close(fd);
-		return so_fail(ENXIO);
+		return so_fail(err);
 	}
 	return fd;
+}
+
+/* -1 with errno: the resource error as it is, anything else ENXIO. */
+static int unusable(void)
+{
+	return so_fail(so_resource_errno(errno) ? errno : ENXIO);
 }
 
 int so_procfs_fd_dir(void)
 {
 	_cleanup_fd_ int procfd = open("/proc", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (procfd < 0)
-		return so_fail(ENXIO);
+		return unusable();
 
 	struct statfs sfs;
 	struct stat st;
-	if (fstatfs(procfd, &sfs) < 0 || sfs.f_type != PROC_SUPER_MAGIC || fstat(procfd, &st) < 0 ||
-	    st.st_ino != PROC_ROOT_INO)
+	if (fstatfs(procfd, &sfs) < 0 || fstat(procfd, &st) < 0)
+		return unusable();
+	if (sfs.f_type != PROC_SUPER_MAGIC || st.st_ino != PROC_ROOT_INO)
 		return so_fail(ENXIO);
 
 	uint64_t mnt = mount_id(procfd);
 	int fd = procfs_open_sub(procfd, st.st_dev, mnt, "thread-self/fd");
 	if (fd < 0 && errno == ENOENT) /* kernels before 3.17 have no thread-self */
 		fd = procfs_open_sub(procfd, st.st_dev, mnt, "self/fd");
-	if (fd < 0 && errno != EMFILE && errno != ENFILE && errno != ENOMEM)
-		errno = ENXIO;
-	return fd;
+	return fd < 0 ? unusable() : fd;
 }
 
 int so_procfs_reopen(int fd, int flags)

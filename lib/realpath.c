@@ -219,6 +219,8 @@ static ssize_t procfs_name(int dirfd, int obj, uint64_t resolve, const struct so
 	char rp[PATH_MAX], op[PATH_MAX];
 	if (fd_link(fddir, rootfd, rp) < 0 || fd_link(fddir, obj, op) < 0)
 		return -1;
+	so_closep(&fddir); /* verify() needs descriptors of its own */
+	so_closep(&cwd);
 	if (rp[0] != '/' || op[0] != '/')
 		return so_fail(ENXIO);
 	size_t rl = strlen(rp);
@@ -231,8 +233,9 @@ static ssize_t procfs_name(int dirfd, int obj, uint64_t resolve, const struct so
 		rel++;
 	if (!*rel)
 		rel = ".";
-	if (!verify(dirfd, rel, resolve, oid))
-		return so_fail(EAGAIN);
+	errno = 0;
+	if (!verify(dirfd, rel, resolve, oid)) /* out of descriptors is no mismatch */
+		return so_fail(so_resource_errno(errno) ? errno : EAGAIN);
 	size_t len = strlen(rel);
 	if (len >= size)
 		return so_fail(ERANGE);
@@ -274,7 +277,7 @@ ssize_t safe_realpath_beneath(int dirfd, const char *path, char *buf, size_t siz
 					    : entry_path(dirfd, path, resolve, &oid, &rootid, &o);
 		if (r < 0 && errno == EACCES) {
 			ssize_t n = procfs_name(dirfd, obj, resolve, &oid, buf, size);
-			if (n >= 0 || errno == ERANGE)
+			if (n >= 0 || errno == ERANGE || so_resource_errno(errno))
 				return n;
 			if (errno != EAGAIN)
 				return so_fail(EACCES);
@@ -299,8 +302,11 @@ ssize_t safe_realpath_beneath(int dirfd, const char *path, char *buf, size_t siz
 		/* Verify: the canonical path must lead to the same object now. */
 		if (len >= PATH_MAX)
 			return so_fail(ENAMETOOLONG);
+		errno = 0;
 		if (verify(dirfd, buf, resolve, &oid))
 			return (ssize_t)len;
+		if (so_resource_errno(errno))
+			return -1;
 	}
 	return so_fail(denied ? denied : EAGAIN);
 }

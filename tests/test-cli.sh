@@ -156,6 +156,23 @@ check "the root is still there" test -f "$R/dir/file.txt"
 so "$R" rm -r new dir; expect "rm -r two trees" 0 "" ""
 check "rm -r removed them" test ! -e "$R/new" -a ! -e "$R/dir"
 
+# ---------------------------------------------------------------- sweep
+mkdir -p "$R/up2"
+: >"$R/up2/.safeopen-Leftover01234567"
+: >"$R/up2/.safeopen-NotOurs"
+ln -s ../../secret "$R/up2/.safeopen-SymlinkSymlink12"
+: >"$T/.safeopen-OutsideOutside12"
+so "$R" sweep up2; expect "sweep: a fresh leftover is kept (default age 3600 s)" 0 0 ""
+so "$R" sweep --age 0 up2; expect "sweep --age 0 removes the leftover" 0 1 ""
+check "sweep kept the foreign name and the symlink" \
+	test -e "$R/up2/.safeopen-NotOurs" -a -L "$R/up2/.safeopen-SymlinkSymlink12" -a -f "$T/secret"
+so "$R" sweep --age 0 ..; expect "sweep .. refused" 1 "" "safeopen: ..: $ESC"
+check "nothing removed outside" test -e "$T/.safeopen-OutsideOutside12"
+so "$R" sweep --age 0; expect "sweep ROOT itself" 0 0 ""
+so "$R" sweep --age -1 up2; expect "sweep --age -1" 2 ""
+so "$R" sweep up2 dir; expect "sweep with two DIRs" 2 ""
+rm -r "$R/up2" "$T/.safeopen-OutsideOutside12"
+
 # ---------------------------------------------------------------- usage and status
 so; expect "no arguments: usage error" 2 ""
 check "usage error names the problem" grep -q '^safeopen: missing ROOT' "$T/err"

@@ -18,6 +18,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +26,7 @@
 #include <sys/mount.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/xattr.h>
 #include <unistd.h>
 
@@ -302,6 +304,137 @@ START_TEST(operations_under_fd_pressure)
 }
 END_TEST
 
+/* ---------------------------------------------------------------- procfs under fd pressure */
+
+#ifndef SYS_fchmodat2
+#define SYS_fchmodat2 452
+#endif
+#ifndef SYS_getxattrat
+#define SYS_getxattrat 464
+#endif
+
+/*
+ * Every path that needs the verified procfs (reopen, the tmpfile link through
+ * /proc, the chmod, xattr and utimensat fallbacks, realpath's fallback),
+ * forced onto it by seccomp, with 0..PF_MAX_FREE free descriptors: it works
+ * or fails with EMFILE, never ENXIO ("no usable procfs"), which a caller
+ * could take as a permanent answer.
+ */
+#define PF_MAX_FREE 8
+#define PF_OPS 6
+
+static int procfs_op(int op, int objfd, int *err)
+{
+	static const struct safe_xattr xa[] = { { "user.k", "v", 1 } };
+	char buf[PATH_MAX];
+	int r = -1;
+	errno = 0;
+	switch (op) {
+	case 0: {
+		int fd = safe_reopen(objfd, O_RDONLY);
+		if (fd >= 0) {
+			close(fd);
+			r = 0;
+		}
+		break;
+	}
+	case 1: {
+		int fd = safe_tmpfile_xattr(rootfd, "t", 0640, xa, 1, 0);
+		if (fd >= 0) {
+			close(fd);
+			r = unlinkat(rootfd, "t", 0);
+		}
+		break;
+	}
+	case 2:
+		r = safe_fchmodat_beneath(rootfd, "victim", 0640, 0);
+		break;
+	case 3:
+		r = safe_setxattr_beneath(rootfd, "victim", "user.k", "v", 1, 0, 0) < 0 ? -1 : 0;
+		break;
+	case 4:
+		r = safe_utimensat_beneath(rootfd, ".", NULL, 0);
+		break;
+	case 5: /* unprivileged: "locked" cannot be read, so the climb fails */
+		r = safe_realpath_beneath(rootfd, "locked/d", buf, sizeof(buf), 0) < 0 ? -1 : 0;
+		if (r == 0 && strcmp(buf, "locked/d") != 0) {
+			fprintf(stderr, "realpath gave %s\n", buf);
+			return -2;
+		}
+		break;
+	}
+	*err = errno;
+	return r;
+}
+
+static int child_procfs_pressure(void *arg)
+{
+	bool unpriv = arg != NULL;
+	if (unpriv)
+		CHILD_CHECK(sb_drop_privileges() == 0, "drop: %s", strerror(errno));
+	struct sb_rule rules[] = {
+		SB_WHEN(SYS_linkat, ENOENT, 4, AT_EMPTY_PATH, AT_EMPTY_PATH),
+		SB_ALWAYS(SYS_fchmodat2, ENOSYS),
+		SB_ALWAYS(SYS_getxattrat, ENOSYS),
+		SB_ALWAYS(SYS_getxattrat + 1, ENOSYS), /* setxattrat */
+		SB_WHEN(SYS_utimensat, EINVAL, 3, AT_EMPTY_PATH, AT_EMPTY_PATH),
+	};
+	CHILD_CHECK(sb_seccomp(rules, sizeof(rules) / sizeof(rules[0])) == 0, "seccomp: %s",
+		    strerror(errno));
+	int objfd = openat(rootfd, "victim", O_PATH | O_CLOEXEC);
+	CHILD_CHECK(objfd >= 0, "open victim: %s", strerror(errno));
+	int worked[PF_OPS] = { 0 }, emfile[PF_OPS] = { 0 };
+	for (int op = unpriv ? 5 : 0; op < (unpriv ? PF_OPS : 5); op++) {
+		for (int nfree = 0; nfree <= PF_MAX_FREE; nfree++) {
+			char *ls = fx_dir_listing(rootfd, ".");
+			int fds = fx_fd_count();
+			struct rlimit saved;
+			CHILD_CHECK(getrlimit(RLIMIT_NOFILE, &saved) == 0, "getrlimit");
+			CHILD_CHECK(limit_free_fds(nfree) == 0, "setrlimit: %s", strerror(errno));
+			int err = 0;
+			int r = procfs_op(op, objfd, &err);
+			CHILD_CHECK(setrlimit(RLIMIT_NOFILE, &saved) == 0, "setrlimit");
+			CHILD_CHECK(r != -2, "op %d: wrong result", op);
+			CHILD_CHECK(r == 0 || err == EMFILE,
+				    "op %d with %d free fds: %s (expected success or EMFILE)", op,
+				    nfree, strerror(err));
+			worked[op] += r == 0;
+			emfile[op] += r != 0;
+			char *ls2 = fx_dir_listing(rootfd, ".");
+			CHILD_CHECK(!strcmp(ls, ls2), "op %d with %d free fds changed the tree", op,
+				    nfree);
+			free(ls);
+			free(ls2);
+			CHILD_CHECK(fx_fd_count() == fds, "op %d with %d free fds: fds %d -> %d", op,
+				    nfree, fds, fx_fd_count());
+		}
+	}
+	/* each op met both outcomes: the limits did bite, and were enough */
+	for (int op = unpriv ? 5 : 0; op < (unpriv ? PF_OPS : 5); op++)
+		CHILD_CHECK(worked[op] && emfile[op], "op %d: %d worked, %d EMFILE", op,
+			    worked[op], emfile[op]);
+	close(objfd);
+	return 0;
+}
+
+START_TEST(procfs_paths_under_fd_pressure)
+{
+	ck_assert_int_eq(sb_run(child_procfs_pressure, NULL), 0);
+	if (geteuid() != 0) {
+		fprintf(stderr, "procfs_paths_under_fd_pressure: not root, realpath case not "
+				"tested\n");
+		return;
+	}
+	ck_assert_int_eq(fchmod(rootfd, 0755), 0);
+	ck_assert_int_eq(mkdirat(rootfd, "locked", 0711), 0);
+	ck_assert_int_eq(mkdirat(rootfd, "locked/d", 0755), 0);
+	int r = sb_run(child_procfs_pressure, (void *)1);
+	ck_assert_int_eq(unlinkat(rootfd, "locked/d", AT_REMOVEDIR), 0);
+	ck_assert_int_eq(unlinkat(rootfd, "locked", AT_REMOVEDIR), 0);
+	ck_assert_int_eq(r, 0);
+}
+END_TEST
+
 /* ---------------------------------------------------------------- full tmpfs */
 
 static int tmpfile_enospc(int dirfd, const struct safe_xattr *xa, uint64_t flags)
@@ -429,6 +562,7 @@ static Suite *limits_suite(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, deep_path_with_three_free_fds);
 	tcase_add_test(tc, operations_under_fd_pressure);
+	tcase_add_test(tc, procfs_paths_under_fd_pressure);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("tmpfs");

@@ -992,6 +992,47 @@ START_TEST(two_phase_fd_misuse)
 }
 END_TEST
 
+START_TEST(named_stays_private)
+{
+	/* The fallback's hidden name is 0600 from its creation (whatever the
+	 * mode asked for), and again after a link that failed once the final
+	 * mode was applied (a malformed ACL is refused after the chmod); the
+	 * probe that asked the kernel for the mode is gone. */
+	uint64_t fl = strategies[_i] | SAFE_TMPFILE_NO_OTMPFILE;
+	struct tdir d;
+	tdir_make(&d, "tmpfile");
+	mode_t old = umask(0);
+	static const mode_t modes[] = { 0666, 0644, 02755, 0444, 0 };
+	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
+		struct safe_tmpfile *t;
+		ck_assert_int_eq(safe_tmpfile_open(d.fd, "f", modes[i], fl, &t), 0);
+		char *h = hidden_entry(d.fd);
+		ck_assert_ptr_nonnull(h);
+		ck_assert_int_eq(count_hidden(d.fd), 1);
+		struct stat st;
+		ck_assert_int_eq(fstatat(d.fd, h, &st, AT_SYMLINK_NOFOLLOW), 0);
+		ck_assert_int_eq(st.st_mode & 07777, 0600);
+		ck_assert_int_eq(write(safe_tmpfile_fd(t), "data", 4), 4);
+		struct safe_xattr bad[] = { { "user.a", "v", 1 }, { "system.posix_acl_access", "xx", 2 } };
+		errno = 0;
+		ck_assert_int_eq(safe_tmpfile_link(t, bad, 2, 0), -1);
+		ck_assert_int_eq(errno, EINVAL);
+		ck_assert_int_eq(fstatat(d.fd, h, &st, AT_SYMLINK_NOFOLLOW), 0);
+		ck_assert_int_eq(st.st_mode & 07777, 0600);
+		/* and the retry still gives what open(O_CREAT) gives */
+		int fd = safe_tmpfile_link(t, xa3, 3, 0);
+		ck_assert_int_ge(fd, 0);
+		RUN(check_like_oracle(fd, d.fd, modes[i]));
+		close(fd);
+		ck_assert_int_eq(unlinkat(d.fd, "f", 0), 0);
+		ck_assert_int_eq(count_hidden(d.fd), 0);
+		free(h);
+	}
+	umask(old);
+	tdir_free(&d);
+}
+END_TEST
+
 /* ---------------------------------------------------------------- leftovers and the sweep */
 
 /* A writer killed between safe_tmpfile_open() and the link (named fallback)
@@ -1169,6 +1210,109 @@ START_TEST(sweep_only_own_leftovers)
 	close(in);
 	free(snap);
 	tdir_free(&d);
+}
+END_TEST
+
+struct sweep_args {
+	int dirfd;
+	const char *path;
+};
+
+static int sweep_unpriv_child(void *arg)
+{
+	const struct sweep_args *a = arg;
+	CK(sb_drop_privileges() == 0);
+	/* a killed unprivileged writer, in its own directory */
+	int u = openat(a->dirfd, "u", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	CK(u >= 0);
+	mode_t old = umask(022);
+	int r = killed_writer_case(u, SAFE_TMPFILE_NO_OTMPFILE, 0644);
+	umask(old);
+	close(u);
+	if (r)
+		return 1;
+	/* a sticky directory: its own leftover goes, root's stays (EPERM) */
+	int fd = openat(a->dirfd, OWN2, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	CK(fd >= 0);
+	close(fd);
+	errno = 0;
+	CK(safe_tmpfile_sweep_beneath(a->dirfd, ".", 0, 0) == -1 && errno == EPERM);
+	CK(faccessat(a->dirfd, OWN2, F_OK, AT_SYMLINK_NOFOLLOW) == -1 && errno == ENOENT);
+	CK(faccessat(a->dirfd, OWN1, F_OK, AT_SYMLINK_NOFOLLOW) == 0);
+	return 0;
+}
+
+START_TEST(sweep_unprivileged)
+{
+	REQUIRE_ROOT();
+	struct tdir d;
+	tdir_make(&d, "tmpfile");
+	ck_assert_int_eq(fchmod(d.fd, 01777), 0);
+	ck_assert_int_eq(mkdirat(d.fd, "u", 0755), 0);
+	ck_assert_int_eq(fchownat(d.fd, "u", 65534, 65534, 0), 0);
+	make_file(d.fd, OWN1, 0600);
+	struct sweep_args a = { .dirfd = d.fd };
+	int r = sb_run(sweep_unpriv_child, &a);
+	char *ls = fx_dir_listing(d.fd, ".");
+	ck_assert_str_eq(ls, OWN1 "\nu\n");
+	free(ls);
+	tdir_free(&d);
+	ck_assert_msg(r == 0, "child failed with %d (see stderr)", r);
+}
+END_TEST
+
+static int sweep_mount_child(void *arg)
+{
+	const struct sweep_args *a = arg;
+	CK(unshare(CLONE_NEWNS) == 0);
+	CK(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0);
+	char src[4096], dst[4096];
+	snprintf(src, sizeof(src), "%s/src", a->path);
+	snprintf(dst, sizeof(dst), "%s/in/%s", a->path, OWN1);
+	CK(mount(src, dst, NULL, MS_BIND, NULL) == 0);
+	/* a file mounted over a leftover's name: neither entered nor removed
+	 * (and no EBUSY). The root is opened again: a descriptor from before
+	 * unshare() would resolve in the old namespace, without the mount. */
+	int root = open(a->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	CK(root >= 0);
+	int in = openat(root, "in", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	CK(in >= 0);
+	int n = safe_tmpfile_sweep_beneath(root, "in", 0, 0);
+	close(root);
+	int n2 = safe_tmpfile_sweep_beneath(in, ".", 0, SAFE_RESOLVE_USERSPACE);
+	close(in);
+	CKMSG(n == 1 && n2 == 0, "sweep: %d then %d (%s)", n, n2, strerror(errno));
+	CK(faccessat(a->dirfd, "in/" OWN1, F_OK, AT_SYMLINK_NOFOLLOW) == 0);
+	CK(faccessat(a->dirfd, "in/" OWN2, F_OK, AT_SYMLINK_NOFOLLOW) == -1);
+	CK(umount2(dst, MNT_DETACH) == 0);
+	return 0;
+}
+
+START_TEST(sweep_never_crosses_mounts)
+{
+	if (!sb_can_mount()) {
+		fprintf(stderr, "sweep_never_crosses_mounts: cannot mount here, not tested\n");
+		return;
+	}
+	struct tdir d;
+	tdir_make(&d, "tmpfile");
+	ck_assert_int_eq(mkdirat(d.fd, "in", 0755), 0);
+	make_file(d.fd, "src", 0600);
+	int in = openat(d.fd, "in", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	ck_assert_int_ge(in, 0);
+	make_file(in, OWN1, 0600);
+	make_file(in, OWN2, 0600);
+	close(in);
+	struct sweep_args a = { .dirfd = d.fd, .path = d.path };
+	int r = sb_run(sweep_mount_child, &a);
+	char *ls = fx_dir_listing(d.fd, ".");
+	ck_assert_str_eq(ls, "in\nsrc\n");
+	free(ls);
+	ls = fx_dir_listing(d.fd, "in");
+	ck_assert_str_eq(ls, OWN1 "\n");
+	free(ls);
+	tdir_free(&d);
+	ck_assert_msg(r == 0, "child failed with %d (see stderr)", r);
 }
 END_TEST
 
@@ -1945,6 +2089,7 @@ static Suite *tmpfile_suite(void)
 	tcase_add_loop_test(tc, concurrent_creators, 0, N_STRATEGIES);
 	tcase_add_loop_test(tc, two_phase_fd_misuse, 0, N_STRATEGIES);
 	tcase_add_loop_test(tc, killed_writer_leftover, 0, 2);
+	tcase_add_loop_test(tc, named_stays_private, 0, 2);
 	tcase_add_loop_test(tc, sweep_only_own_leftovers, 0, N_STRATEGIES);
 	suite_add_tcase(s, tc);
 
@@ -1961,6 +2106,8 @@ static Suite *tmpfile_suite(void)
 	tcase_add_loop_test(sb, unprivileged_setgid_directory, 0, N_KERNEL_STRATEGIES);
 	tcase_add_loop_test(sb, sync_failures, 0, N_KERNEL_STRATEGIES);
 	tcase_add_loop_test(sb, ramfs_no_user_xattrs, 0, N_KERNEL_STRATEGIES);
+	tcase_add_test(sb, sweep_unprivileged);
+	tcase_add_test(sb, sweep_never_crosses_mounts);
 	suite_add_tcase(s, sb);
 
 	TCase *rc = tcase_create("race");
