@@ -41,7 +41,7 @@ MAN7_PAGES = doc/man/man7/libsafeopen.7
 dist_man3_MANS = $(MAN3_PAGES)
 dist_man7_MANS = $(MAN7_PAGES)
 
-EXTRA_DIST += SECURITY.md doc/Doxyfile.in doc/design.md doc/cookbook.md doc/man2dox.sh \
+EXTRA_DIST += SECURITY.md doc/Doxyfile.in doc/design.md doc/cookbook.md doc/man2dox.sh doc/examples.dox \
 	tests/check-man-symbols.sh tests/check-man-groff.sh tests/check-man-examples.sh
 
 # Every symbol of the version script has a page with SYNOPSIS and ERRORS;
