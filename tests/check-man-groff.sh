@@ -19,7 +19,7 @@ for p in man3/*.3 man7/*.7 ../../examples/safeopen.1; do
 	# lines starting with . must be known macros/requests.
 	bad=$(grep -n "^'" "$p" || true)
 	if [ -n "$bad" ]; then echo "check-man-groff: $p: line starts with an apostrophe (groff control character):"; printf '%s\n' "$bad"; status=1; fi
-	bad=$(grep -n '^\.' "$p" | grep -v -E '^[0-9]+:\.(TH|SH|SS|PP|P|LP|TP|IP|HP|RS|RE|B|I|BR|BI|IB|RB|IR|RI|SM|SB|EX|EE|nf|fi|in|sp|br|ad|na|nh|hy|so|UR|UE|MT|ME|TQ|ft|\\")( |$)' || true)
+	bad=$(grep -n '^\.' "$p" | grep -v -E '^[0-9]+:\.(TH|SH|SS|PP|P|LP|TP|IP|HP|RS|RE|B|I|BR|BI|IB|RB|IR|RI|SM|SB|EX|EE|nf|fi|in|sp|br|ad|na|nh|nr|hy|so|UR|UE|MT|ME|TQ|ft|\\")( |$)' || true)
 	if [ -n "$bad" ]; then echo "check-man-groff: $p: unknown request:"; printf '%s\n' "$bad"; status=1; fi
 done
 [ $status -eq 0 ] && echo "check-man-groff: $n pages, 0 groff warnings"
