@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
@@ -844,6 +845,119 @@ START_TEST(without_openat2)
 }
 END_TEST
 
+/* ---------------------------------------------------------------- EXDEV: escape or mount crossing */
+
+/* The header's recipe: EXDEV under NO_XDEV, then the same call without it
+ * says EXDEV again for an escape and anything else for a mount crossing; for
+ * rename/link, both parents resolve (safe_open_parent_beneath) when the EXDEV
+ * is the syscall's "different mounts". In a private mount namespace. */
+/* Write `text` to a /proc/self file (uid_map, gid_map, setgroups). */
+static int write_proc(const char *name, const char *text)
+{
+	int fd = open(name, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ssize_t n = write(fd, text, strlen(text));
+	close(fd);
+	return n == (ssize_t)strlen(text) ? 0 : -1;
+}
+
+/* A private mount namespace: as root directly, otherwise inside a new user
+ * namespace where the caller is root (tmpfs can be mounted there). */
+static int enter_mount_ns(void)
+{
+	if (geteuid() == 0)
+		return unshare(CLONE_NEWNS);
+	uid_t uid = geteuid();
+	gid_t gid = getegid();
+	if (unshare(CLONE_NEWUSER | CLONE_NEWNS) < 0)
+		return -1;
+	char map[64];
+	snprintf(map, sizeof(map), "0 %u 1", (unsigned)uid);
+	if (write_proc("/proc/self/uid_map", map) < 0)
+		return -1;
+	(void)write_proc("/proc/self/setgroups", "deny");
+	snprintf(map, sizeof(map), "0 %u 1", (unsigned)gid);
+	return write_proc("/proc/self/gid_map", map);
+}
+
+static int exdev_child(void *arg)
+{
+	uint64_t m = *(const uint64_t *)arg;
+	CHILD_CHECK(enter_mount_ns() == 0, "mount namespace: %s", strerror(errno));
+	CHILD_CHECK(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0, "private");
+	CHILD_CHECK(mkdirat(E.r1fd, "mnt", 0755) == 0, "mkdir mnt");
+	char p[PATH_MAX];
+	int n = snprintf(p, sizeof(p), "%s/mnt", E.r1);
+	CHILD_CHECK(n > 0 && (size_t)n < sizeof(p), "path");
+	CHILD_CHECK(mount("tmpfs", p, "tmpfs", 0, "size=1m") == 0, "mount: %s", strerror(errno));
+	int root = open(E.r1, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	CHILD_CHECK(root >= 0, "open root");
+	struct safe_open_how how = {
+		.flags = O_PATH,
+		.resolve = SAFE_RESOLVE_BENEATH | SAFE_RESOLVE_NO_XDEV | m,
+	};
+	struct safe_open_how plain = how;
+	plain.resolve &= ~SAFE_RESOLVE_NO_XDEV;
+	/* A mount crossing: EXDEV, then success without NO_XDEV. */
+	errno = 0;
+	CHILD_CHECK(safe_openat2(root, "mnt", &how, sizeof(how)) == -1 && errno == EXDEV, "mnt");
+	int fd = safe_openat2(root, "mnt", &plain, sizeof(plain));
+	CHILD_CHECK(fd >= 0, "mnt without NO_XDEV: %s", strerror(errno));
+	close(fd);
+	/* An escape: EXDEV both times. */
+	static const char *const esc[] = { "../outside", "up", "abs", "deep" };
+	for (size_t i = 0; i < sizeof(esc) / sizeof(esc[0]); i++) {
+		errno = 0;
+		CHILD_CHECK(safe_openat2(root, esc[i], &how, sizeof(how)) == -1 && errno == EXDEV,
+			    "%s", esc[i]);
+		errno = 0;
+		CHILD_CHECK(safe_openat2(root, esc[i], &plain, sizeof(plain)) == -1 &&
+				    errno == EXDEV,
+			    "%s without NO_XDEV", esc[i]);
+	}
+	/* rename/link: different mounts, both parents resolve. */
+	char name[NAME_MAX + 1];
+	errno = 0;
+	CHILD_CHECK(safe_renameat_beneath(root, "file", root, "mnt/file", m) == -1 && errno == EXDEV,
+		    "rename across mounts: %s", strerror(errno));
+	errno = 0;
+	CHILD_CHECK(safe_linkat_beneath(root, "file", root, "mnt/file", m) == -1 && errno == EXDEV,
+		    "link across mounts: %s", strerror(errno));
+	int a = safe_open_parent_beneath(root, "file", m, name, sizeof(name));
+	int b = safe_open_parent_beneath(root, "mnt/file", m, name, sizeof(name));
+	CHILD_CHECK(a >= 0 && b >= 0, "parents across mounts");
+	close(a);
+	close(b);
+	/* rename: an escape, and a parent that does not resolve. */
+	errno = 0;
+	CHILD_CHECK(safe_renameat_beneath(root, "file", root, "up/file", m) == -1 && errno == EXDEV,
+		    "rename escape");
+	errno = 0;
+	CHILD_CHECK(safe_open_parent_beneath(root, "up/file", m, name, sizeof(name)) == -1 &&
+			    errno == EXDEV,
+		    "parent of escape");
+	close(root);
+	return 0;
+}
+
+START_TEST(exdev_escape_or_mount)
+{
+	if (!sb_can_mount()) {
+#ifdef FX_MAIN
+		fx_skip("needs a mount namespace (root or user namespaces)");
+#else
+		fprintf(stderr, "exdev_escape_or_mount: not tested (no mount namespace)\n");
+		return;
+#endif
+	}
+	env_open();
+	uint64_t m = MODE(_i);
+	ck_assert_int_eq(sb_run(exdev_child, &m), 0);
+	env_close();
+}
+END_TEST
+
 /* ---------------------------------------------------------------- suite */
 
 static Suite *api_suite(void)
@@ -868,6 +982,7 @@ static Suite *api_suite(void)
 	tcase_set_timeout(sb, 120);
 	tcase_add_checked_fixture(sb, fx_fd_setup, fx_fd_teardown);
 	tcase_add_loop_test(sb, without_openat2, 0, 2);
+	tcase_add_loop_test(sb, exdev_escape_or_mount, 0, 2);
 	suite_add_tcase(s, sb);
 
 	TCase *race = tcase_create("race");
