@@ -86,6 +86,9 @@ check:
 /* -1 with errno: the resource error as it is, anything else ENXIO. */
 static int unusable(void)
 {
+#ifdef SAFEOPEN_MUTATE_PROCFS_ERRNO
+	return so_fail(ENXIO);
+#endif
 	return so_fail(so_resource_errno(errno) ? errno : ENXIO);
 }
 

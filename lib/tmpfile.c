@@ -16,6 +16,17 @@
  * REPLACE the name never disappears (rename(2) is atomic with respect to
  * lookups of the new name). Each failure path removes the names this call
  * created itself (checked by inode before removal) and closes what it opened.
+ * A hidden name never gives anyone but the owner access before the final
+ * chmod right before the rename: it is created 0600 and the mode it must get
+ * comes from an empty probe (probe_mode()).
+ *
+ * The two-phase handle lends the caller a dup of its own descriptor and acts
+ * only on its own: that one keeps the inode allocated, so its (st_dev,
+ * st_ino) cannot be reused, and user_fd_ok() can tell the lent number still
+ * being this file (plus kcmp) from a closed or reused one before anything is
+ * published or closed.
+ *
+ * safe_tmpfile_sweep_beneath() removes leftover hidden names; see sweep_one().
  */
 #include "internal.h"
 
@@ -517,8 +528,10 @@ static int tmp_publish(struct safe_tmpfile *t, const struct safe_xattr *xattrs, 
 			return -1;
 		cur = WORK_MODE;
 	}
+#ifndef SAFEOPEN_MUTATE_TMPFILE_XATTR_ORDER
 	if (set_xattrs(t->fd, xattrs, n, false) < 0)
 		return -1;
+#endif
 	bool sync = flags & SAFE_TMPFILE_SYNC;
 	if (sync && named && fdatasync(t->fd) < 0)
 		return -1;
@@ -536,6 +549,11 @@ static int tmp_publish(struct safe_tmpfile *t, const struct safe_xattr *xattrs, 
 	int r = named ? publish_named(t, replace) : publish_unnamed(t, replace);
 	if (r < 0)
 		goto narrow;
+#ifdef SAFEOPEN_MUTATE_TMPFILE_XATTR_ORDER
+	/* Mutation check only: the xattrs after the link (visible without). */
+	if (set_xattrs(t->fd, xattrs, n, false) < 0)
+		return -1;
+#endif
 
 	if (sync && sync_dir(t) < 0) {
 		/* Published but not durable. Without REPLACE take the name
@@ -558,11 +576,13 @@ static int tmp_publish(struct safe_tmpfile *t, const struct safe_xattr *xattrs, 
 narrow:
 	/* A hidden name must not keep the final mode while it waits for a
 	 * retry or a discard (or a crash). */
+#ifndef SAFEOPEN_MUTATE_TMPFILE_NARROW
 	if (named && final != WORK_MODE) {
 		int saved = errno;
 		(void)fchmod(t->fd, WORK_MODE);
 		errno = saved;
 	}
+#endif
 	return -1;
 }
 
@@ -674,6 +694,9 @@ int safe_tmpfile_fd(const struct safe_tmpfile *tmp)
  */
 static int user_fd_ok(const struct safe_tmpfile *t)
 {
+#ifdef SAFEOPEN_MUTATE_TMPFILE_FD_CHECK
+	return t->userfd >= 0 ? 0 : so_fail(EBADF);
+#endif
 	struct stat st;
 	if (t->userfd < 0 || fstat(t->userfd, &st) < 0 || st.st_dev != t->dev ||
 	    st.st_ino != t->ino)
@@ -746,6 +769,9 @@ static bool is_hidden_name(const char *name)
 	size_t plen = sizeof(TMP_PREFIX) - 1;
 	if (strncmp(name, TMP_PREFIX, plen) != 0)
 		return false;
+#ifdef SAFEOPEN_MUTATE_SWEEP_PATTERN
+	return true;
+#endif
 	for (size_t i = plen; i < TMP_NAME_LEN; i++) {
 		char c = name[i]; /* a shorter name stops at its '\0' */
 		if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9')))
@@ -758,6 +784,9 @@ static bool is_hidden_name(const char *name)
  * A time in the future (clock steps, remote filesystems) is young. */
 static bool old_enough(const struct stat *st, const struct timespec *now, unsigned int min_age)
 {
+#ifdef SAFEOPEN_MUTATE_SWEEP_AGE
+	min_age = 0;
+#endif
 	if (min_age == 0)
 		return true;
 	struct timespec t = st->st_mtim;
@@ -783,6 +812,7 @@ static bool old_enough(const struct stat *st, const struct timespec *now, unsign
 static int sweep_one(int dfd, const struct so_ident *dirid, const char *name,
 		     const struct timespec *now, unsigned int min_age)
 {
+	(void)dirid; /* (unused only in a mutation build) */
 	_cleanup_fd_ int fd = openat(dfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return errno == ENOENT ? 0 : -1;
@@ -790,12 +820,28 @@ static int sweep_one(int dfd, const struct so_ident *dirid, const char *name,
 	struct so_ident id, again;
 	if (fstat(fd, &st) < 0 || so_ident_at(fd, NULL, &id) < 0)
 		return -1;
-	if (!S_ISREG(st.st_mode) || so_other_mount(dirid, &id) || !old_enough(&st, now, min_age))
+#ifndef SAFEOPEN_MUTATE_SWEEP_REGULAR
+	if (!S_ISREG(st.st_mode))
 		return 0;
+#endif
+#ifndef SAFEOPEN_MUTATE_SWEEP_XDEV
+	if (so_other_mount(dirid, &id))
+		return 0;
+#endif
+	if (!old_enough(&st, now, min_age))
+		return 0;
+#ifndef SAFEOPEN_MUTATE_SWEEP_RECHECK
 	if (so_ident_at(dfd, name, &again) < 0)
 		return errno == ENOENT ? 0 : -1;
-	if (!so_same_inode(&id, &again) || so_other_mount(dirid, &again))
+	if (!so_same_inode(&id, &again))
 		return 0;
+#ifndef SAFEOPEN_MUTATE_SWEEP_XDEV
+	if (so_other_mount(dirid, &again))
+		return 0;
+#endif
+#else
+	(void)again;
+#endif
 	if (unlinkat(dfd, name, 0) < 0)
 		return errno == ENOENT ? 0 : -1;
 	return 1;
@@ -844,8 +890,11 @@ int safe_tmpfile_sweep_beneath(int dirfd, const char *path, unsigned int min_age
 		for (long off = 0; off < n;) {
 			const struct so_dirent64 *de = (const void *)(buf + off);
 			off += de->d_reclen;
-			if ((de->d_type != DT_REG && de->d_type != DT_UNKNOWN) ||
-			    !is_hidden_name(de->d_name))
+#ifndef SAFEOPEN_MUTATE_SWEEP_REGULAR
+			if (de->d_type != DT_REG && de->d_type != DT_UNKNOWN)
+				continue;
+#endif
+			if (!is_hidden_name(de->d_name))
 				continue;
 			int r = sweep_one(dfd, &dirid, de->d_name, &now, min_age_seconds);
 			if (r > 0 && removed < INT_MAX)

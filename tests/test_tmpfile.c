@@ -1213,6 +1213,63 @@ START_TEST(sweep_only_own_leftovers)
 }
 END_TEST
 
+/* A statx() of this executable pre-empts libc's for the library (as the
+ * fsetxattr interposer of test_fault): when armed, the first statx() of a
+ * descriptor of the inode swap_ino (the sweep pinning a leftover) renames
+ * "decoy" onto swap_name right after, the way an attacker would between the
+ * sweep's judgement and its unlinkat(). */
+static atomic_int swap_armed, swap_done;
+static int swap_dirfd = -1;
+static const char *swap_name;
+static ino_t swap_ino;
+
+int statx(int dirfd, const char *restrict path, int flags, unsigned int mask,
+	  struct statx *restrict buf)
+{
+	int r = (int)syscall(SYS_statx, dirfd, path, flags, mask, buf);
+	struct stat st;
+	if (atomic_load(&swap_armed) && (flags & AT_EMPTY_PATH) && !*path &&
+	    fstat(dirfd, &st) == 0 && st.st_ino == swap_ino && atomic_exchange(&swap_armed, 0)) {
+		int saved = errno;
+		if (renameat(swap_dirfd, "decoy", swap_dirfd, swap_name) == 0)
+			atomic_fetch_add(&swap_done, 1);
+		errno = saved;
+	}
+	return r;
+}
+
+START_TEST(sweep_swapped_name)
+{
+	/* The leftover is pinned and judged, then another file is renamed
+	 * onto its name before the removal: the sweep sees another inode
+	 * under the name and keeps it. */
+	uint64_t rf = strategies[_i] & SAFE_RESOLVE_USERSPACE;
+	struct tdir d;
+	tdir_make(&d, "tmpfile");
+	make_file(d.fd, OWN1, 0600);
+	static const char *const spec[] = { "f decoy precious", NULL };
+	fx_build(d.fd, spec);
+	struct stat lst;
+	ck_assert_int_eq(fstatat(d.fd, OWN1, &lst, AT_SYMLINK_NOFOLLOW), 0);
+	swap_ino = lst.st_ino;
+	swap_dirfd = d.fd;
+	swap_name = OWN1;
+	atomic_store(&swap_done, 0);
+	atomic_store(&swap_armed, 1);
+	int n = safe_tmpfile_sweep_beneath(d.fd, ".", 0, rf);
+	atomic_store(&swap_armed, 0);
+	ck_assert_int_eq(atomic_load(&swap_done), 1); /* the "attacker" ran */
+	ck_assert_int_eq(n, 0);
+	int fd = openat(d.fd, OWN1, O_RDONLY | O_CLOEXEC);
+	ck_assert_int_ge(fd, 0);
+	char buf[16];
+	ck_assert_int_eq(read(fd, buf, sizeof(buf)), 8);
+	ck_assert_int_eq(memcmp(buf, "precious", 8), 0);
+	close(fd);
+	tdir_free(&d);
+}
+END_TEST
+
 struct sweep_args {
 	int dirfd;
 	const char *path;
@@ -2091,6 +2148,7 @@ static Suite *tmpfile_suite(void)
 	tcase_add_loop_test(tc, killed_writer_leftover, 0, 2);
 	tcase_add_loop_test(tc, named_stays_private, 0, 2);
 	tcase_add_loop_test(tc, sweep_only_own_leftovers, 0, N_STRATEGIES);
+	tcase_add_loop_test(tc, sweep_swapped_name, 0, N_STRATEGIES);
 	suite_add_tcase(s, tc);
 
 	TCase *sb = tcase_create("sandbox");
