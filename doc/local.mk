@@ -1,14 +1,66 @@
-# API documentation (Doxygen: HTML and man pages) and the design note.
-EXTRA_DIST += doc/Doxyfile.in doc/design.md
+# Documentation: the hand-written man pages (the source of truth for the
+# reference manual, shipped in the tarball and installed by `make install`
+# without Doxygen), the Doxygen HTML (main page, design note, cookbook) and
+# the tests that keep the pages honest.
+
+# Section 3: one page per function; functions that share a page are `.so`
+# links (an alias page contains only `.so man3/<page>.3`).
+MAN3_PAGES = \
+	doc/man/man3/safe_fchmodat_beneath.3 \
+	doc/man/man3/safe_fchownat_beneath.3 \
+	doc/man/man3/safe_fstatat_beneath.3 \
+	doc/man/man3/safe_getxattr_beneath.3 \
+	doc/man/man3/safe_linkat_beneath.3 \
+	doc/man/man3/safe_listxattr_beneath.3 \
+	doc/man/man3/safe_mkdir_all_beneath.3 \
+	doc/man/man3/safe_mkdirat_beneath.3 \
+	doc/man/man3/safe_mknodat_beneath.3 \
+	doc/man/man3/safe_open_parent_beneath.3 \
+	doc/man/man3/safe_openat2.3 \
+	doc/man/man3/safe_openat_beneath.3 \
+	doc/man/man3/safe_opendir_beneath.3 \
+	doc/man/man3/safe_readlinkat_beneath.3 \
+	doc/man/man3/safe_realpath_beneath.3 \
+	doc/man/man3/safe_removexattr_beneath.3 \
+	doc/man/man3/safe_renameat_beneath.3 \
+	doc/man/man3/safe_reopen.3 \
+	doc/man/man3/safe_rmtree_beneath.3 \
+	doc/man/man3/safe_setxattr_beneath.3 \
+	doc/man/man3/safe_statx_beneath.3 \
+	doc/man/man3/safe_symlinkat_beneath.3 \
+	doc/man/man3/safe_tmpfile_discard.3 \
+	doc/man/man3/safe_tmpfile_fd.3 \
+	doc/man/man3/safe_tmpfile_link.3 \
+	doc/man/man3/safe_tmpfile_open.3 \
+	doc/man/man3/safe_tmpfile_sweep_beneath.3 \
+	doc/man/man3/safe_tmpfile_xattr.3 \
+	doc/man/man3/safe_unlinkat_beneath.3 \
+	doc/man/man3/safe_utimensat_beneath.3 \
+	doc/man/man3/safe_version.3
+MAN7_PAGES = doc/man/man7/libsafeopen.7
+dist_man3_MANS = $(MAN3_PAGES)
+dist_man7_MANS = $(MAN7_PAGES)
+
+EXTRA_DIST += SECURITY.md doc/Doxyfile.in doc/design.md doc/cookbook.md doc/man2dox.sh doc/examples.dox \
+	tests/check-man-symbols.sh tests/check-man-groff.sh tests/check-man-examples.sh
+
+# Every symbol of the version script has a page with SYNOPSIS and ERRORS;
+# every page renders without a groff warning; every EXAMPLES program compiles.
+TESTS += tests/check-man-symbols.sh tests/check-man-groff.sh tests/check-man-examples.sh
+AM_TESTS_ENVIRONMENT += CC='$(CC)'; export CC; \
+	MAN_CPPFLAGS='-I$(abs_top_srcdir)/include'; export MAN_CPPFLAGS; \
+	MAN_LIBS='$(abs_top_builddir)/lib/.libs/libsafeopen.so'; export MAN_LIBS;
 
 if HAVE_DOXYGEN
-doc: doc/Doxyfile $(top_srcdir)/include/safeopen.h
-	@rm -rf doc/api doc/doxygen-warnings.log
+doc: doc/Doxyfile $(top_srcdir)/include/safeopen.h $(top_srcdir)/README.md $(top_srcdir)/SECURITY.md \
+		$(top_srcdir)/doc/design.md $(top_srcdir)/doc/cookbook.md $(MAN3_PAGES) $(MAN7_PAGES)
+	@rm -rf doc/api doc/api-src doc/doxygen-warnings.log
 	@$(MKDIR_P) doc
+	$(AM_V_GEN)$(SHELL) $(top_srcdir)/doc/man2dox.sh '$(abs_top_srcdir)' doc/api-src
 	$(AM_V_GEN)$(DOXYGEN) doc/Doxyfile
 	@if test -s doc/doxygen-warnings.log; then \
 	  cat doc/doxygen-warnings.log; echo "make doc: doxygen warnings (see above)"; exit 1; fi
-	@echo "make doc: HTML in doc/api/html/index.html, man pages in doc/api/man/man3 (0 warnings)"
+	@echo "make doc: HTML in doc/api/html/index.html (0 warnings); man pages are doc/man (installed by make install)"
 else
 doc:
 	@echo "doxygen not found: install the Debian package doxygen (scripts/install-deps does)"; exit 1
@@ -17,21 +69,28 @@ PHONY_TARGETS += doc
 
 clean-local: clean-doc
 clean-doc:
-	-rm -rf doc/api doc/doxygen-warnings.log
+	-rm -rf doc/api doc/api-src doc/doxygen-warnings.log
 PHONY_TARGETS += clean-doc
 
-# Install the API man pages (section 3) when `make doc` has generated them.
-install-data-local: install-api-man
-uninstall-local: uninstall-api-man
-install-api-man:
-	@if test -d doc/api/man/man3; then \
-	  $(MKDIR_P) '$(DESTDIR)$(mandir)/man3' && \
-	  for f in doc/api/man/man3/safe_*.3 doc/api/man/man3/SAFE_*.3 doc/api/man/man3/safeopen*.3; do \
-	    echo " INSTALL $$f"; $(INSTALL_DATA) "$$f" '$(DESTDIR)$(mandir)/man3/' || exit 1; \
-	  done; \
-	fi
-uninstall-api-man:
-	@if test -d doc/api/man/man3; then \
-	  for f in doc/api/man/man3/safe_*.3 doc/api/man/man3/SAFE_*.3 doc/api/man/man3/safeopen*.3; do rm -f '$(DESTDIR)$(mandir)/man3/'"$${f##*/}"; done; \
-	fi
-PHONY_TARGETS += install-api-man uninstall-api-man
+# The cookbook (doc/cookbook.md): each recipe is a complete program, built
+# by `make check` and run by tests/test-cookbook.sh against a temp dir.
+cookbook_progs = examples/cookbook/serve-url examples/cookbook/upload \
+	examples/cookbook/extract examples/cookbook/port-realpath \
+	examples/cookbook/port-openat2 examples/cookbook/seccomp examples/cookbook/fdpass
+check_PROGRAMS += $(cookbook_progs)
+examples_cookbook_serve_url_SOURCES = examples/cookbook/serve-url.c
+examples_cookbook_serve_url_LDADD = lib/libsafeopen.la
+examples_cookbook_upload_SOURCES = examples/cookbook/upload.c
+examples_cookbook_upload_LDADD = lib/libsafeopen.la
+examples_cookbook_extract_SOURCES = examples/cookbook/extract.c
+examples_cookbook_extract_LDADD = lib/libsafeopen.la
+examples_cookbook_port_realpath_SOURCES = examples/cookbook/port-realpath.c
+examples_cookbook_port_realpath_LDADD = lib/libsafeopen.la
+examples_cookbook_port_openat2_SOURCES = examples/cookbook/port-openat2.c
+examples_cookbook_port_openat2_LDADD = lib/libsafeopen.la
+examples_cookbook_seccomp_SOURCES = examples/cookbook/seccomp.c
+examples_cookbook_seccomp_LDADD = lib/libsafeopen.la
+examples_cookbook_fdpass_SOURCES = examples/cookbook/fdpass.c
+examples_cookbook_fdpass_LDADD = lib/libsafeopen.la
+TESTS += tests/test-cookbook.sh
+EXTRA_DIST += tests/test-cookbook.sh

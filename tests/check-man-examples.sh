@@ -1,0 +1,55 @@
+#!/bin/sh
+# Extracts the program of every man page's EXAMPLES section (the .EX/.EE
+# blocks after `.SH EXAMPLES`, with the groff escapes undone) and compiles it
+# against the header and the built library with -Wall -Wextra -Werror, so an
+# example cannot drift from the API. Then runs each program that has a
+# `.\" test: COMMAND` line (a shell command run in a fresh temporary
+# directory, naming the program $PROG) and requires exit 0.
+set -eu
+srcdir=${top_srcdir:-.}
+builddir=${top_builddir:-.}
+cc=${CC:-cc}
+lib=${MAN_LIBS:-$builddir/lib/.libs/libsafeopen.so}
+[ -f "$lib" ] || { echo "check-man-examples: library $lib not built"; exit 1; }
+libdir=$(dirname "$lib")
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+status=0
+n=0
+for p in "$srcdir"/doc/man/man3/*.3 "$srcdir"/doc/man/man7/*.7; do
+	grep -q '^\.SH EXAMPLES' "$p" || continue
+	name=$(basename "$p"); name=${name%.*}
+	awk '/^\.SH/ { ex = ($0 == ".SH EXAMPLES"); next }
+	     ex && /^\.EX/ { on = 1; next }
+	     ex && /^\.EE/ { on = 0; next }
+	     on' "$p" \
+		| sed -e 's/\\(aq/'"'"'/g' -e 's/\\(dq/"/g' -e 's/\\-/-/g' -e 's/\\&//g' -e 's/\\e/\\/g' \
+		> "$tmp/$name.c"
+	[ -s "$tmp/$name.c" ] || continue
+	n=$((n + 1))
+	# A fragment without main() is compiled only; a program is also linked.
+	if grep -q '^int main(' "$tmp/$name.c"; then
+		link="-o $tmp/$name"
+	else
+		link="-c -o $tmp/$name.o"
+	fi
+	# shellcheck disable=SC2086
+	if ! $cc -std=c11 -Wall -Wextra -Werror -I"$srcdir/include" $link "$tmp/$name.c" \
+		-L"$libdir" -lsafeopen -Wl,-rpath,"$libdir" 2>"$tmp/$name.err"; then
+		echo "check-man-examples: the example of $name does not compile:"
+		cat "$tmp/$name.err"; status=1; continue
+	fi
+	args=$(sed -n 's/^\.\\" test: //p' "$p")
+	if [ -n "$args" ]; then
+		T=$(mktemp -d "$tmp/run.XXXXXX")
+		PROG="$tmp/$name"
+		export PROG
+		if ! (cd "$T" && eval "$args") >"$tmp/$name.out" 2>&1; then
+			echo "check-man-examples: the example of $name failed when run with: $args"
+			cat "$tmp/$name.out"; status=1
+		fi
+	fi
+done
+[ $n -gt 0 ] || { echo "check-man-examples: no example found"; exit 1; }
+[ $status -eq 0 ] && echo "check-man-examples: $n examples compile (and those with a test line run)"
+exit $status
