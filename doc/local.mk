@@ -67,7 +67,7 @@ doc:
 endif
 PHONY_TARGETS += doc
 
-clean-local: clean-doc
+CLEAN_LOCAL_TARGETS += clean-doc
 clean-doc:
 	-rm -rf doc/api doc/api-src doc/doxygen-warnings.log
 PHONY_TARGETS += clean-doc

@@ -41,7 +41,7 @@ distclean-kernel-headers:
 PHONY_TARGETS += distclean-kernel-headers
 
 # The logs of `make check-kernels` (tests/kernels.mk).
-clean-local: clean-kernels
+CLEAN_LOCAL_TARGETS += clean-kernels
 clean-kernels:
 	-rm -rf tests/kernels
 PHONY_TARGETS += clean-kernels

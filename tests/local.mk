@@ -1,13 +1,6 @@
 # Shared test infrastructure and the "base" suite. Each module's suite has its
 # own fragment (tests/<module>.mk) included from Makefile.am.
 
-# The Check binaries print TAP (fx_main in tests/fixture.c): Automake counts
-# every case as PASS, FAIL or SKIP (with its reason in tests/NAME.log). The
-# shell tests keep the plain driver (exit 77 = SKIP).
-TEST_EXTENSIONS = .sh
-LOG_DRIVER = env AM_TAP_AWK='$(AWK)' $(SHELL) $(top_srcdir)/build-aux/tap-driver.sh
-SH_LOG_DRIVER = $(SHELL) $(top_srcdir)/build-aux/test-driver
-
 check_LIBRARIES += tests/libtestutil.a
 tests_libtestutil_a_SOURCES = tests/fixture.c tests/fixture.h tests/sandbox.c tests/sandbox.h
 tests_libtestutil_a_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)

@@ -15,5 +15,5 @@ PHONY_TARGETS += check-long check-mutations
 
 clean-mutations:
 	rm -rf mutations
-clean-local: clean-mutations
+CLEAN_LOCAL_TARGETS += clean-mutations
 PHONY_TARGETS += clean-mutations
