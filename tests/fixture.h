@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <errno.h>
+#include <string.h>
 #include <unistd.h>
 
 /* ---------------------------------------------------------------- fd accounting */
@@ -80,6 +81,24 @@ long fx_scale(long n, long valgrind_div);
 
 /* Seconds since an arbitrary point (CLOCK_MONOTONIC). */
 double fx_now(void);
+
+/* Check-side assertions of a call's result, as the syscalls report it:
+ * ck_fails(expr, err): expr returns -1 with errno err; ck_ok(expr): >= 0. */
+#define ck_fails(expr, err)                                                                 \
+	do {                                                                                \
+		errno = 0;                                                                  \
+		long r_ = (long)(expr);                                                     \
+		int e_ = errno;                                                             \
+		ck_assert_msg(r_ == -1 && e_ == (err), "%s: got %ld, errno %d (%s); want %s", \
+			      #expr, r_, e_, strerror(e_), strerror(err));                  \
+	} while (0)
+
+#define ck_ok(expr)                                                                     \
+	do {                                                                            \
+		errno = 0;                                                              \
+		long r_ = (long)(expr);                                                 \
+		ck_assert_msg(r_ >= 0, "%s: got %ld (%s)", #expr, r_, strerror(errno)); \
+	} while (0)
 
 /* ---------------------------------------------------------------- runner */
 

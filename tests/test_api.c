@@ -38,22 +38,6 @@
 #define MODE(i) (((i) & 1) ? SAFE_RESOLVE_USERSPACE : 0)
 #define SCOPE(i) (((i) & 2) ? SAFE_RESOLVE_IN_ROOT : 0)
 
-#define ck_fails(expr, err)                                                                 \
-	do {                                                                                \
-		errno = 0;                                                                  \
-		long r_ = (long)(expr);                                                     \
-		int e_ = errno;                                                             \
-		ck_assert_msg(r_ == -1 && e_ == (err), "%s: got %ld, errno %d (%s); want %s", \
-			      #expr, r_, e_, strerror(e_), strerror(err));                  \
-	} while (0)
-
-#define ck_ok(expr)                                                                     \
-	do {                                                                            \
-		errno = 0;                                                              \
-		long r_ = (long)(expr);                                                 \
-		ck_assert_msg(r_ >= 0, "%s: got %ld (%s)", #expr, r_, strerror(errno)); \
-	} while (0)
-
 /* ---------------------------------------------------------------- environment */
 
 /* base/r1 and base/r2: two roots; base/outside: must never change. */
