@@ -478,31 +478,31 @@ struct safe_xattr {
  *         by the caller, or -1 with @c errno set; on failure nothing exists
  *         under @p path (or the old file is untouched), no temporary name is
  *         left and no descriptor is leaked.
- * @retval EINVAL Unknown flag bits, or both BENEATH and IN_ROOT; @p mode
- *         outside 07777; an invalid xattr name (no "user.", "trusted.",
- *         "security." or "system." prefix followed by at least one character,
- *         or longer than 255 bytes: the library checks this itself, where the
- *         kernel would say @c ERANGE or @c EOPNOTSUPP) or a name given twice;
- *         a last component of "." or "..", or a path ending in '/' (including
- *         "/"); a value the kernel rejects (a malformed ACL or capability).
- * @retval E2BIG  An xattr value larger than 65536 bytes (as setxattr(2)).
- * @retval EFAULT @p path is NULL, or @p xattrs is NULL with @p nxattrs > 0,
- *         or an entry has a NULL name or a NULL value with a nonzero size.
- * @retval ENOENT @p path is empty, or a directory on the way does not exist.
- * @retval EEXIST The name exists and #SAFE_TMPFILE_REPLACE was not given.
- * @retval EISDIR #SAFE_TMPFILE_REPLACE and the name is a directory.
- * @retval EXDEV  The parent directory escapes @p dirfd.
- * @retval EACCES The caller may not create files in the parent directory;
- *         @c system.posix_acl_default given for a regular file.
- * @retval EOPNOTSUPP The filesystem does not support the xattr namespace or
- *         attribute (e.g. any @c user.* xattr on ramfs).
- * @retval ENOSPC No room for the file or its xattrs (ext4 keeps the xattrs
- *         of an inode in about one block unless it has @c ea_inode).
- * @retval EPERM  The caller may not set an xattr (e.g. trusted.* unprivileged).
  * @par Errors
- *      Any error of the resolver for the parent (@c ELOOP, @c ENOTDIR,
- *      @c ENAMETOOLONG, ...), of openat(2), fsetxattr(2), fchmod(2),
- *      linkat(2), renameat2(2), fsync(2).
+ * - @c EINVAL: unknown flag bits, or both BENEATH and IN_ROOT; @p mode
+ *   outside 07777; an invalid xattr name (no "user.", "trusted.",
+ *   "security." or "system." prefix followed by at least one character, or
+ *   longer than 255 bytes: the library checks this itself, where the kernel
+ *   would say @c ERANGE or @c EOPNOTSUPP) or a name given twice; a last
+ *   component of "." or "..", or a path ending in '/' (including "/"); a
+ *   value the kernel rejects (a malformed ACL or capability).
+ * - @c E2BIG: an xattr value larger than 65536 bytes (as setxattr(2)).
+ * - @c EFAULT: @p path is NULL, or @p xattrs is NULL with @p nxattrs > 0, or
+ *   an entry has a NULL name or a NULL value with a nonzero size.
+ * - @c ENOENT: @p path is empty, or a directory on the way does not exist.
+ * - @c EEXIST: the name exists and #SAFE_TMPFILE_REPLACE was not given.
+ * - @c EISDIR: #SAFE_TMPFILE_REPLACE and the name is a directory.
+ * - @c EXDEV: the parent directory escapes @p dirfd.
+ * - @c EACCES: the caller may not create files in the parent directory;
+ *   @c system.posix_acl_default given for a regular file.
+ * - @c EOPNOTSUPP: the filesystem does not support the xattr namespace or
+ *   attribute (e.g. any @c user.* xattr on ramfs).
+ * - @c ENOSPC: no room for the file or its xattrs (ext4 keeps the xattrs of
+ *   an inode in about one block unless it has @c ea_inode).
+ * - @c EPERM: the caller may not set an xattr (e.g. trusted.* unprivileged).
+ * - Any other error of the resolver for the parent (@c ELOOP, @c ENOTDIR,
+ *   @c ENAMETOOLONG, ...), of openat(2), fsetxattr(2), fchmod(2), linkat(2),
+ *   renameat2(2), fsync(2).
  */
 SAFE_PUBLIC SAFE_NODISCARD int safe_tmpfile_xattr(int dirfd, const char *path, mode_t mode,
                                                   const struct safe_xattr *xattrs, size_t nxattrs,
