@@ -30,6 +30,7 @@
  */
 #include "internal.h"
 
+#include <dirent.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -864,15 +865,6 @@ static int sweep_one(int dfd, const struct so_ident *dirid, const char *name,
 	return 1;
 }
 
-/* getdents64(2) records (the libc's struct dirent64 is not everywhere). */
-struct so_dirent64 {
-	uint64_t d_ino;
-	int64_t d_off;
-	unsigned short d_reclen;
-	unsigned char d_type;
-	char d_name[];
-};
-
 int safe_tmpfile_sweep_beneath(int dirfd, const char *path, unsigned int min_age_seconds,
 			       uint64_t flags)
 {
@@ -897,7 +889,7 @@ int safe_tmpfile_sweep_beneath(int dirfd, const char *path, unsigned int min_age
 		return -1;
 
 	int removed = 0, err = 0;
-	_Alignas(struct so_dirent64) char buf[4096];
+	_Alignas(struct dirent64) char buf[4096];
 	for (;;) {
 		long n = syscall(SYS_getdents64, dfd, buf, sizeof(buf));
 		if (n < 0)
@@ -905,7 +897,7 @@ int safe_tmpfile_sweep_beneath(int dirfd, const char *path, unsigned int min_age
 		if (n == 0)
 			break;
 		for (long off = 0; off < n;) {
-			const struct so_dirent64 *de = (const void *)(buf + off);
+			const struct dirent64 *de = (const void *)(buf + off);
 			off += de->d_reclen;
 #ifndef SAFEOPEN_MUTATE_SWEEP_REGULAR
 			if (de->d_type != DT_REG && de->d_type != DT_UNKNOWN)
