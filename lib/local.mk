@@ -22,8 +22,12 @@ EXTRA_DIST += lib/libsafeopen.sym
 # assert()s on the walker's and rmtree's bookkeeping (held levels, depth)
 # abort in the sanitizer and coverage builds, and in the fuzz target, which
 # compiles these sources itself; the default (release) build leaves them out.
+# (A per-target CPPFLAGS set only inside a conditional would be empty, and
+# lose AM_CPPFLAGS, in the other branch: the conditional sets a variable.)
+LIB_NDEBUG =
 if !ENABLE_SANITIZERS
 if !ENABLE_COVERAGE
-lib_libsafeopen_la_CPPFLAGS = $(AM_CPPFLAGS) -DNDEBUG
+LIB_NDEBUG += -DNDEBUG
 endif
 endif
+lib_libsafeopen_la_CPPFLAGS = $(AM_CPPFLAGS) $(LIB_NDEBUG)
