@@ -34,7 +34,8 @@ for p in "$srcdir"/doc/man/man3/*.3 "$srcdir"/doc/man/man7/*.7; do
 		link="-c -o $tmp/$name.o"
 	fi
 	# shellcheck disable=SC2086
-	if ! $cc -std=c11 -Wall -Wextra -Werror -I"$srcdir/include" $link "$tmp/$name.c" \
+	# TEST_LINK_FLAGS: the build's sanitizer and linker flags (make check sets it).
+	if ! $cc -std=c11 -Wall -Wextra -Werror ${TEST_LINK_FLAGS:-} -I"$srcdir/include" $link "$tmp/$name.c" \
 		-L"$libdir" -lsafeopen -Wl,-rpath,"$libdir" 2>"$tmp/$name.err"; then
 		echo "check-man-examples: the example of $name does not compile:"
 		cat "$tmp/$name.err"; status=1; continue

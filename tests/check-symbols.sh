@@ -77,7 +77,9 @@ int main(void)
 }
 EOC
 	CC_=${CC:-cc}
-	if $CC_ -I"$srcdir/include" -o "$tmp/static-app" "$tmp/main.c" "$tmp/collide.c" "$a" -pthread \
+	# TEST_LINK_FLAGS: the build's sanitizer and linker flags (make check sets it).
+	# shellcheck disable=SC2086
+	if $CC_ ${TEST_LINK_FLAGS:-} -I"$srcdir/include" -o "$tmp/static-app" "$tmp/main.c" "$tmp/collide.c" "$a" -pthread \
 		> "$tmp/link.log" 2>&1 && "$tmp/static-app" > /dev/null; then
 		echo "check-symbols: archive: $(wc -l < "$tmp/archive") globals; an application defining all $n internal names links statically"
 	else
