@@ -1,4 +1,4 @@
-# `make check-kernels`: every suite of `make check` under seccomp profiles that
+# `make check-kernels`: every Check suite and the CLI test under seccomp profiles that
 # make this kernel look like an older one (tests/kernel-profile.c: each system
 # call newer than the profile's kernel fails with ENOSYS, for the whole test
 # process and its children) or that block openat2 (EPERM, ENOSYS). The table
@@ -8,8 +8,9 @@ check_PROGRAMS += tests/kernel-profile
 tests_kernel_profile_SOURCES = tests/kernel-profile.c
 
 KERNEL_PROFILES = full 4.18 5.4 5.10 5.15 6.1 openat2-eperm openat2-enosys
+KERNEL_TESTS = $(VALGRIND_TESTS) tests/test-cli.sh
 check-kernels: tests/kernel-profile$(EXEEXT)
-	@MAKE='$(MAKE)' AM_MAKEFLAGS='$(AM_MAKEFLAGS)' \
+	@MAKE='$(MAKE)' AM_MAKEFLAGS='$(AM_MAKEFLAGS)' KERNEL_TESTS='$(KERNEL_TESTS)' \
 	  $(SHELL) $(srcdir)/tests/check-kernels.sh $(KERNEL_PROFILES)
 PHONY_TARGETS += check-kernels
 EXTRA_DIST += tests/check-kernels.sh
