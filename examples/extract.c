@@ -715,7 +715,7 @@ static int extract_entry(struct xstate *st, struct archive_entry *e)
 			report(st, raw, "device node not created (use --devices, as root)", EPERM);
 			break;
 		}
-		/* fall through */
+		__attribute__((fallthrough)); /* a permitted device is made like a FIFO */
 	case AE_IFIFO:
 	case AE_IFSOCK:
 		mk.make = make_node;
