@@ -4,9 +4,13 @@
 bin_PROGRAMS += examples/safeopen
 examples_safeopen_SOURCES = examples/safeopen.c examples/extract.c examples/extract.h
 examples_safeopen_LDADD = lib/libsafeopen.la
+# safeopen extract (examples/extract.c); without libarchive it says it is not
+# built. (The per-target CPPFLAGS is set unconditionally: set only inside the
+# conditional it would be empty, without AM_CPPFLAGS, in the other branch.)
+examples_safeopen_CPPFLAGS = $(AM_CPPFLAGS) $(EXTRACT_CPPFLAGS)
+EXTRACT_CPPFLAGS =
 if HAVE_LIBARCHIVE
-# safeopen extract (examples/extract.c); without libarchive it says it is not built
-examples_safeopen_CPPFLAGS = $(AM_CPPFLAGS) $(LIBARCHIVE_CFLAGS)
+EXTRACT_CPPFLAGS += $(LIBARCHIVE_CFLAGS)
 examples_safeopen_LDADD += $(LIBARCHIVE_LIBS)
 endif
 dist_man1_MANS += examples/safeopen.1

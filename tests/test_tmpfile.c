@@ -1199,6 +1199,7 @@ static int swap_dirfd = -1;
 static const char *swap_name;
 static ino_t swap_ino;
 
+#ifndef statx /* lib/compat.h makes statx a macro where the libc has no wrapper */
 int statx(int dirfd, const char *restrict path, int flags, unsigned int mask,
 	  struct statx *restrict buf)
 {
@@ -1213,9 +1214,14 @@ int statx(int dirfd, const char *restrict path, int flags, unsigned int mask,
 	}
 	return r;
 }
+#endif
 
 START_TEST(sweep_swapped_name)
 {
+#ifdef statx
+	fx_skip("the C library has no statx() for the test to interpose (the library "
+		"calls the system call directly)");
+#endif
 	/* The leftover is pinned and judged, then another file is renamed
 	 * onto its name before the removal: the sweep sees another inode
 	 * under the name and keeps it. */

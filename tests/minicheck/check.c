@@ -36,6 +36,7 @@ struct Suite {
 struct SRunner {
 	Suite *suites, **tail;
 	int run, failed, errors;
+	char *tap; /* srunner_set_tap(): TAP written here, as Check does */
 };
 
 static void *xcalloc(size_t size)
@@ -248,8 +249,16 @@ static int run_one(TCase *tc, const TTest *t, int i, char *why, size_t size)
 	return 2;
 }
 
+void srunner_set_tap(SRunner *sr, const char *fname)
+{
+	free(sr->tap);
+	sr->tap = fname ? strdup(fname) : NULL;
+}
+
 void srunner_run_all(SRunner *sr, enum print_output mode)
 {
+	FILE *tap = sr->tap ? fopen(sr->tap, "we") : NULL;
+	int tap_n = 0;
 	const char *v = getenv("CK_VERBOSITY");
 	bool verbose = mode == CK_VERBOSE || (mode == CK_ENV && v && strcmp(v, "verbose") == 0);
 	for (Suite *s = sr->suites; s; s = s->next) {
@@ -268,6 +277,12 @@ void srunner_run_all(SRunner *sr, enum print_output mode)
 					char why[4200];
 					int r = run_one(tc, e->t, i, why, sizeof(why));
 					run++;
+					if (tap && r)
+						fprintf(tap, "not ok %d - %s:%s:%d: %s\n", ++tap_n, tc->name,
+							e->t->name, i, why);
+					else if (tap)
+						fprintf(tap, "ok %d - %s:%s:%d: Passed\n", ++tap_n, tc->name,
+							e->t->name, i);
 					if (r) {
 						failed++;
 						errors += r == 2;
@@ -287,6 +302,10 @@ void srunner_run_all(SRunner *sr, enum print_output mode)
 		       run ? 100 * (run - failed) / run : 100, run, failed - errors, errors);
 		sr->run += run;
 		sr->failed += failed;
+	}
+	if (tap) {
+		fprintf(tap, "1..%d\n", tap_n);
+		fclose(tap);
 	}
 	fflush(stdout);
 }
@@ -312,6 +331,7 @@ static void free_fixtures(struct fixture *f)
 
 void srunner_free(SRunner *sr)
 {
+	free(sr->tap);
 	for (Suite *s = sr->suites, *sn; s; s = sn) {
 		sn = s->next;
 		for (TCase *tc = s->cases, *tn; tc; tc = tn) {

@@ -51,6 +51,7 @@ void srunner_run_all(SRunner *sr, enum print_output mode);
 int srunner_ntests_failed(SRunner *sr);
 int srunner_ntests_run(SRunner *sr);
 void srunner_free(SRunner *sr);
+void srunner_set_tap(SRunner *sr, const char *fname);
 
 void _ck_mark(const char *file, int line);
 /* The first variadic argument is a printf format (or NULL), as in Check. */
