@@ -25,7 +25,7 @@ $(STATIC_STAMP): lib/libsafeopen.la
 	if test -f $$a; then \
 	  rm -rf $$t; $(MKDIR_P) $$t/in $$t/out; \
 	  (cd $$t/in && $(AR) x ../../libsafeopen.a); \
-	  $(CC) $(AM_CFLAGS) $(CFLAGS) $(LDFLAGS) -nostdlib -r -o $$t/out/libsafeopen.o $$t/in/*.o; \
+	  $(CC) $(CFLAGS) -nostdlib -r -o $$t/out/libsafeopen.o $$t/in/*.o; \
 	  $(OBJCOPY) --localize-hidden $$t/out/libsafeopen.o; \
 	  rm -f $$a.new; $(AR) cr $$a.new $$t/out/libsafeopen.o; $(RANLIB) $$a.new; \
 	  mv -f $$a.new $$a; rm -rf $$t; \
