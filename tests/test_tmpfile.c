@@ -1303,8 +1303,8 @@ END_TEST
 static int sweep_mount_child(void *arg)
 {
 	const struct sweep_args *a = arg;
-	CHILD_CHECK(unshare(CLONE_NEWNS) == 0);
-	CHILD_CHECK(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0);
+	/* as root a mount namespace, unprivileged a user namespace too */
+	CHILD_CHECK(fx_enter_mount_ns() == 0);
 	char src[4096], dst[4096];
 	snprintf(src, sizeof(src), "%s/src", a->path);
 	snprintf(dst, sizeof(dst), "%s/in/%s", a->path, OWN1);
