@@ -9,6 +9,8 @@
 # C++ is checked by tests/check-header-cxx.sh.
 set -eu
 srcdir=${top_srcdir:-.}
+# HEADER_CC may carry options (e.g. "clang -shared-libasan"): it is split
+# into words on purpose where it is used.
 cc=${HEADER_CC:-cc}
 inc="$srcdir/include"
 tmp=$(mktemp -d)
@@ -27,13 +29,13 @@ try() { # name, then the compiler command line
 }
 
 printf '#include <safeopen.h>\nint main(void) { return safe_version() == 0; }\n' >"$tmp/only.c"
-try "C99 -pedantic" "$cc" -std=c99 -pedantic -Wall -Wextra -Werror -I"$inc" -c "$tmp/only.c" -o "$tmp/o"
-try "C11 -pedantic" "$cc" -std=c11 -pedantic -Wall -Wextra -Werror -I"$inc" -c "$tmp/only.c" -o "$tmp/o"
-try "gnu89" "$cc" -std=gnu89 -Wall -Wextra -Werror -I"$inc" -c "$tmp/only.c" -o "$tmp/o"
+try "C99 -pedantic" $cc -std=c99 -pedantic -Wall -Wextra -Werror -I"$inc" -c "$tmp/only.c" -o "$tmp/o"
+try "C11 -pedantic" $cc -std=c11 -pedantic -Wall -Wextra -Werror -I"$inc" -c "$tmp/only.c" -o "$tmp/o"
+try "gnu89" $cc -std=gnu89 -Wall -Wextra -Werror -I"$inc" -c "$tmp/only.c" -o "$tmp/o"
 
 printf '#include <linux/openat2.h>\n#include <safeopen.h>\nint main(void) { return 0; }\n' \
 	>"$tmp/uapi.c"
-try "C11 after <linux/openat2.h>" "$cc" -std=c11 -pedantic -Wall -Wextra -Werror -I"$inc" \
+try "C11 after <linux/openat2.h>" $cc -std=c11 -pedantic -Wall -Wextra -Werror -I"$inc" \
 	-c "$tmp/uapi.c" -o "$tmp/o"
 # The assertions must reject a wrong kernel value (here RESOLVE_BENEATH).
 cat >"$tmp/wrong.c" <<'EOC'
@@ -45,7 +47,7 @@ cat >"$tmp/wrong.c" <<'EOC'
 #include <safeopen.h>
 int main(void) { return 0; }
 EOC
-if "$cc" -std=c11 -I"$inc" -c "$tmp/wrong.c" -o "$tmp/o" >"$tmp/log" 2>&1; then
+if $cc -std=c11 -I"$inc" -c "$tmp/wrong.c" -o "$tmp/o" >"$tmp/log" 2>&1; then
 	echo "FAIL: a wrong RESOLVE_BENEATH compiles: the static assertions do not run"
 	fail=1
 elif grep -q 'RESOLVE_BENEATH' "$tmp/log"; then
@@ -66,7 +68,7 @@ awk -v dir="$tmp" '
 for f in "$tmp"/readme*.c; do
 	[ -e "$f" ] || break
 	n=$((n + 1))
-	try "README.md C block $n" "$cc" -std=c11 -Wall -Wextra -Werror -I"$inc" -c "$f" -o "$tmp/o"
+	try "README.md C block $n" $cc -std=c11 -Wall -Wextra -Werror -I"$inc" -c "$f" -o "$tmp/o"
 done
 if [ "$n" -eq 0 ]; then
 	echo "FAIL: no C block found in README.md"

@@ -38,15 +38,16 @@ for p in "$srcdir"/doc/man/man3/*.3 "$srcdir"/doc/man/man7/*.7; do
 	fi
 	n=$((n + 1))
 	# A fragment without main() is compiled only; a program is also linked.
+	# Linker inputs go only to a link (clang -Werror rejects unused ones);
+	# TEST_LINK_FLAGS: the build's sanitizer and linker flags (make check sets it).
 	if grep -q '^int main(' "$tmp/$name.c"; then
-		link="-o $tmp/$name"
+		link="${TEST_LINK_FLAGS:-} -o $tmp/$name -L$libdir -lsafeopen -Wl,-rpath,$libdir"
 	else
 		link="-c -o $tmp/$name.o"
 	fi
 	# shellcheck disable=SC2086
-	# TEST_LINK_FLAGS: the build's sanitizer and linker flags (make check sets it).
-	if ! $cc -std=c11 -Wall -Wextra -Werror ${TEST_LINK_FLAGS:-} -I"$srcdir/include" $link "$tmp/$name.c" \
-		-L"$libdir" -lsafeopen -Wl,-rpath,"$libdir" 2>"$tmp/$name.err"; then
+	if ! $cc -std=c11 -Wall -Wextra -Werror -I"$srcdir/include" "$tmp/$name.c" \
+		$link 2>"$tmp/$name.err"; then
 		echo "check-man-examples: the example of $name does not compile:"
 		cat "$tmp/$name.err"; status=1; continue
 	fi
