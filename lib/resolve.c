@@ -94,6 +94,9 @@
 /* The walk holds descriptors of the deepest WALK_HELD levels of its chain
  * (see the safety argument at the top). */
 #define WALK_HELD 32
+/* Descriptors of levels left by ".." wait here and are closed together
+ * (mostly by one close_range()): see retire(). */
+#define WALK_RETIRED 8
 #define WALK_NAMES ((size_t)PATH_MAX)
 #define WALK_BUF ((size_t)2 * PATH_MAX)
 #define WALK_RACE (-2) /* a race was detected: restart (bounded) */
@@ -121,6 +124,15 @@ struct walk {
 	size_t lo;
 	int held[WALK_HELD];
 	uint64_t searched;
+	/* Bit (level % WALK_HELD): that level was entered across a mount
+	 * boundary, or without knowing (no openat2 to tell). */
+	uint64_t crossed;
+	/* What fstatfs() said about cur's mount (FS_*), or 0: not known. A
+	 * descent that stays on the mount keeps it, ".." keeps it unless the
+	 * level it leaves was entered across a mount (cur_fs()). */
+	unsigned int fs;
+	int retired[WALK_RETIRED];
+	size_t nretired;
 	int links;         /* symlinks followed so far */
 
 	/* The names that led from each level to the next: levels 1..depth,
@@ -232,20 +244,27 @@ static int fd_at(const struct walk *w, size_t level)
  */
 static atomic_bool no_close_range;
 
+/* Insert fd into the sorted fds[0..*n). */
+static void add_sorted(int *fds, size_t *n, int fd)
+{
+	size_t i = (*n)++;
+	for (; i > 0 && fds[i - 1] > fd; i--)
+		fds[i] = fds[i - 1];
+	fds[i] = fd;
+}
+
+/* Close the retired descriptors and the held levels from..to (none when
+ * from > to; at most WALK_HELD). */
 static void close_levels(struct walk *w, size_t from, size_t to)
 {
-	if (from > to)
-		return;
-	assert(to - from < WALK_HELD);
-	int fds[WALK_HELD];
+	int fds[WALK_HELD + WALK_RETIRED];
 	size_t n = 0;
-	for (size_t l = from; l <= to; l++) {
-		int fd = w->held[slot(l)];
-		size_t i = n++;
-		for (; i > 0 && fds[i - 1] > fd; i--)
-			fds[i] = fds[i - 1];
-		fds[i] = fd;
-	}
+	for (size_t l = from; l <= to; l++)
+		add_sorted(fds, &n, w->held[slot(l)]);
+	assert(n <= WALK_HELD);
+	for (size_t r = 0; r < w->nretired; r++)
+		add_sorted(fds, &n, w->retired[r]);
+	w->nretired = 0;
 	for (size_t i = 0; i < n;) {
 		size_t j = i + 1;
 		while (j < n && fds[j] == fds[j - 1] + 1)
@@ -268,6 +287,18 @@ static void close_levels(struct walk *w, size_t from, size_t to)
 	}
 }
 
+/* A level left by "..": its descriptor is closed with the next batch
+ * (the retired ones and the chain at the end of the walk are mostly one run
+ * of consecutive numbers: one close_range() for all). At most WALK_RETIRED
+ * wait. */
+SO_UNUSED /* in a SAFEOPEN_MUTATE_DOTDOT_IDENTITY build */
+static void retire(struct walk *w, int fd)
+{
+	if (w->nretired == WALK_RETIRED)
+		close_levels(w, 1, 0);
+	w->retired[w->nretired++] = fd;
+}
+
 /* Close every held level; the walk stands at the root again. */
 static void drop_chain(struct walk *w)
 {
@@ -276,6 +307,8 @@ static void drop_chain(struct walk *w)
 	w->lo = 1;
 	w->cur = w->rootfd;
 	w->searched = 0;
+	w->crossed = 0;
+	w->fs = 0;
 	w->names_len = 0;
 }
 
@@ -288,7 +321,13 @@ static void jump_root(struct walk *w)
  * which only costs a re-descent if a ".." climbs to it later. Never cur. */
 static bool make_room(struct walk *w, int err)
 {
-	if ((err != EMFILE && err != ENFILE) || w->lo >= w->depth)
+	if (err != EMFILE && err != ENFILE)
+		return false;
+	if (w->nretired > 0) {
+		close_levels(w, 1, 0);
+		return true;
+	}
+	if (w->lo >= w->depth)
 		return false;
 	so_close(w->held[slot(w->lo)]);
 	w->lo++;
@@ -303,6 +342,53 @@ static int walk_openat(struct walk *w, int dfd, const char *name, int flags, mod
 		if (fd >= 0 || !make_room(w, errno))
 			return fd;
 	}
+}
+
+/*
+ * Open the single name `name` of cur as a directory for the descent
+ * (O_PATH|O_NOFOLLOW|O_DIRECTORY). Where openat2 exists, RESOLVE_NO_XDEV
+ * also tells whether the child is on cur's mount (*same): a mount point
+ * fails with EXDEV and is then opened across the mount. Without openat2 the
+ * answer is not known (*same = false).
+ */
+static int open_child(struct walk *w, const char *name, bool *same)
+{
+	*same = false;
+	if (so_have_openat2()) {
+		static const struct safe_open_how how = {
+			.flags = O_PATH | O_NOFOLLOW | O_DIRECTORY,
+			.resolve = SAFE_RESOLVE_NO_XDEV,
+		};
+		int fd;
+		do
+			fd = so_openat2_fast(w->cur, name, &how);
+		while (fd < 0 && make_room(w, errno));
+		if (fd >= 0) {
+			*same = true;
+			return fd;
+		}
+		if (errno != EXDEV && errno != ENOSYS)
+			return -1;
+	}
+	return walk_openat(w, w->cur, name, O_PATH | O_NOFOLLOW | O_DIRECTORY, 0);
+}
+
+/* The fstatfs() facts about cur's mount that the walk needs. */
+#define FS_KNOWN 1U
+#define FS_PROC 2U        /* procfs: magic links live there */
+#define FS_NOSYMFOLLOW 4U /* mounted nosymfollow: no link is followed */
+
+static int cur_fs(struct walk *w, unsigned int *fs)
+{
+	if (!(w->fs & FS_KNOWN)) {
+		struct statfs sfs;
+		if (fstatfs(w->cur, &sfs) < 0)
+			return -1;
+		w->fs = FS_KNOWN | (sfs.f_type == PROC_SUPER_MAGIC ? FS_PROC : 0) |
+			((sfs.f_flags & ST_NOSYMFOLLOW) ? FS_NOSYMFOLLOW : 0);
+	}
+	*fs = w->fs;
+	return 0;
 }
 
 static void mark_searched(struct walk *w)
@@ -347,9 +433,10 @@ static void pop_name(struct walk *w)
 	w->names_len = i;
 }
 
-/* Descend: fd (owned, a child of cur) becomes level depth + 1. The oldest
- * held level goes when WALK_HELD are held. The name is already recorded. */
-static void push_level(struct walk *w, int fd)
+/* Descend: fd (owned, a child of cur; on cur's mount if `same`) becomes
+ * level depth + 1. The oldest held level goes when WALK_HELD are held. The
+ * name is already recorded. */
+static void push_level(struct walk *w, int fd, bool same)
 {
 	mark_searched(w);
 	w->depth++;
@@ -360,6 +447,15 @@ static void push_level(struct walk *w, int fd)
 	}
 	w->held[slot(w->depth)] = fd;
 	w->searched &= ~((uint64_t)1 << slot(w->depth));
+#ifdef SAFEOPEN_MUTATE_LINK_FACTS
+	same = true; /* mutation (tests only): a mount crossed keeps cur's link facts */
+#endif
+	if (same) {
+		w->crossed &= ~((uint64_t)1 << slot(w->depth));
+	} else {
+		w->crossed |= (uint64_t)1 << slot(w->depth);
+		w->fs = 0;
+	}
 	w->cur = fd;
 	assert(w->lo >= 1 && w->depth - w->lo < WALK_HELD);
 }
@@ -383,7 +479,8 @@ static int redescend(struct walk *w, size_t up)
 	w->names_len = names_len;
 	const char *n = w->names;
 	for (size_t level = 1; level <= up; level++) {
-		int fd = walk_openat(w, w->cur, n, O_PATH | O_NOFOLLOW | O_DIRECTORY, 0);
+		bool same;
+		int fd = open_child(w, n, &same);
 		if (fd < 0)
 			return errno == EMFILE || errno == ENFILE || errno == ENOMEM ? -1 : WALK_RACE;
 		if (w->xdev) {
@@ -397,7 +494,7 @@ static int redescend(struct walk *w, size_t up)
 				return WALK_RACE;
 			}
 		}
-		push_level(w, fd);
+		push_level(w, fd, same);
 		n += strlen(n) + 1;
 	}
 	assert(w->depth == up && (size_t)(n - w->names) == w->names_len);
@@ -536,10 +633,10 @@ static int middle_nondir(struct walk *w, const char *name, size_t end, char save
 	ssize_t r = readlinkat(w->cur, name, w->buf, w->pos);
 	if (r >= 0 && (size_t)r < w->pos) {
 		mark_searched(w);
-		struct statfs sfs;
-		if (fstatfs(w->cur, &sfs) < 0)
+		unsigned int fs;
+		if (cur_fs(w, &fs) < 0)
 			return -1;
-		if (sfs.f_type != PROC_SUPER_MAGIC) {
+		if (!(fs & FS_PROC)) {
 			/* pick_link()'s checks; the body is already read (a
 			 * failure to read takes the careful way, in order). */
 			w->buf[end] = saved;
@@ -548,7 +645,7 @@ static int middle_nondir(struct walk *w, const char *name, size_t end, char save
 			w->links++;
 			if (w->resolve & SAFE_RESOLVE_NO_SYMLINKS)
 				return so_fail(ELOOP);
-			if (sfs.f_flags & ST_NOSYMFOLLOW)
+			if (fs & FS_NOSYMFOLLOW)
 				return so_fail(ELOOP);
 			return splice_body(w, (size_t)r, end);
 		}
@@ -628,6 +725,7 @@ static int step_dotdot(struct walk *w)
 	int fd = walk_openat(w, w->cur, "..", O_PATH | O_DIRECTORY | O_NOFOLLOW, 0);
 	if (fd < 0)
 		return -1;
+	w->fs = 0;
 	so_close(w->held[slot(w->depth)]);
 	w->depth--;
 	pop_name(w);
@@ -647,7 +745,11 @@ static int step_dotdot(struct walk *w)
 #else
 	if (up > 0 && up < w->lo)
 		return redescend(w, up);
-	so_close(w->held[slot(w->depth)]);
+#ifndef SAFEOPEN_MUTATE_LINK_FACTS
+	if (w->crossed >> slot(w->depth) & 1)
+		w->fs = 0; /* cur was entered across a mount: up may differ */
+#endif
+	retire(w, w->held[slot(w->depth)]);
 	w->depth--;
 	pop_name(w);
 	if (up == 0)
@@ -885,7 +987,8 @@ static int walk_once(struct walk *w, const char *path, size_t len)
 		}
 
 		/* In the middle: a directory, or a symlink to follow. */
-		_cleanup_fd_ int fd = walk_openat(w, w->cur, s, O_PATH | O_NOFOLLOW | O_DIRECTORY, 0);
+		bool same;
+		_cleanup_fd_ int fd = open_child(w, s, &same);
 		if (fd < 0) {
 			if (errno != ENOTDIR) {
 				*e = saved;
@@ -913,7 +1016,7 @@ static int walk_once(struct walk *w, const char *path, size_t len)
 		*e = saved;
 		if (pr < 0)
 			return -1;
-		push_level(w, take_fd(&fd));
+		push_level(w, take_fd(&fd), same);
 		w->pos = (size_t)(n - w->buf);
 	}
 }
@@ -950,6 +1053,9 @@ int so_walk_open(int dirfd, const char *path, const struct safe_open_how *how)
 	w->depth = 0;
 	w->lo = 1;
 	w->cur = dirfd;
+	w->nretired = 0;
+	w->crossed = 0;
+	w->fs = 0;
 
 	int ret = -1;
 	/* Pin the current directory for the whole call, as the kernel does: a

@@ -37,6 +37,9 @@
 #include "safeopen.h"
 #include "sandbox.h"
 
+#ifndef MS_NOSYMFOLLOW
+#define MS_NOSYMFOLLOW 256 /* Linux 5.10 */
+#endif
 #define B SAFE_RESOLVE_BENEATH
 #define I SAFE_RESOLVE_IN_ROOT
 #define NS SAFE_RESOLVE_NO_SYMLINKS
@@ -1396,6 +1399,147 @@ START_TEST(no_xdev_mounts)
 }
 END_TEST
 
+/* ------------------------------------------------------------------ link facts per mount */
+
+/*
+ * Whether a link may be followed depends on the mount it lives on: none on a
+ * nosymfollow mount (ELOOP), magic links on procfs (EXDEV / ELOOP). The
+ * walker learns those facts once per mount and keeps them while it descends
+ * on the same mount (lib/resolve.c, cur_fs()); these rows move between
+ * mounts in every direction (down across a mount, up out of one by "..",
+ * through a link) and compare each answer with the kernel's. The tree:
+ * root/l -> d, root/d/f; a nosymfollow tmpfs on root/ns holding d/f and
+ * l -> d; a plain tmpfs on root/ns/plain holding f, l -> f, d/ and ld -> d
+ * (a link followed there, then ".." up into ns: ns's facts again); /proc bound
+ * on root/pr.
+ */
+struct lrow {
+	const char *path;
+	uint64_t flags;
+	uint64_t res;
+	const char *obj; /* relative to the root, or NULL and err */
+	int err;
+	bool proc;      /* needs root/pr */
+};
+
+static const struct lrow lrows[] = {
+	{ "l/f", RD, B, "d/f", 0, false },
+	{ "ns/l/f", RD, B, NULL, ELOOP, false },
+	{ "ns/l", RD, I, NULL, ELOOP, false },
+	{ "ns/d/f", RD, B, "ns/d/f", 0, false },
+	{ "l/../ns/l/f", RD, B, NULL, ELOOP, false },
+	{ "ns/d/../l/f", RD, B, NULL, ELOOP, false },
+	{ "ns/d/../../l/f", RD, B, "d/f", 0, false },
+	{ "ns/../l/f", RD, I, "d/f", 0, false },
+	{ "ns/plain/l", RD, B, "ns/plain/f", 0, false },
+	{ "ns/plain/../l/f", RD, B, NULL, ELOOP, false },
+	{ "ns/plain/../../l/f", RD, B, "d/f", 0, false },
+	{ "ns/plain/ld/../../l/f", RD, B, NULL, ELOOP, false },
+	{ "ns/plain/ld/../../d/f", RD, B, "ns/d/f", 0, false },
+	{ "ns/l2/f", RD, B, NULL, ELOOP, false },
+	{ "l/../pr/self/cwd", P, I, NULL, EXDEV, true },
+	{ "l/../pr/self/cwd", P, B | NM, NULL, ELOOP, true },
+	{ "pr/self/../../l/f", RD, B, "d/f", 0, true },
+	{ "pr/../ns/l/f", RD, B, NULL, ELOOP, true },
+};
+
+static int link_facts_child(void *arg)
+{
+	const struct env *e = arg;
+	if (fx_enter_mount_ns() < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0) {
+		perror("unshare/mount");
+		return 2;
+	}
+	char p[PATH_MAX], q[PATH_MAX + 32];
+	snprintf(p, sizeof(p), "%s/root/ns", e->top);
+	if (mount("tmpfs", p, "tmpfs", MS_NOSYMFOLLOW, "size=64k") < 0) {
+		/* MS_NOSYMFOLLOW is Linux 5.10 */
+		fprintf(stderr, "link facts: no nosymfollow mount (%s)\n", strerror(errno));
+		return 3;
+	}
+	static const char *const ns_spec[] = { "d d", "f d/f x", "l l d", "l l2 ../l", "d plain",
+					       NULL };
+	int nsfd = open(p, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (nsfd < 0)
+		return 2;
+	fx_build(nsfd, ns_spec);
+	close(nsfd);
+	snprintf(q, sizeof(q), "%s/plain", p);
+	if (mount("tmpfs", q, "tmpfs", 0, "size=64k") < 0) {
+		perror("mount plain tmpfs");
+		return 2;
+	}
+	static const char *const plain_spec[] = { "f f x", "l l f", "d d", "l ld d", NULL };
+	int plfd = open(q, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (plfd < 0)
+		return 2;
+	fx_build(plfd, plain_spec);
+	close(plfd);
+	snprintf(p, sizeof(p), "%s/root/pr", e->top);
+	bool proc = mount("/proc", p, NULL, MS_BIND | MS_REC, NULL) == 0;
+	if (!proc)
+		fprintf(stderr, "link facts: /proc cannot be bound here (%s): procfs rows not run\n",
+			strerror(errno));
+	int topfd = open(e->top, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	int rootfd = topfd < 0 ? -1 : openat(topfd, "root", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (topfd >= 0)
+		close(topfd);
+	if (rootfd < 0)
+		return 2;
+	bool kernel = kernel_has_openat2();
+	int failures = 0, runs = 0;
+	for (size_t i = 0; i < sizeof(lrows) / sizeof(lrows[0]); i++) {
+		const struct lrow *r = &lrows[i];
+		if (r->proc && !proc)
+			continue;
+		for (int way = 0; way < RUN_MODES; way++) {
+			if (way == RUN_KERNEL && !kernel)
+				continue;
+			int fd = open_way(way, rootfd, r->path, r->flags, 0, r->res);
+			int err = fd < 0 ? errno : 0;
+			bool ok;
+			if (r->obj) {
+				struct stat a, b;
+				ok = fd >= 0 && fstat(fd, &a) == 0 &&
+				     fstatat(rootfd, r->obj, &b, AT_SYMLINK_NOFOLLOW) == 0 &&
+				     a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+			} else {
+				ok = fd < 0 && err == r->err;
+			}
+			runs++;
+			if (!ok) {
+				failures++;
+				fprintf(stderr, "link-facts row \"%s\" resolve=%#llx via %s: "
+					"expected %s, got %s\n", r->path,
+					(unsigned long long)r->res, mode_names[way],
+					r->obj ? r->obj : errname(r->err),
+					fd >= 0 ? "an fd" : errname(err));
+			}
+			if (fd >= 0)
+				close(fd);
+		}
+	}
+	close(rootfd);
+	fprintf(stderr, "link facts: %d resolutions compared, %d failures\n", runs, failures);
+	return failures ? 1 : 0;
+}
+
+START_TEST(link_facts_per_mount)
+{
+	if (!sb_can_mount())
+		fx_skip("cannot mount here (not root, no user namespace): link-fact rows not run");
+	struct env e;
+	env_setup(&e);
+	static const char *const spec[] = { "d ns", "d pr", "d d", "f d/f x", "l l d", NULL };
+	fx_build(e.rootfd, spec);
+	int rc = sb_run(link_facts_child, &e);
+	env_teardown(&e);
+	if (rc == 3)
+		fx_skip("the kernel has no nosymfollow mounts (MS_NOSYMFOLLOW, Linux 5.10)");
+	ck_assert_int_eq(rc, 0);
+}
+END_TEST
+
 /* ------------------------------------------------------------------ the kernel selftest's tree */
 
 /*
@@ -1941,6 +2085,7 @@ static Suite *resolve_suite(void)
 	tcase_add_test(tc, kernel_link_double_count);
 	tcase_add_test(tc, magic_links);
 	tcase_add_test(tc, no_xdev_mounts);
+	tcase_add_test(tc, link_facts_per_mount);
 	tcase_add_test(tc, kernel_selftest_tree);
 	tcase_add_test(tc, without_openat2_enosys);
 	tcase_add_test(tc, without_openat2_eperm);
