@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The userspace walker: openat2(2) RESOLVE_BENEATH / RESOLVE_IN_ROOT semantics
- * rebuilt from openat(O_PATH|O_NOFOLLOW), fstat/statx, readlinkat and one
- * final openat of a single name.
+ * rebuilt from single-name opens (openat, or openat2 where it exists),
+ * readlinkat, fstatfs/statx where a link or NO_XDEV needs them, and one final
+ * open of a single name with the caller's flags.
  *
  * Safety argument (see also doc/design.md, "The resolver").
  *
@@ -39,7 +40,12 @@
  * cwd, root, map_files/, ns/) are never followed: a symlink on a procfs whose
  * inode number is below the range of procfs' own static entries (0xF0000000,
  * where /proc/self, /proc/thread-self, /proc/mounts, /proc/net live) is a
- * magic link: ELOOP with NO_MAGICLINKS, else EXDEV, as the kernel.
+ * magic link: ELOOP with NO_MAGICLINKS, else EXDEV, as the kernel. On a
+ * nosymfollow mount no link is followed (ELOOP). Both are facts of the mount
+ * a link is on: fstatfs() learns them once per mount and the walk keeps them
+ * while it descends on that mount (openat2's RESOLVE_NO_XDEV reports a
+ * descent that crosses one; without openat2 every descent counts as one)
+ * and while ".." leaves only levels it entered on the same mount.
  *
  * NO_XDEV: every object the walk visits must carry the root's mount id
  * (statx STATX_MNT_ID, else name_to_handle_at), which catches bind mounts on
@@ -55,10 +61,11 @@
  * the walker. With NO_XDEV the name is checked O_PATH first, so the real open
  * never crosses a mount that was there before it.
  *
- * The walker holds at most WALK_HELD + 4 fds of its own whatever the depth
- * (the held levels, cur among them; the pinned cwd for AT_FDCWD; at most
- * three while examining the last component), all O_CLOEXEC, closed on every
- * path. Under EMFILE/ENFILE it gives back its oldest held level and retries,
+ * The walker holds at most WALK_HELD + WALK_RETIRED + 4 fds of its own
+ * whatever the depth (the held levels, cur among them; up to WALK_RETIRED
+ * levels left by ".." that wait to be closed in one batch; the pinned cwd
+ * for AT_FDCWD; at most three while examining the last component), all
+ * O_CLOEXEC, closed on every path. Under EMFILE/ENFILE it gives back its oldest held level and retries,
  * so it still works with 3 free descriptors. It allocates no memory for a
  * path within PATH_MAX with link bodies that fit next to it (8 KiB) and
  * level names within PATH_MAX bytes; beyond that it grows heap buffers
