@@ -106,7 +106,26 @@
 #define WALK_RETIRED 8
 #define WALK_NAMES ((size_t)PATH_MAX)
 #define WALK_BUF ((size_t)2 * PATH_MAX)
-#define WALK_RACE (-2) /* a race was detected: restart (bounded) */
+
+/* What a step of the walk returns: a descriptor (>= 0), or one of these. */
+enum walk_code {
+	WALK_FAIL = -1,     /* failed: errno says why */
+	WALK_RACE = -2,     /* the tree changed under the step: walk again (bounded) */
+	WALK_CONTINUE = -3, /* a trailing symlink was spliced in: walk on */
+};
+
+/* One component of the remaining path, NUL-terminated in place: while it is
+ * looked up buf[end] is '\0', and `saved` (NUL, or the first of the slashes
+ * after a last component) belongs there. comp_restore() puts it back before
+ * the path around the name changes (a link body is spliced in front). */
+struct comp {
+	char *name;
+	size_t len;
+	size_t end;
+	char saved;
+	bool last;  /* nothing but slashes follows */
+	bool slash; /* last, and slashes follow: it must be a directory */
+};
 
 struct walk_id {
 	uint64_t dev;
@@ -154,6 +173,11 @@ struct walk {
 	char names_local[WALK_NAMES];
 	char buf_local[WALK_BUF];
 };
+
+static void comp_restore(struct walk *w, const struct comp *c)
+{
+	w->buf[c->end] = c->saved;
+}
 
 /* What get_info() reports about an fd. */
 struct info {
@@ -431,6 +455,17 @@ static int push_name(struct walk *w, const char *name, size_t n)
 	return 0;
 }
 
+#ifndef NDEBUG
+/* How many level names are recorded (one per level of the chain). */
+static size_t names_recorded(const struct walk *w)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < w->names_len; i++)
+		n += w->names[i] == '\0';
+	return n;
+}
+#endif
+
 static void pop_name(struct walk *w)
 {
 	assert(w->names_len > 0 && w->names[w->names_len - 1] == '\0');
@@ -627,17 +662,16 @@ static int follow_link(struct walk *w, int lfd, const struct info *in, size_t re
 
 /*
  * A component in the middle of the path that is not a directory (its
- * O_DIRECTORY open said ENOTDIR), NUL-terminated in place at buf[end] where
- * `saved` belongs. Usually a symlink: read it by name into the free space in
+ * O_DIRECTORY open said ENOTDIR). Usually a symlink: read it by name into the free space in
  * front of the path, one syscall instead of open + fstat + readlink + close.
  * The name is a single component of cur, so whatever it is at that instant
  * is a child of a directory beneath the root. Links on procfs (magic links
  * are told apart by their inode), bodies that do not fit, and anything that
  * is not a symlink take the careful way through an O_PATH descriptor.
  */
-static int middle_nondir(struct walk *w, const char *name, size_t end, char saved)
+static int middle_nondir(struct walk *w, const struct comp *c)
 {
-	ssize_t r = readlinkat(w->cur, name, w->buf, w->pos);
+	ssize_t r = readlinkat(w->cur, c->name, w->buf, w->pos);
 	if (r >= 0 && (size_t)r < w->pos) {
 		mark_searched(w);
 		unsigned int fs;
@@ -646,7 +680,7 @@ static int middle_nondir(struct walk *w, const char *name, size_t end, char save
 		if (!(fs & FS_PROC)) {
 			/* pick_link()'s checks; the body is already read (a
 			 * failure to read takes the careful way, in order). */
-			w->buf[end] = saved;
+			comp_restore(w, c);
 			if (w->links >= SO_MAXSYMLINKS)
 				return so_fail(ELOOP);
 			w->links++;
@@ -654,11 +688,11 @@ static int middle_nondir(struct walk *w, const char *name, size_t end, char save
 				return so_fail(ELOOP);
 			if (fs & FS_NOSYMFOLLOW)
 				return so_fail(ELOOP);
-			return splice_body(w, (size_t)r, end);
+			return splice_body(w, (size_t)r, c->end);
 		}
 	}
-	_cleanup_fd_ int fd = walk_openat(w, w->cur, name, O_PATH | O_NOFOLLOW, 0);
-	w->buf[end] = saved;
+	_cleanup_fd_ int fd = walk_openat(w, w->cur, c->name, O_PATH | O_NOFOLLOW, 0);
+	comp_restore(w, c);
 	if (fd < 0)
 		return errno == ENOENT ? WALK_RACE : -1; /* ENOTDIR a moment ago */
 	struct info in;
@@ -670,7 +704,7 @@ static int middle_nondir(struct walk *w, const char *name, size_t end, char save
 		return so_fail(EXDEV);
 	if (in.type != S_IFLNK)
 		return so_fail(ENOTDIR);
-	return follow_link(w, fd, &in, end, false);
+	return follow_link(w, fd, &in, c->end, false);
 }
 
 /* The kernel's search-permission check on a directory before a lookup in
@@ -752,6 +786,11 @@ static int step_dotdot(struct walk *w)
 #else
 	if (up > 0 && up < w->lo)
 		return redescend(w, up);
+	/* Level `up` is held open since the walk descended from it: it becomes
+	 * cur again without any lookup of "..", so nothing renamed, freed or
+	 * recreated meanwhile can stand in for it, and it is beneath the root
+	 * because every level of the chain is. */
+	assert(up == 0 || (up >= w->lo && up < w->depth));
 #ifndef SAFEOPEN_MUTATE_LINK_FACTS
 	if (w->crossed >> slot(w->depth) & 1)
 		w->fs = 0; /* cur was entered across a mount: up may differ */
@@ -762,6 +801,7 @@ static int step_dotdot(struct walk *w)
 	if (up == 0)
 		w->lo = 1;
 	w->cur = fd_at(w, up);
+	assert(w->depth == up && names_recorded(w) == up);
 	return 0;
 #endif
 }
@@ -789,9 +829,9 @@ static int open_cur(struct walk *w, bool no_component)
 }
 
 /*
- * Open the last component `name` of cur with the caller's flags so that a
+ * Open the last component of cur with the caller's flags so that a
  * trailing symlink is never followed by the kernel. Where openat2 exists the
- * single name (with its trailing slash, if any: buf[end] holds `saved`
+ * single name (with its trailing slashes, if any: `saved` is put back
  * meanwhile) is opened with RESOLVE_NO_SYMLINKS: the descriptor then carries
  * exactly the caller's flags, as openat2 would give them (F_GETFL shows no
  * O_NOFOLLOW or O_DIRECTORY the caller did not ask for); a symlink is ELOOP.
@@ -806,8 +846,7 @@ static int open_cur(struct walk *w, bool no_component)
 #define LAST_NO_SYMLINKS 0
 #define LAST_NOFOLLOW 0
 #endif
-static int open_last(struct walk *w, char *name, size_t end, bool slash, char saved,
-		     bool *checked)
+static int open_last(struct walk *w, const struct comp *c, bool *checked)
 {
 	*checked = false;
 	if (so_have_openat2()) {
@@ -817,13 +856,13 @@ static int open_last(struct walk *w, char *name, size_t end, bool slash, char sa
 			.resolve = SAFE_RESOLVE_BENEATH | LAST_NO_SYMLINKS |
 				   SAFE_RESOLVE_NO_MAGICLINKS | (w->xdev ? SAFE_RESOLVE_NO_XDEV : 0),
 		};
-		w->buf[end] = saved; /* "name" or "name/" (only slashes follow) */
+		comp_restore(w, c); /* "name" or "name/" (only slashes follow) */
 		int fd;
 		do
-			fd = so_openat2_fast(w->cur, name, &how);
+			fd = so_openat2_fast(w->cur, c->name, &how);
 		while (fd < 0 && make_room(w, errno));
 		int err = errno;
-		w->buf[end] = '\0';
+		w->buf[c->end] = '\0';
 		if (fd >= 0 || err != ENOSYS) {
 			*checked = true;
 			errno = err;
@@ -833,27 +872,23 @@ static int open_last(struct walk *w, char *name, size_t end, bool slash, char sa
 		 * since the probe); the fast path has recorded that. */
 	}
 	int f = w->oflags | LAST_NOFOLLOW | O_CLOEXEC;
-	if (slash)
+	if (c->slash)
 		f |= O_DIRECTORY;
-	return walk_openat(w, w->cur, name, f, w->mode);
+	return walk_openat(w, w->cur, c->name, f, w->mode);
 }
 
-/* Result codes of final_name() besides an fd / -1. */
-#define WALK_CONTINUE (-3)
-
 /*
- * The last component `name` (NUL-terminated in place at buf[end], where the
- * character `saved` - NUL or the first trailing slash - belongs). Returns
- * the fd, -1, WALK_RACE, or WALK_CONTINUE after splicing a trailing symlink.
+ * The last component. Returns the fd, WALK_FAIL, WALK_RACE, or
+ * WALK_CONTINUE after splicing a trailing symlink.
  */
-static int final_name(struct walk *w, char *name, size_t end, bool slash, char saved)
+static int final_name(struct walk *w, const struct comp *c)
 {
 	int of = w->oflags;
 	bool creat = of & O_CREAT;
-	bool follow = slash || (!(of & O_NOFOLLOW) && !(creat && (of & O_EXCL)));
+	bool follow = c->slash || (!(of & O_NOFOLLOW) && !(creat && (of & O_EXCL)));
 	struct info in;
 
-	if (creat && slash) {
+	if (creat && c->slash) {
 		/* EISDIR, but after the search-permission check on the parent. */
 		int p = walk_openat(w, w->cur, ".", O_PATH | O_DIRECTORY, 0);
 		if (p < 0)
@@ -866,7 +901,7 @@ static int final_name(struct walk *w, char *name, size_t end, bool slash, char s
 	bool have_pre = false;
 	struct info pin;
 	if (w->xdev) {
-		pre = walk_openat(w, w->cur, name, O_PATH | O_NOFOLLOW, 0);
+		pre = walk_openat(w, w->cur, c->name, O_PATH | O_NOFOLLOW, 0);
 		if (pre < 0) {
 			if (errno != ENOENT || !(of & O_CREAT))
 				return -1;
@@ -877,8 +912,8 @@ static int final_name(struct walk *w, char *name, size_t end, bool slash, char s
 				return so_fail(EXDEV);
 			have_pre = true;
 			if (pin.type == S_IFLNK && follow) {
-				w->buf[end] = saved;
-				if (follow_link(w, pre, &pin, end, true) < 0)
+				comp_restore(w, c);
+				if (follow_link(w, pre, &pin, c->end, true) < 0)
 					return -1;
 				return WALK_CONTINUE;
 			}
@@ -886,16 +921,16 @@ static int final_name(struct walk *w, char *name, size_t end, bool slash, char s
 	}
 
 	bool checked;
-	_cleanup_fd_ int fd = open_last(w, name, end, slash, saved, &checked);
+	_cleanup_fd_ int fd = open_last(w, c, &checked);
 	if (fd >= 0) {
 		/* O_PATH without O_NOFOLLOW opens a symlink itself through
 		 * openat(O_NOFOLLOW): follow it here. */
-		if ((of & O_PATH) && follow && !slash && !checked) {
+		if ((of & O_PATH) && follow && !c->slash && !checked) {
 			if (get_info(w, fd, &in) < 0)
 				return -1;
 			if (in.type == S_IFLNK) {
-				w->buf[end] = saved;
-				if (follow_link(w, fd, &in, end, true) < 0)
+				comp_restore(w, c);
+				if (follow_link(w, fd, &in, c->end, true) < 0)
 					return -1;
 				return WALK_CONTINUE;
 			}
@@ -920,7 +955,7 @@ static int final_name(struct walk *w, char *name, size_t end, bool slash, char s
 	if (!follow || (err != ELOOP && err != ENOTDIR && !sticky_creat))
 		return -1;
 	/* A symlink (or, for ENOTDIR, perhaps a non-directory): look at it. */
-	_cleanup_fd_ int lfd = walk_openat(w, w->cur, name, O_PATH | O_NOFOLLOW, 0);
+	_cleanup_fd_ int lfd = walk_openat(w, w->cur, c->name, O_PATH | O_NOFOLLOW, 0);
 	if (lfd < 0 && errno == ENOENT && sticky_creat)
 		return so_fail(EACCES); /* no such name: the EACCES was about creating it */
 	if (lfd < 0)
@@ -930,8 +965,8 @@ static int final_name(struct walk *w, char *name, size_t end, bool slash, char s
 	if (in.type == S_IFLNK) {
 		if (w->xdev && in.mnt != w->root_mnt)
 			return so_fail(EXDEV);
-		w->buf[end] = saved;
-		if (follow_link(w, lfd, &in, end, true) < 0)
+		comp_restore(w, c);
+		if (follow_link(w, lfd, &in, c->end, true) < 0)
 			return -1;
 		return WALK_CONTINUE;
 	}
@@ -940,7 +975,60 @@ static int final_name(struct walk *w, char *name, size_t end, bool slash, char s
 	return WALK_RACE;
 }
 
-/* One resolution attempt. Returns an fd, -1 with errno, or WALK_RACE. */
+/* Split the next component off the remaining path (slashes before it
+ * skipped): fills *c (the name not yet NUL-terminated) and returns the
+ * offset of what follows it and its slashes; c->len is 0 at the end. */
+static size_t next_comp(struct walk *w, struct comp *c)
+{
+	char *s = w->buf + w->pos;
+	while (*s == '/')
+		s++;
+	char *e = s;
+	while (*e && *e != '/')
+		e++;
+	char *n = e;
+	while (*n == '/')
+		n++;
+	c->name = s;
+	c->len = (size_t)(e - s);
+	c->end = (size_t)(e - w->buf);
+	c->saved = *e;
+	c->last = !*n;
+	c->slash = c->last && n != e;
+	return (size_t)(n - w->buf);
+}
+
+static bool is_dot(const struct comp *c)
+{
+	return c->len == 1 && c->name[0] == '.';
+}
+
+static bool is_dotdot(const struct comp *c)
+{
+	return c->len == 2 && c->name[0] == '.' && c->name[1] == '.';
+}
+
+/* A directory in the middle of the path, open as fd (owned): after the
+ * NO_XDEV check it becomes the next level of the chain. */
+static int descend(struct walk *w, const struct comp *c, int fd, bool same)
+{
+	_cleanup_fd_ int dfd = fd;
+	if (w->xdev) {
+		struct info in;
+		if (get_info(w, dfd, &in) < 0)
+			return WALK_FAIL;
+#ifndef SAFEOPEN_MUTATE_XDEV
+		if (in.mnt != w->root_mnt)
+			return so_fail(EXDEV);
+#endif
+	}
+	if (push_name(w, c->name, c->len) < 0)
+		return WALK_FAIL;
+	push_level(w, take_fd(&dfd), same);
+	return 0;
+}
+
+/* One resolution attempt. Returns an fd, WALK_FAIL (errno set) or WALK_RACE. */
 static int walk_once(struct walk *w, const char *path, size_t len)
 {
 	w->depth = 0;
@@ -951,80 +1039,43 @@ static int walk_once(struct walk *w, const char *path, size_t len)
 	memcpy(w->buf + w->pos, path, len + 1);
 
 	for (;;) {
-		char *s = w->buf + w->pos;
-		while (*s == '/')
-			s++;
-		if (!*s)
-			return open_cur(w, true);
-		char *e = s;
-		while (*e && *e != '/')
-			e++;
-		char *n = e;
-		while (*n == '/')
-			n++;
-		bool last = !*n;
-		bool slash = last && n != e;
-		size_t clen = (size_t)(e - s);
-		size_t end = (size_t)(e - w->buf);
-
-		if (clen == 1 && s[0] == '.') {
-			if (last)
-				return open_cur(w, false);
-			w->pos = (size_t)(n - w->buf);
-			continue;
-		}
-		if (clen == 2 && s[0] == '.' && s[1] == '.') {
-			int r = step_dotdot(w);
+		struct comp c;
+		size_t next = next_comp(w, &c);
+		if (c.len == 0)
+			return open_cur(w, true); /* "" after slashes: the walk is there */
+		if (is_dot(&c) || is_dotdot(&c)) {
+			int r = is_dotdot(&c) ? step_dotdot(w) : 0;
 			if (r < 0)
 				return r;
-			if (last)
+			if (c.last)
 				return open_cur(w, false);
-			w->pos = (size_t)(n - w->buf);
+			w->pos = next;
 			continue;
 		}
 
-		char saved = *e;
-		*e = '\0';
-		if (last) {
+		c.name[c.len] = '\0';
+		int r;
+		if (c.last) {
 			/* final_name() puts `saved` back before splicing. */
-			int r = final_name(w, s, end, slash, saved);
+			r = final_name(w, &c);
 			if (r != WALK_CONTINUE)
 				return r;
 			continue;
 		}
-
 		/* In the middle: a directory, or a symlink to follow. */
 		bool same;
-		_cleanup_fd_ int fd = open_child(w, s, &same);
-		if (fd < 0) {
-			if (errno != ENOTDIR) {
-				*e = saved;
-				return -1;
-			}
-			int r = middle_nondir(w, s, end, saved);
+		int fd = open_child(w, c.name, &same);
+		if (fd < 0 && errno == ENOTDIR) {
+			r = middle_nondir(w, &c); /* restores `saved` */
 			if (r < 0)
 				return r;
 			continue;
 		}
-		if (w->xdev) {
-			struct info in;
-			if (get_info(w, fd, &in) < 0) {
-				*e = saved;
-				return -1;
-			}
-#ifndef SAFEOPEN_MUTATE_XDEV
-			if (in.mnt != w->root_mnt) {
-				*e = saved;
-				return so_fail(EXDEV);
-			}
-#endif
-		}
-		int pr = push_name(w, s, clen);
-		*e = saved;
-		if (pr < 0)
-			return -1;
-		push_level(w, take_fd(&fd), same);
-		w->pos = (size_t)(n - w->buf);
+		r = fd < 0 ? WALK_FAIL : descend(w, &c, fd, same);
+		comp_restore(w, &c);
+		if (r < 0)
+			return r;
+		w->pos = next;
 	}
 }
 
