@@ -1260,6 +1260,7 @@ struct mrow {
 	uint64_t res;
 	const char *obj; /* relative to the root, or NULL and err */
 	int err;
+	bool proc; /* (link facts) needs root/pr */
 };
 
 static const struct mrow mrows[] = {
@@ -1294,6 +1295,30 @@ struct mount_arg {
 	const struct env *e;
 	bool no_statx; /* make statx ENOSYS: the mount id comes from elsewhere */
 };
+
+/* Compare the result of one row run one way (fd, or -1 with err) with what
+ * the row expects: the object `obj` (relative to the root) or the errno
+ * `want`. Prints a failure, closes fd; returns 1 on failure, else 0. */
+static int row_verdict(const char *kind, int rootfd, const char *path, uint64_t res, int way,
+		       const char *obj, int want, int fd, int err)
+{
+	bool ok;
+	if (obj) {
+		struct stat a, b;
+		ok = fd >= 0 && fstat(fd, &a) == 0 &&
+		     fstatat(rootfd, obj, &b, AT_SYMLINK_NOFOLLOW) == 0 && a.st_dev == b.st_dev &&
+		     a.st_ino == b.st_ino;
+	} else {
+		ok = fd < 0 && err == want;
+	}
+	if (!ok)
+		fprintf(stderr, "%s row \"%s\" resolve=%#llx via %s: expected %s, got %s\n", kind,
+			path, (unsigned long long)res, mode_names[way], obj ? obj : errname(want),
+			fd >= 0 ? "an fd" : errname(err));
+	if (fd >= 0)
+		close(fd);
+	return ok ? 0 : 1;
+}
 
 static int mount_child(void *arg)
 {
@@ -1350,26 +1375,8 @@ static int mount_child(void *arg)
 			if (way == RUN_KERNEL && !kernel)
 				continue;
 			int fd = open_way(way, rootfd, m->path, m->flags, mode, m->res);
-			int err = fd < 0 ? errno : 0;
-			bool ok;
-			if (m->obj) {
-				struct stat a, b;
-				ok = fd >= 0 && fstat(fd, &a) == 0 &&
-				     fstatat(rootfd, m->obj, &b, AT_SYMLINK_NOFOLLOW) == 0 &&
-				     a.st_dev == b.st_dev && a.st_ino == b.st_ino;
-			} else {
-				ok = fd < 0 && err == m->err;
-			}
-			if (!ok) {
-				failures++;
-				fprintf(stderr, "mount row \"%s\" resolve=%#llx via %s: "
-					"expected %s, got %s\n", m->path,
-					(unsigned long long)m->res, mode_names[way],
-					m->obj ? m->obj : errname(m->err),
-					fd >= 0 ? "an fd" : errname(err));
-			}
-			if (fd >= 0)
-				close(fd);
+			failures += row_verdict("mount", rootfd, m->path, m->res, way, m->obj, m->err,
+						fd, fd < 0 ? errno : 0);
 			(void)unlinkat(rootfd, "dir/new", 0);
 			(void)unlinkat(rootfd, "mnt_tmpfs/new", 0);
 		}
@@ -1413,16 +1420,7 @@ END_TEST
  * (a link followed there, then ".." up into ns: ns's facts again); /proc bound
  * on root/pr.
  */
-struct lrow {
-	const char *path;
-	uint64_t flags;
-	uint64_t res;
-	const char *obj; /* relative to the root, or NULL and err */
-	int err;
-	bool proc;      /* needs root/pr */
-};
-
-static const struct lrow lrows[] = {
+static const struct mrow lrows[] = {
 	{ "l/f", RD, B, "d/f", 0, false },
 	{ "ns/l/f", RD, B, NULL, ELOOP, false },
 	{ "ns/l", RD, I, NULL, ELOOP, false },
@@ -1489,34 +1487,16 @@ static int link_facts_child(void *arg)
 	bool kernel = kernel_has_openat2();
 	int failures = 0, runs = 0;
 	for (size_t i = 0; i < sizeof(lrows) / sizeof(lrows[0]); i++) {
-		const struct lrow *r = &lrows[i];
+		const struct mrow *r = &lrows[i];
 		if (r->proc && !proc)
 			continue;
 		for (int way = 0; way < RUN_MODES; way++) {
 			if (way == RUN_KERNEL && !kernel)
 				continue;
 			int fd = open_way(way, rootfd, r->path, r->flags, 0, r->res);
-			int err = fd < 0 ? errno : 0;
-			bool ok;
-			if (r->obj) {
-				struct stat a, b;
-				ok = fd >= 0 && fstat(fd, &a) == 0 &&
-				     fstatat(rootfd, r->obj, &b, AT_SYMLINK_NOFOLLOW) == 0 &&
-				     a.st_dev == b.st_dev && a.st_ino == b.st_ino;
-			} else {
-				ok = fd < 0 && err == r->err;
-			}
+			failures += row_verdict("link-facts", rootfd, r->path, r->res, way, r->obj,
+						r->err, fd, fd < 0 ? errno : 0);
 			runs++;
-			if (!ok) {
-				failures++;
-				fprintf(stderr, "link-facts row \"%s\" resolve=%#llx via %s: "
-					"expected %s, got %s\n", r->path,
-					(unsigned long long)r->res, mode_names[way],
-					r->obj ? r->obj : errname(r->err),
-					fd >= 0 ? "an fd" : errname(err));
-			}
-			if (fd >= 0)
-				close(fd);
 		}
 	}
 	close(rootfd);
