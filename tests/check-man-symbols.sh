@@ -1,8 +1,10 @@
 #!/bin/sh
 # Every function of the version script has a section 3 man page (directly or
 # through a `.so` link) whose NAME line lists it, whose SYNOPSIS includes
-# <safeopen.h> and declares it, and which has an ERRORS section. Every page
-# listed in doc/local.mk exists, and no page in doc/man is left out of it.
+# <safeopen.h> and declares it with the header's prototype, and which has
+# RETURN VALUE and ERRORS sections. Every page listed in doc/local.mk exists,
+# and no page in doc/man is left out of it. (One awk pass per symbol reads
+# its page: the test forks a few processes per symbol, not dozens.)
 set -eu
 srcdir=${top_srcdir:-.}
 man="$srcdir/doc/man"
@@ -14,31 +16,73 @@ fail() { echo "check-man-symbols: $*"; status=1; }
 target() {
 	p="$man/man3/$1.3"
 	[ -f "$p" ] || return 1
-	so=$(sed -n '1s/^\.so[[:space:]]\{1,\}//p' "$p")
-	if [ -n "$so" ]; then p="$man/$so"; [ -f "$p" ] || return 1; fi
+	read -r first <"$p" || first=
+	case $first in
+	.so\ *) p="$man/${first#.so }"; [ -f "$p" ] || return 1 ;;
+	esac
 	echo "$p"
 }
-# The text of section $2 of page $1 (from .SH $2 to the next .SH).
-section() { awk -v s="$2" '/^\.SH/ { on = ($0 ~ "^\\.SH \"?" s "\"?$") ; next } on' "$1"; }
+
+# The prototypes of the header, one per line: "name<TAB>prototype without
+# blanks" (SAFE_PUBLIC / SAFE_NODISCARD dropped).
+protos=$(awk '
+	/^SAFE_PUBLIC/ { on = 1; text = "" }
+	on { text = text $0 }
+	on && /;/ {
+		on = 0
+		gsub(/SAFE_PUBLIC|SAFE_NODISCARD/, "", text)
+		name = text; sub(/\(.*/, "", name); sub(/.*[^A-Za-z0-9_]/, "", name)
+		gsub(/[ \t]/, "", text)
+		print name "\t" text
+	}' "$srcdir/include/safeopen.h")
 
 syms=$(sed -n 's/^[[:space:]]*\([a-z_][a-z0-9_]*\);$/\1/p' "$srcdir/lib/libsafeopen.sym")
 for s in $syms; do
 	n=$((n + 1))
 	p=$(target "$s") || { fail "$s: no page doc/man/man3/$s.3 (or its .so target is missing)"; continue; }
-	section "$p" NAME | grep -q "\\b$s\\b" || fail "$s: not named in the NAME section of ${p#$srcdir/}"
-	syn=$(section "$p" SYNOPSIS)
-	[ -n "$syn" ] || { fail "$s: ${p#$srcdir/} has no SYNOPSIS"; continue; }
-	printf '%s\n' "$syn" | grep -q '#include <safeopen\.h>' || fail "$s: SYNOPSIS of ${p#$srcdir/} lacks #include <safeopen.h>"
-	printf '%s\n' "$syn" | grep -q "\\b$s(" || fail "$s: SYNOPSIS of ${p#$srcdir/} does not declare $s()"
-	[ -n "$(section "$p" ERRORS)" ] || fail "$s: ${p#$srcdir/} has no (or an empty) ERRORS section"
-	[ -n "$(section "$p" "RETURN VALUE")" ] || fail "$s: ${p#$srcdir/} has no RETURN VALUE section"
+	rel=${p#"$srcdir"/}
+	# One pass over the page: which checks fail, and the page's prototype.
+	out=$(awk -v s="$s" '
+		function word(t) { return t ~ ("(^|[^A-Za-z0-9_])" s "([^A-Za-z0-9_]|$)") }
+		/^\.SH/ { sec = $0; sub(/^\.SH[ \t]+/, "", sec); gsub(/"/, "", sec); next }
+		sec == "NAME" && word($0) { name = 1 }
+		sec == "SYNOPSIS" { syn = 1 }
+		sec == "SYNOPSIS" && /#include <safeopen\.h>/ { inc = 1 }
+		sec == "SYNOPSIS" && $0 ~ ("(^|[^A-Za-z0-9_])" s "\\(") { decl = 1 }
+		sec == "SYNOPSIS" && /^\.EX/ { ex = 1; next }
+		sec == "SYNOPSIS" && /^\.EE/ { ex = 0; next }
+		sec == "SYNOPSIS" && ex && !done && (grab || $0 ~ ("[ *]" s "\\(")) {
+			grab = 1; t = $0
+			gsub(/\\e/, "\\", t); gsub(/\\-/, "-", t); gsub(/\\\(aq/, "\047", t)
+			proto = proto t
+			if (t ~ /;/) { grab = 0; done = 1 }
+		}
+		sec == "ERRORS" && NF { errs = 1 }
+		sec == "RETURN VALUE" && NF { ret = 1 }
+		END {
+			if (!name) print "name"
+			if (!syn) print "nosyn"
+			if (syn && !inc) print "include"
+			if (syn && !decl) print "decl"
+			if (!errs) print "errors"
+			if (!ret) print "return"
+			gsub(/[ \t]/, "", proto); print "proto\t" proto
+		}' "$p")
+	case $out in *nosyn*) fail "$s: $rel has no SYNOPSIS"; continue ;; esac
+	for k in $(printf '%s\n' "$out" | grep -v '^proto' || true); do
+		case $k in
+		name) fail "$s: not named in the NAME section of $rel" ;;
+		include) fail "$s: SYNOPSIS of $rel lacks #include <safeopen.h>" ;;
+		decl) fail "$s: SYNOPSIS of $rel does not declare $s()" ;;
+		errors) fail "$s: $rel has no (or an empty) ERRORS section" ;;
+		return) fail "$s: $rel has no RETURN VALUE section" ;;
+		esac
+	done
 	# The prototype in the page must match the header's declaration
 	# (whitespace-insensitive): catches a page left behind by an API change.
-	hdr=$(awk -v s="$s" 'BEGIN{on=0} /^SAFE_PUBLIC/ && $0 ~ "[ *]" s "\\(" {on=1} on {print} on && /;/ {exit}' \
-		"$srcdir/include/safeopen.h" | sed 's/SAFE_PUBLIC//; s/SAFE_NODISCARD//' | tr -d ' \t\n')
-	pg=$(printf '%s\n' "$syn" | sed -n '/^\.EX/,/^\.EE/p' | sed 's/\\e/\\/g; s/\\-/-/g; s/\\(aq/'"'"'/g' \
-		| awk -v s="$s" '$0 ~ "[ *]" s "\\(" {on=1} on {print} on && /;/ {exit}' | tr -d ' \t\n')
-	[ "$hdr" = "$pg" ] || fail "$s: prototype in ${p#$srcdir/} differs from include/safeopen.h:
+	pg=$(printf '%s\n' "$out" | sed -n 's/^proto	//p')
+	hdr=$(printf '%s\n' "$protos" | awk -F '\t' -v s="$s" '$1 == s { print $2; exit }')
+	[ "$hdr" = "$pg" ] || fail "$s: prototype in $rel differs from include/safeopen.h:
    header: $hdr
    page:   $pg"
 done
