@@ -2,7 +2,8 @@
 # openat2, fault injection, resource limits, concurrency, the libFuzzer target
 # (make fuzz-smoke) and static analysis (make lint).
 
-ATTACK_CORE = fuzz/diffcore.c fuzz/diffcore.h
+ATTACK_CORE = fuzz/diffcore.h fuzz/diffcore-internal.h fuzz/diffcore-util.c \
+	fuzz/diffcore-treegen.c fuzz/diffcore-tree.c fuzz/diffcore-case.c fuzz/diffcore-oracle.c
 
 check_PROGRAMS += tests/test_fuzz
 tests_test_fuzz_SOURCES = tests/test_fuzz.c $(ATTACK_CORE)
