@@ -9,7 +9,8 @@ if HAVE_CHECK
 # `make bench BENCH_ARGS="--dir /dev/shm --cpu 1"` passes options. The only
 # test is a correctness smoke run (bench/smoke.sh: --verify-only).
 check_PROGRAMS += bench/bench
-bench_bench_SOURCES = bench/bench.c
+bench_bench_SOURCES = bench/bench.c bench/bench.h bench/alloc.c bench/shapes.c bench/methods.c \
+	bench/tmpfile.c bench/measure.c bench/report.c bench/targets.c bench/mkdir.c
 bench_bench_LDADD = lib/libsafeopen.la
 # -no-install: a real binary (no libtool wrapper), so strace can run it again as
 # a child; --export-dynamic: its malloc counter interposes the library's calls.
