@@ -1,9 +1,16 @@
-# Benchmarks (`make bench`): programs, never timed assertions in tests.
-# bench/bench measures libsafeopen against openat, the realpath pattern and raw
-# openat2; `make bench BENCH_ARGS="--dir /dev/shm --cpu 1"` passes options.
-# The only test is a correctness smoke run (bench/smoke.sh: --verify-only).
+# bench/: benchmarks are programs, never timed assertions in tests.
+#   make bench          bench/bench: libsafeopen against openat, the realpath
+#                       pattern and raw openat2
+#   make bench-httpd    requests/s of examples/safe-httpd
+#   make bench-extract  safeopen extract next to GNU tar and bsdtar
+# bench/bench and bench/httpd-bench are built where the Check suites are (not
+# against tests/minicheck).
+if HAVE_CHECK
+# `make bench BENCH_ARGS="--dir /dev/shm --cpu 1"` passes options. The only
+# test is a correctness smoke run (bench/smoke.sh: --verify-only).
 check_PROGRAMS += bench/bench
-bench_bench_SOURCES = bench/bench.c
+bench_bench_SOURCES = bench/bench.c bench/bench.h bench/alloc.c bench/shapes.c bench/methods.c \
+	bench/tmpfile.c bench/measure.c bench/report.c bench/targets.c bench/mkdir.c
 bench_bench_LDADD = lib/libsafeopen.la
 # -no-install: a real binary (no libtool wrapper), so strace can run it again as
 # a child; --export-dynamic: its malloc counter interposes the library's calls.
@@ -20,3 +27,28 @@ PHONY_TARGETS += bench
 TESTS += bench/smoke.sh
 EXTRA_DIST += bench/smoke.sh bench/plot bench/README.md
 CLEANFILES += bench/results.csv bench/depth.svg
+
+# `make bench-httpd`: requests/s of examples/safe-httpd against
+# `python3 -m http.server` (bench/httpd-bench.sh), with bench/httpd-bench as
+# the load generator. HTTPD_BENCH_ENV passes settings, for example
+# HTTPD_BENCH_ENV="BEFORE=/path/to/old/safe-httpd SECONDS=5".
+noinst_PROGRAMS += bench/httpd-bench
+bench_httpd_bench_SOURCES = bench/httpd-bench.c
+
+HTTPD_BENCH_ENV =
+bench-httpd: bench/httpd-bench examples/safe-httpd
+	top_builddir='$(abs_top_builddir)' $(HTTPD_BENCH_ENV) $(SHELL) $(srcdir)/bench/httpd-bench.sh
+PHONY_TARGETS += bench-httpd
+EXTRA_DIST += bench/httpd-bench.sh
+endif
+
+# `make bench-extract`: safeopen extract (both paths) next to GNU tar and
+# bsdtar on a synthetic archive of 10,000 small files and on the release
+# tarball (made with dist-gzip when missing). BENCH_EXTRACT_ARGS="--runs 9 --dir /dev/shm"
+BENCH_EXTRACT_ARGS =
+bench-extract: examples/safeopen
+	@test -f $(distdir).tar.gz || $(MAKE) $(AM_MAKEFLAGS) dist-gzip
+	top_builddir='$(abs_top_builddir)' $(SHELL) $(srcdir)/bench/extract-bench.sh \
+	  $(BENCH_EXTRACT_ARGS) $(distdir).tar.gz
+PHONY_TARGETS += bench-extract
+EXTRA_DIST += bench/extract-bench.sh

@@ -1,7 +1,7 @@
-# Documentation: the hand-written man pages (the source of truth for the
-# reference manual, shipped in the tarball and installed by `make install`
-# without Doxygen), the Doxygen HTML (main page, design note, cookbook) and
-# the tests that keep the pages honest.
+# doc/: the hand-written man pages (the source of truth for the reference
+# manual, shipped in the tarball and installed by `make install` without
+# Doxygen) and the Doxygen HTML (main page, design note, cookbook, recipes).
+# The tests that keep the pages honest are tests/check-man-*.sh.
 
 # Section 3: one page per function; functions that share a page are `.so`
 # links (an alias page contains only `.so man3/<page>.3`).
@@ -41,15 +41,8 @@ MAN7_PAGES = doc/man/man7/libsafeopen.7
 dist_man3_MANS = $(MAN3_PAGES)
 dist_man7_MANS = $(MAN7_PAGES)
 
-EXTRA_DIST += SECURITY.md doc/Doxyfile.in doc/design.md doc/cookbook.md doc/man2dox.sh doc/examples.dox \
-	tests/check-man-symbols.sh tests/check-man-groff.sh tests/check-man-examples.sh
-
-# Every symbol of the version script has a page with SYNOPSIS and ERRORS;
-# every page renders without a groff warning; every EXAMPLES program compiles.
-TESTS += tests/check-man-symbols.sh tests/check-man-groff.sh tests/check-man-examples.sh
-AM_TESTS_ENVIRONMENT += CC='$(CC)'; export CC; \
-	MAN_CPPFLAGS='-I$(abs_top_srcdir)/include'; export MAN_CPPFLAGS; \
-	MAN_LIBS='$(abs_top_builddir)/lib/.libs/libsafeopen.so'; export MAN_LIBS;
+EXTRA_DIST += doc/Doxyfile.in doc/design.md doc/cookbook.md doc/man2dox.sh doc/examples.dox \
+	doc/recipes/extract.md
 
 if HAVE_DOXYGEN
 doc: doc/Doxyfile $(top_srcdir)/include/safeopen.h $(top_srcdir)/README.md $(top_srcdir)/SECURITY.md \
@@ -71,26 +64,3 @@ CLEAN_LOCAL_TARGETS += clean-doc
 clean-doc:
 	-rm -rf doc/api doc/api-src doc/doxygen-warnings.log
 PHONY_TARGETS += clean-doc
-
-# The cookbook (doc/cookbook.md): each recipe is a complete program, built
-# by `make check` and run by tests/test-cookbook.sh against a temp dir.
-cookbook_progs = examples/cookbook/serve-url examples/cookbook/upload \
-	examples/cookbook/extract examples/cookbook/port-realpath \
-	examples/cookbook/port-openat2 examples/cookbook/seccomp examples/cookbook/fdpass
-check_PROGRAMS += $(cookbook_progs)
-examples_cookbook_serve_url_SOURCES = examples/cookbook/serve-url.c
-examples_cookbook_serve_url_LDADD = lib/libsafeopen.la
-examples_cookbook_upload_SOURCES = examples/cookbook/upload.c
-examples_cookbook_upload_LDADD = lib/libsafeopen.la
-examples_cookbook_extract_SOURCES = examples/cookbook/extract.c
-examples_cookbook_extract_LDADD = lib/libsafeopen.la
-examples_cookbook_port_realpath_SOURCES = examples/cookbook/port-realpath.c
-examples_cookbook_port_realpath_LDADD = lib/libsafeopen.la
-examples_cookbook_port_openat2_SOURCES = examples/cookbook/port-openat2.c
-examples_cookbook_port_openat2_LDADD = lib/libsafeopen.la
-examples_cookbook_seccomp_SOURCES = examples/cookbook/seccomp.c
-examples_cookbook_seccomp_LDADD = lib/libsafeopen.la
-examples_cookbook_fdpass_SOURCES = examples/cookbook/fdpass.c
-examples_cookbook_fdpass_LDADD = lib/libsafeopen.la
-TESTS += tests/test-cookbook.sh
-EXTRA_DIST += tests/test-cookbook.sh

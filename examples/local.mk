@@ -1,6 +1,7 @@
-# Example programs: the attack demo (`make demo`), the safeopen command-line
-# tool (installed, with its man page), the safe-httpd file server, and hello,
-# the smallest consumer (also the pkg-config check of .ci/run).
+# examples/: the attack demo (`make demo`), the safeopen command-line tool
+# (installed, with its man page), the safe-httpd file server, hello, the
+# smallest consumer (also the pkg-config check of .ci/run), and the programs
+# of the cookbook. Their tests are in tests/ (tests/local.mk).
 bin_PROGRAMS += examples/safeopen
 examples_safeopen_SOURCES = examples/safeopen.c examples/extract.c examples/extract.h
 examples_safeopen_LDADD = lib/libsafeopen.la
@@ -23,31 +24,33 @@ examples_demo_LDADD = lib/libsafeopen.la
 examples_safe_httpd_SOURCES = examples/safe-httpd.c
 examples_safe_httpd_LDADD = lib/libsafeopen.la
 
-# The attacker of tests/test-httpd.sh: swaps a directory and a symlink with
-# renameat2(RENAME_EXCHANGE) as fast as it can, for a bounded time.
+# The attacker of tests/test-httpd.sh and tests/test-extract.sh: swaps a
+# directory and a symlink with renameat2(RENAME_EXCHANGE) as fast as it can,
+# for a bounded time.
 check_PROGRAMS += examples/race-swap
 examples_race_swap_SOURCES = examples/race-swap.c
-
-TESTS += tests/test-cli.sh tests/test-httpd.sh
-EXTRA_DIST += tests/test-cli.sh tests/test-httpd.sh
-
-# safeopen extract: hostile archives made by tests/gen-archives.py, a benign
-# corpus compared with GNU tar (tests/tree-manifest.py), the swap attack
-# (examples/race-swap). SKIPs when safeopen was built without libarchive.
-TESTS += tests/test-extract.sh
-EXTRA_DIST += tests/test-extract.sh tests/gen-archives.py tests/tree-manifest.py
 
 demo: examples/demo
 	@./examples/demo
 PHONY_TARGETS += demo
 
-# make bench-extract: safeopen extract (both paths) next to GNU tar and bsdtar
-# on a synthetic archive of 10,000 small files and on the release tarball
-# (made with dist-gzip when missing). BENCH_EXTRACT_ARGS="--runs 9 --dir /dev/shm"
-BENCH_EXTRACT_ARGS =
-bench-extract: examples/safeopen
-	@test -f $(distdir).tar.gz || $(MAKE) $(AM_MAKEFLAGS) dist-gzip
-	top_builddir='$(abs_top_builddir)' $(SHELL) $(srcdir)/bench/extract-bench.sh \
-	  $(BENCH_EXTRACT_ARGS) $(distdir).tar.gz
-PHONY_TARGETS += bench-extract
-EXTRA_DIST += bench/extract-bench.sh doc/recipes/extract.md
+# The cookbook (doc/cookbook.md): each recipe is a complete program, built
+# by `make check` and run by tests/test-cookbook.sh against a temp dir.
+cookbook_progs = examples/cookbook/serve-url examples/cookbook/upload \
+	examples/cookbook/extract examples/cookbook/port-realpath \
+	examples/cookbook/port-openat2 examples/cookbook/seccomp examples/cookbook/fdpass
+check_PROGRAMS += $(cookbook_progs)
+examples_cookbook_serve_url_SOURCES = examples/cookbook/serve-url.c
+examples_cookbook_serve_url_LDADD = lib/libsafeopen.la
+examples_cookbook_upload_SOURCES = examples/cookbook/upload.c
+examples_cookbook_upload_LDADD = lib/libsafeopen.la
+examples_cookbook_extract_SOURCES = examples/cookbook/extract.c
+examples_cookbook_extract_LDADD = lib/libsafeopen.la
+examples_cookbook_port_realpath_SOURCES = examples/cookbook/port-realpath.c
+examples_cookbook_port_realpath_LDADD = lib/libsafeopen.la
+examples_cookbook_port_openat2_SOURCES = examples/cookbook/port-openat2.c
+examples_cookbook_port_openat2_LDADD = lib/libsafeopen.la
+examples_cookbook_seccomp_SOURCES = examples/cookbook/seccomp.c
+examples_cookbook_seccomp_LDADD = lib/libsafeopen.la
+examples_cookbook_fdpass_SOURCES = examples/cookbook/fdpass.c
+examples_cookbook_fdpass_LDADD = lib/libsafeopen.la

@@ -124,7 +124,7 @@ int dc_run_case(struct dc_tree *t, const struct dc_case *c, int impls, char *out
 int dc_outcome(struct dc_tree *t, const struct dc_case *c, int impl, char *buf, size_t size);
 
 /* Cases where the kernel's ELOOP came from its RCU-walk restart counting links
- * twice and the library's EXDEV was accepted (see diffcore.c). */
+ * twice and the library's EXDEV was accepted (see diffcore-oracle.c). */
 extern unsigned long dc_kernel_quirks;
 /* Cases where raw openat2 kept failing with EAGAIN (a rename somewhere in the
  * system during each of 1000 tries): no oracle, only cleanliness checked. */
