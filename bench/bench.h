@@ -156,6 +156,8 @@ void measure_row(struct cell *cells, int n);
 bool ratio(const struct cell *a, const struct cell *b, double *r, double *lo, double *hi);
 int probe_child(struct cell *c);
 void count_syscalls(struct cell *c, int kind, int row);
+bool strace_self(const char *out, const char *const *argv);
+const char *strace_syscall(const char *line, size_t *len);
 
 /* ------------------------------------------------------------------ report.c */
 

@@ -193,6 +193,48 @@ int probe_child(struct cell *c)
 	return 0;
 }
 
+/* Run this program in probe mode (argv: its options after the program
+ * name, NULL-terminated) under `strace -f -o out`, quietly. True when strace
+ * and the probe both exited 0; out then holds the trace. */
+bool strace_self(const char *out, const char *const *argv)
+{
+	const char *args[16] = { "strace", "-f", "-qq", "-o", out, "--", g.exe };
+	size_t n = 7;
+	for (; *argv && n < sizeof(args) / sizeof(args[0]) - 1; argv++)
+		args[n++] = *argv;
+	args[n] = NULL;
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid < 0)
+		return false;
+	if (pid == 0) {
+		int devnull = open("/dev/null", O_WRONLY | O_CLOEXEC);
+		if (devnull >= 0) {
+			dup2(devnull, 1);
+			dup2(devnull, 2);
+		}
+		execvp("strace", (char *const *)args);
+		_exit(127);
+	}
+	int status;
+	return waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+/* The syscall a line of strace output records ("PID name(args) = ..."),
+ * its length in *len; NULL for other lines (resumptions, signals, exits). */
+const char *strace_syscall(const char *line, size_t *len)
+{
+	const char *p = line;
+	while (*p >= '0' && *p <= '9')
+		p++;
+	while (*p == ' ')
+		p++;
+	if (*p == '+' || *p == '-' || *p == '<')
+		return NULL;
+	*len = strspn(p, "abcdefghijklmnopqrstuvwxyz0123456789_");
+	return *len > 0 && p[*len] == '(' ? p : NULL;
+}
+
 /* Parent side: run the child under strace, count the syscalls between the
  * markers. */
 void count_syscalls(struct cell *c, int kind, int row)
@@ -203,22 +245,8 @@ void count_syscalls(struct cell *c, int kind, int row)
 	snprintf(a_kind, sizeof(a_kind), "%d", kind);
 	snprintf(a_method, sizeof(a_method), "%d", c->method);
 	snprintf(a_row, sizeof(a_row), "%d", row);
-	fflush(NULL);
-	pid_t pid = fork();
-	if (pid < 0)
-		return;
-	if (pid == 0) {
-		int devnull = open("/dev/null", O_WRONLY | O_CLOEXEC);
-		if (devnull >= 0) {
-			dup2(devnull, 1);
-			dup2(devnull, 2);
-		}
-		execlp("strace", "strace", "-f", "-qq", "-o", out, "--", g.exe, "--probe", a_kind,
-		       a_method, a_row, g.root, (char *)NULL);
-		_exit(127);
-	}
-	int status;
-	if (waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+	const char *const argv[] = { "--probe", a_kind, a_method, a_row, g.root, NULL };
+	if (!strace_self(out, argv)) {
 		snprintf(c->sysdetail, sizeof(c->sysdetail), "strace failed");
 		unlink(out);
 		return;
@@ -239,15 +267,9 @@ void count_syscalls(struct cell *c, int kind, int row)
 			done = true;
 			continue;
 		}
-		const char *p = line;
-		while (*p >= '0' && *p <= '9')
-			p++;
-		while (*p == ' ')
-			p++;
-		if (!in || *p == '+' || *p == '-' || *p == '<')
-			continue;
-		size_t len = strspn(p, "abcdefghijklmnopqrstuvwxyz0123456789_");
-		if (len == 0 || p[len] != '(')
+		size_t len;
+		const char *p = strace_syscall(line, &len);
+		if (!in || !p)
 			continue;
 		total++;
 		int i;

@@ -92,23 +92,8 @@ static void mk_count(struct mk_cell *c, int n, bool walker)
 	if (snprintf(out, sizeof(out), "%s/strace-mk.out", g.root) >= (int)sizeof(out))
 		return;
 	snprintf(a_n, sizeof(a_n), "%d", n);
-	fflush(NULL);
-	pid_t pid = fork();
-	if (pid < 0)
-		return;
-	if (pid == 0) {
-		int devnull = open("/dev/null", O_WRONLY | O_CLOEXEC);
-		if (devnull >= 0) {
-			dup2(devnull, 1);
-			dup2(devnull, 2);
-		}
-		execlp("strace", "strace", "-f", "-qq", "-o", out, "--", g.exe, "--probe-mkdir", a_n,
-		       walker ? "1" : "0", g.root, (char *)NULL);
-		_exit(127);
-	}
-	int status;
-	bool ok = waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0;
-	FILE *f = ok ? fopen(out, "re") : NULL;
+	const char *const argv[] = { "--probe-mkdir", a_n, walker ? "1" : "0", g.root, NULL };
+	FILE *f = strace_self(out, argv) ? fopen(out, "re") : NULL;
 	if (!f) {
 		unlink(out);
 		return;
@@ -127,15 +112,8 @@ static void mk_count(struct mk_cell *c, int n, bool walker)
 		}
 		if (strstr(line, "@safeopen-bench-mk-end"))
 			break;
-		const char *p = line;
-		while (*p >= '0' && *p <= '9')
-			p++;
-		while (*p == ' ')
-			p++;
-		if (phase < 0 || *p == '+' || *p == '-' || *p == '<')
-			continue;
-		size_t len = strspn(p, "abcdefghijklmnopqrstuvwxyz0123456789_");
-		if (len > 0 && p[len] == '(')
+		size_t len;
+		if (phase >= 0 && strace_syscall(line, &len))
 			count[phase]++;
 	}
 	fclose(f);
