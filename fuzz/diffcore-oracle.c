@@ -150,6 +150,17 @@ static int call_impl(const struct dc_tree *t, const struct dc_case *c, int impl)
 	return safe_openat2(dfd, c->path, &h, sizeof(h));
 }
 
+
+/* The result names the tree's object st is, or describes an unknown one. */
+static void classify(const struct dc_tree *t, const struct stat *st, struct dc_result *res)
+{
+	const struct dc_obj *o = find_obj(t, st->st_dev, st->st_ino);
+	res->kind = o ? R_OBJ : R_UNKNOWN;
+	if (o)
+		dc_setf(res->what, sizeof(res->what), "%s", o->path);
+	else
+		describe_unknown(t, st, res->what, sizeof(res->what));
+}
 /* Open a canonical relative path one component at a time with
  * O_PATH|O_NOFOLLOW (no library, no openat2): fails if a non-final
  * component is a symlink or not a directory. */
@@ -210,12 +221,7 @@ static void run_impl(struct dc_tree *t, const struct dc_case *c, int impl, struc
 		res->cloexec = fcntl(dirfd(d), F_GETFD) & FD_CLOEXEC;
 		res->kind = R_UNKNOWN;
 		if (fstat(dirfd(d), &st) == 0) {
-			const struct dc_obj *o = find_obj(t, st.st_dev, st.st_ino);
-			res->kind = o ? R_OBJ : R_UNKNOWN;
-			if (o)
-				dc_setf(res->what, sizeof(res->what), "%s", o->path);
-			else
-				describe_unknown(t, &st, res->what, sizeof(res->what));
+			classify(t, &st, res);
 		}
 		closedir(d);
 		return;
@@ -246,12 +252,7 @@ static void run_impl(struct dc_tree *t, const struct dc_case *c, int impl, struc
 			dc_setf(res->what, sizeof(res->what), "non-canonical \"%.200s\" (%s)", buf,
 			     canonical ? strerror(errno) : "syntax");
 		} else {
-			const struct dc_obj *o = find_obj(t, st.st_dev, st.st_ino);
-			res->kind = o ? R_OBJ : R_UNKNOWN;
-			if (o)
-				dc_setf(res->what, sizeof(res->what), "%s", o->path);
-			else
-				describe_unknown(t, &st, res->what, sizeof(res->what));
+			classify(t, &st, res);
 		}
 		if (fd >= 0)
 			close(fd);
@@ -266,12 +267,7 @@ static void run_impl(struct dc_tree *t, const struct dc_case *c, int impl, struc
 			res->err = errno;
 			return;
 		}
-		const struct dc_obj *o = find_obj(t, st.st_dev, st.st_ino);
-		res->kind = o ? R_OBJ : R_UNKNOWN;
-		if (o)
-			dc_setf(res->what, sizeof(res->what), "%s", o->path);
-		else
-			describe_unknown(t, &st, res->what, sizeof(res->what));
+		classify(t, &st, res);
 		res->fl = O_PATH;
 		res->cloexec = true;
 		return;
