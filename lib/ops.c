@@ -25,6 +25,7 @@
 #include "internal.h"
 
 #include <dirent.h>
+#include <linux/fs.h> /* RENAME_NOREPLACE, RENAME_EXCHANGE (musl's <stdio.h> has none) */
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
@@ -32,14 +33,6 @@
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <sys/xattr.h>
-
-#ifndef AT_RENAME_NOREPLACE
-#define SO_RENAME_NOREPLACE (1U << 0)
-#define SO_RENAME_EXCHANGE (1U << 1)
-#else
-#define SO_RENAME_NOREPLACE AT_RENAME_NOREPLACE
-#define SO_RENAME_EXCHANGE AT_RENAME_EXCHANGE
-#endif
 
 /* Argument block of getxattrat/setxattrat (struct xattr_args, Linux 6.13);
  * read by the kernel only. */
@@ -510,7 +503,7 @@ static int rename_fallback(int ofd, const struct so_last *olast, const char *ona
 		return renameat(ofd, oname, nfd, nname);
 	if (so_is_dot_or_dotdot(olast->name) || so_is_dot_or_dotdot(nlast->name))
 		return so_fail(EBUSY);
-	if (rflags & SO_RENAME_EXCHANGE)
+	if (rflags & RENAME_EXCHANGE)
 		return so_fail(EINVAL);
 	/* The bare name: with a trailing slash fstatat/linkat would follow. */
 	struct stat st;
@@ -540,8 +533,8 @@ int safe_renameat_beneath(int olddirfd, const char *oldpath, int newdirfd, const
 		return so_fail(EINVAL);
 	if (!oldpath || !newpath)
 		return so_fail(EFAULT);
-	unsigned int rflags = ((flags & SAFE_RENAME_NOREPLACE) ? SO_RENAME_NOREPLACE : 0) |
-			      ((flags & SAFE_RENAME_EXCHANGE) ? SO_RENAME_EXCHANGE : 0);
+	unsigned int rflags = ((flags & SAFE_RENAME_NOREPLACE) ? RENAME_NOREPLACE : 0) |
+			      ((flags & SAFE_RENAME_EXCHANGE) ? RENAME_EXCHANGE : 0);
 	struct so_last olast, nlast;
 	_cleanup_fd_ int ofd = so_resolve_parent(olddirfd, oldpath, resolve, &olast);
 	if (ofd < 0)

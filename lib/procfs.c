@@ -26,10 +26,6 @@
 
 #define PROC_ROOT_INO 1
 
-#ifndef STATX_MNT_ID
-#define STATX_MNT_ID 0x00001000U
-#endif
-
 /* The mount id of fd, or 0 if statx cannot tell (old kernel). */
 static uint64_t mount_id(int fd)
 {

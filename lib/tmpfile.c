@@ -31,6 +31,9 @@
 #include "internal.h"
 
 #include <dirent.h>
+#include <linux/fs.h> /* RENAME_NOREPLACE (musl's <stdio.h> has none) */
+#include <linux/kcmp.h>
+#include <linux/limits.h> /* XATTR_NAME_MAX, XATTR_SIZE_MAX */
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,20 +42,6 @@
 #include <sys/syscall.h>
 #include <sys/xattr.h>
 #include <time.h>
-
-#ifndef KCMP_FILE
-#define KCMP_FILE 0
-#endif
-
-#ifndef O_TMPFILE
-#define O_TMPFILE (020000000 | O_DIRECTORY)
-#endif
-#ifndef RENAME_NOREPLACE
-#define RENAME_NOREPLACE (1 << 0)
-#endif
-
-#define XATTR_NAME_MAX_LEN 255
-#define XATTR_VALUE_MAX 65536
 
 /* Hidden names: ".safeopen-" + 16 random characters. */
 #define TMP_PREFIX ".safeopen-"
@@ -151,10 +140,10 @@ static int check_xattrs(const struct safe_xattr *xattrs, size_t n)
 		const struct safe_xattr *x = &xattrs[i];
 		if (!x->name || (x->size && !x->value))
 			return so_fail(EFAULT);
-		size_t len = strnlen(x->name, XATTR_NAME_MAX_LEN + 1);
-		if (len == 0 || len > XATTR_NAME_MAX_LEN || !has_namespace_prefix(x->name, len))
+		size_t len = strnlen(x->name, XATTR_NAME_MAX + 1);
+		if (len == 0 || len > XATTR_NAME_MAX || !has_namespace_prefix(x->name, len))
 			return so_fail(EINVAL);
-		if (x->size > XATTR_VALUE_MAX)
+		if (x->size > XATTR_SIZE_MAX)
 			return so_fail(E2BIG);
 		for (size_t j = 0; j < i; j++)
 			if (!strcmp(xattrs[j].name, x->name))
