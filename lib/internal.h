@@ -208,6 +208,15 @@ static inline bool so_resource_errno(int err)
 	return err == EMFILE || err == ENFILE || err == ENOMEM;
 }
 
+/* The name of fd's entry in a procfs fd directory: its decimal number
+ * ("-2147483648" and the NUL fit). */
+#define SO_FD_NAME_SIZE 16
+void so_procfs_fd_name(int fd, char name[SO_FD_NAME_SIZE]);
+
+/* so_procfs_fd_dir(), and the name of fd's entry in it written to name:
+ * what an operation follows to act on exactly the object open as fd. */
+int so_procfs_entry(int fd, char name[SO_FD_NAME_SIZE]);
+
 /*
  * Reopen `fd` through the verified procfs with `flags` (O_CLOEXEC added),
  * checking that the result is the same inode as fd. Returns the new fd or -1.

@@ -143,13 +143,6 @@ static int op_object_fd(int fd, const char *name)
 	return fcntl(fd, F_DUPFD_CLOEXEC, 0);
 }
 
-/* The verified procfs fd directory and the name of objfd's entry in it. */
-static int procfs_entry(int objfd, char name[16])
-{
-	(void)snprintf(name, 16, "%d", objfd);
-	return so_procfs_fd_dir();
-}
-
 /* ------------------------------------------------------------------ stat */
 
 int safe_fstatat_beneath(int dirfd, const char *path, struct stat *st, uint64_t flags)
@@ -586,8 +579,8 @@ int safe_linkat_beneath(int olddirfd, const char *oldpath, int newdirfd, const c
 	if (errno != ENOENT && errno != EPERM && errno != EINVAL)
 		return -1;
 	int err = errno;
-	char ent[16];
-	_cleanup_fd_ int fddir = procfs_entry(ofd, ent);
+	char ent[SO_FD_NAME_SIZE];
+	_cleanup_fd_ int fddir = so_procfs_entry(ofd, ent);
 	if (fddir < 0)
 		return so_fail(so_resource_errno(errno) ? errno : err);
 	return linkat(fddir, ent, nfd, nname, AT_SYMLINK_FOLLOW);
@@ -677,8 +670,8 @@ int safe_fchmodat_beneath(int dirfd, const char *path, mode_t mode, uint64_t fla
 		return -1;
 	if (S_ISLNK(st.st_mode))
 		return so_fail(EOPNOTSUPP);
-	char ent[16];
-	_cleanup_fd_ int fddir = procfs_entry(obj, ent);
+	char ent[SO_FD_NAME_SIZE];
+	_cleanup_fd_ int fddir = so_procfs_entry(obj, ent);
 	if (fddir < 0)
 		return -1;
 	return fchmodat(fddir, ent, mode, 0);
@@ -708,8 +701,8 @@ int safe_utimensat_beneath(int dirfd, const char *path, const struct timespec *t
 		return -1;
 	/* Kernels before 5.8 refuse AT_EMPTY_PATH here (EINVAL; invalid times
 	 * give EINVAL again below): go through the fd's magic link. */
-	char ent[16];
-	_cleanup_fd_ int fddir = procfs_entry(fd, ent);
+	char ent[SO_FD_NAME_SIZE];
+	_cleanup_fd_ int fddir = so_procfs_entry(fd, ent);
 	if (fddir < 0)
 		return so_fail(so_resource_errno(errno) ? errno : EINVAL);
 	return utimensat(fddir, ent, times, 0);
@@ -776,8 +769,8 @@ static long xattr_path(const char *p, const struct xreq *q)
  */
 static long xattr_procfs(int obj, const struct xreq *q, bool have_at)
 {
-	char ent[16];
-	_cleanup_fd_ int fddir = procfs_entry(obj, ent);
+	char ent[SO_FD_NAME_SIZE];
+	_cleanup_fd_ int fddir = so_procfs_entry(obj, ent);
 	if (fddir < 0)
 		return -1;
 	if (have_at) {

@@ -108,18 +108,27 @@ int so_procfs_fd_dir(void)
 	return fd < 0 ? unusable() : fd;
 }
 
+void so_procfs_fd_name(int fd, char name[SO_FD_NAME_SIZE])
+{
+	(void)snprintf(name, SO_FD_NAME_SIZE, "%d", fd);
+}
+
+int so_procfs_entry(int fd, char name[SO_FD_NAME_SIZE])
+{
+	so_procfs_fd_name(fd, name);
+	return so_procfs_fd_dir();
+}
+
 int so_procfs_reopen(int fd, int flags)
 {
 	struct stat orig, now;
 	if (fstat(fd, &orig) < 0)
 		return -1;
 
-	_cleanup_fd_ int fddir = so_procfs_fd_dir();
+	char name[SO_FD_NAME_SIZE];
+	_cleanup_fd_ int fddir = so_procfs_entry(fd, name);
 	if (fddir < 0)
 		return -1;
-
-	char name[16];
-	(void)snprintf(name, sizeof(name), "%d", fd);
 
 	/* The entry must be the magic link of our own descriptor. */
 	struct stat lst;

@@ -184,8 +184,8 @@ static int verify(int dirfd, const char *rel, uint64_t resolve, const struct so_
 /* The target of fd's entry in the verified procfs fd directory, NUL-terminated. */
 static int fd_link(int fddir, int fd, char out[PATH_MAX])
 {
-	char ent[16];
-	(void)snprintf(ent, sizeof(ent), "%d", fd);
+	char ent[SO_FD_NAME_SIZE];
+	so_procfs_fd_name(fd, ent);
 	ssize_t n = readlinkat(fddir, ent, out, PATH_MAX);
 	if (n < 0)
 		return -1;

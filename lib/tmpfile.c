@@ -230,11 +230,10 @@ static int probe_link(int fd, int parentfd)
 		return -1;
 	}
 
-	_cleanup_fd_ int fddir = so_procfs_fd_dir();
+	char num[SO_FD_NAME_SIZE];
+	_cleanup_fd_ int fddir = so_procfs_entry(fd, num);
 	if (fddir < 0)
 		return errno == ENXIO ? 0 : -1;
-	char num[16];
-	(void)snprintf(num, sizeof(num), "%d", fd);
 	err = link_probe_errno(fddir, num, parentfd, AT_SYMLINK_FOLLOW);
 	if (err == EEXIST)
 		return TMP_PROCFS;
@@ -416,7 +415,8 @@ static int link_unnamed(struct safe_tmpfile *t, const char *name)
 			return -1;
 		atomic_store_explicit(&empty_path_links, false, memory_order_relaxed);
 	}
-	_cleanup_fd_ int fddir = so_procfs_fd_dir();
+	char num[SO_FD_NAME_SIZE];
+	_cleanup_fd_ int fddir = so_procfs_entry(t->fd, num);
 	if (fddir < 0) {
 		/* Neither way: if the cached probe chose AT_EMPTY_PATH, the
 		 * caller starts over and probes (the named fallback). */
@@ -426,8 +426,6 @@ static int link_unnamed(struct safe_tmpfile *t, const char *name)
 			errno = ENOENT;
 		return -1;
 	}
-	char num[16];
-	(void)snprintf(num, sizeof(num), "%d", t->fd);
 	/* The entry must lead to our inode (it is our own fd table in a
 	 * verified procfs; this also catches a descriptor swapped under us). */
 	struct stat a, b;
