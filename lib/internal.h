@@ -14,6 +14,8 @@
 #include <limits.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "compat.h"
@@ -163,8 +165,11 @@ int so_op_open(int dirfd, const char *path, uint64_t resolve, int oflags);
  * trailing symlink there). Such paths are resolved as a whole instead. */
 bool so_path_last_special(const char *path);
 
+/* ------------------------------------------------------------------ identity (ident.c) */
+
 /* The identity of an object: device, inode and (when the kernel reports it)
- * mount id, which tells bind mounts of one filesystem apart. */
+ * mount id, which tells bind mounts of one filesystem apart. The one answer
+ * to "is this the same object?" in the library: so_same_inode(). */
 struct so_ident {
 	dev_t dev;
 	ino_t ino;
@@ -173,9 +178,32 @@ struct so_ident {
 };
 
 /* Identity of fd (name NULL or "") or of name relative to fd, never following
- * a trailing symlink. Returns 0 or -1 with errno. */
+ * a trailing symlink, with the mount id where statx reports it (5.8+; not
+ * cached: a call without it simply has none). Returns 0 or -1 with errno. */
 int so_ident_at(int fd, const char *name, struct so_ident *id);
 
+/* The identity in a struct stat (no mount id). */
+static inline struct so_ident so_stat_ident(const struct stat *st)
+{
+	struct so_ident id = { .dev = st->st_dev, .ino = st->st_ino, .mnt = 0, .have_mnt = false };
+	return id;
+}
+
+/* The identity in a struct statx (mount id when its mask says so). */
+static inline struct so_ident so_statx_ident(const struct statx *stx)
+{
+	struct so_ident id = {
+		.dev = makedev(stx->stx_dev_major, stx->stx_dev_minor),
+		.ino = stx->stx_ino,
+		.have_mnt = (stx->stx_mask & STATX_MNT_ID) != 0,
+	};
+	id.mnt = id.have_mnt ? stx->stx_mnt_id : 0;
+	return id;
+}
+
+/* The same object: same device and inode. (An inode number is reused only
+ * after the object is gone, so a comparison with an object held open, or
+ * reached again from a held directory, is exact.) */
 static inline bool so_same_inode(const struct so_ident *a, const struct so_ident *b)
 {
 	return a->dev == b->dev && a->ino == b->ino;

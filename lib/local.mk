@@ -7,6 +7,7 @@ lib_libsafeopen_la_SOURCES = \
 	lib/resolve.c \
 	lib/path.c \
 	lib/procfs.c \
+	lib/ident.c \
 	lib/tmpfile.c \
 	lib/ops.c \
 	lib/rmtree.c \

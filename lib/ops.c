@@ -70,33 +70,6 @@ int so_op_open(int dirfd, const char *path, uint64_t resolve, int oflags)
 	return so_open_validated(dirfd, path, &how);
 }
 
-int so_ident_at(int fd, const char *name, struct so_ident *id)
-{
-	struct statx stx;
-	int atflags = AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT;
-	if (!name || !*name) {
-		name = "";
-		atflags |= AT_EMPTY_PATH;
-	}
-	if (statx(fd, name, atflags, STATX_TYPE | STATX_INO | STATX_MNT_ID, &stx) == 0) {
-		id->dev = makedev(stx.stx_dev_major, stx.stx_dev_minor);
-		id->ino = stx.stx_ino;
-		id->have_mnt = stx.stx_mask & STATX_MNT_ID;
-		id->mnt = id->have_mnt ? stx.stx_mnt_id : 0;
-		return 0;
-	}
-	if (errno != ENOSYS)
-		return -1;
-	struct stat st;
-	if (fstatat(fd, name, &st, atflags) < 0)
-		return -1;
-	id->dev = st.st_dev;
-	id->ino = st.st_ino;
-	id->have_mnt = false;
-	id->mnt = 0;
-	return 0;
-}
-
 /*
  * Where a non-creating operation acts. Without `follow`, and for an ordinary
  * last component, returns the parent's O_PATH fd and points *name at the last
@@ -790,7 +763,7 @@ static long xattr_procfs(int obj, const struct xreq *q, bool have_at)
 		if (stat(p, &st) < 0)
 			return so_fail(so_resource_errno(errno) ? errno : ENXIO);
 	}
-	struct so_ident got = { .dev = st.st_dev, .ino = st.st_ino };
+	struct so_ident got = so_stat_ident(&st);
 	if (!so_same_inode(&want, &got))
 		return so_fail(ENXIO);
 	return xattr_path(p, q);

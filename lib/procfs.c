@@ -29,11 +29,10 @@
 /* The mount id of fd, or 0 if statx cannot tell (old kernel). */
 static uint64_t mount_id(int fd)
 {
-	struct statx stx;
-	if (statx(fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW, STATX_MNT_ID, &stx) < 0 ||
-	    !(stx.stx_mask & STATX_MNT_ID))
+	struct so_ident id;
+	if (so_ident_at(fd, NULL, &id) < 0 || !id.have_mnt)
 		return 0;
-	return stx.stx_mnt_id;
+	return id.mnt;
 }
 
 static bool is_procfs(int fd, dev_t dev, uint64_t mnt)
@@ -141,9 +140,10 @@ int so_procfs_reopen(int fd, int flags)
 	if (nfd < 0)
 		return -1;
 	int err = 0;
+	struct so_ident want = so_stat_ident(&orig), got;
 	if (fstat(nfd, &now) < 0)
 		err = errno;
-	else if (now.st_dev != orig.st_dev || now.st_ino != orig.st_ino)
+	else if (got = so_stat_ident(&now), !so_same_inode(&got, &want))
 		err = EXDEV;
 	if (err) {
 		so_close(nfd);

@@ -98,11 +98,6 @@
 #define WALK_BUF ((size_t)2 * PATH_MAX)
 #define WALK_RACE (-2) /* a race was detected: restart (bounded) */
 
-struct walk_id {
-	uint64_t dev;
-	uint64_t ino;
-};
-
 struct walk {
 	int rootfd;        /* borrowed dirfd, or the pinned cwd */
 	int oflags;        /* validated open flags */
@@ -138,7 +133,7 @@ struct walk {
 
 /* What get_info() reports about an fd. */
 struct info {
-	struct walk_id id;
+	struct so_ident id;
 	mode_t type;
 	uid_t uid;
 	uint64_t mnt;
@@ -176,8 +171,7 @@ static int info_of(int fd, bool want_mnt, struct info *in)
 		unsigned int mask = STATX_TYPE | STATX_INO | STATX_UID | STATX_MNT_ID;
 		if (statx(fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW, mask, &stx) == 0) {
 			in->uid = stx.stx_uid;
-			in->id.dev = makedev(stx.stx_dev_major, stx.stx_dev_minor);
-			in->id.ino = stx.stx_ino;
+			in->id = so_statx_ident(&stx);
 			in->type = stx.stx_mode & S_IFMT;
 			if (stx.stx_mask & STATX_MNT_ID)
 				in->mnt = stx.stx_mnt_id;
@@ -191,8 +185,7 @@ static int info_of(int fd, bool want_mnt, struct info *in)
 	struct stat st;
 	if (fstatat(fd, "", &st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0)
 		return -1;
-	in->id.dev = st.st_dev;
-	in->id.ino = st.st_ino;
+	in->id = so_stat_ident(&st);
 	in->type = st.st_mode & S_IFMT;
 	in->uid = st.st_uid;
 	in->mnt = want_mnt ? mount_id_fallback(fd, st.st_dev) : 0;
@@ -202,11 +195,6 @@ static int info_of(int fd, bool want_mnt, struct info *in)
 static int get_info(const struct walk *w, int fd, struct info *in)
 {
 	return info_of(fd, w->xdev, in);
-}
-
-static bool same_id(const struct walk_id *a, const struct walk_id *b)
-{
-	return a->dev == b->dev && a->ino == b->ino;
 }
 
 /* ------------------------------------------------------------ the held chain */
@@ -795,7 +783,7 @@ static int final_name(struct walk *w, char *name, size_t end, bool slash, char s
 			if (get_info(w, fd, &in) < 0)
 				return -1;
 			bool tmpfile = (of & O_TMPFILE) == O_TMPFILE;
-			if (have_pre && !tmpfile && !same_id(&in.id, &pin.id))
+			if (have_pre && !tmpfile && !so_same_inode(&in.id, &pin.id))
 				return WALK_RACE;
 			if (in.mnt != w->root_mnt)
 				return so_fail(EXDEV);

@@ -69,8 +69,7 @@ enum tmp_strategy {
 struct safe_tmpfile {
 	int fd;                         /* the file, O_RDWR|O_CLOEXEC: private */
 	int userfd;                     /* two-phase: the caller's dup of fd, or -1 */
-	dev_t dev;                      /* the file's identity, recorded at creation */
-	ino_t ino;
+	struct so_ident id;             /* the file's identity, recorded at creation */
 	int parentfd;                   /* O_PATH directory the file lives in */
 	enum tmp_strategy strategy;
 	mode_t mode;                    /* requested mode */
@@ -105,7 +104,8 @@ static bool name_is_fd(int dirfd, const char *name, int fd)
 	struct stat a, b;
 	if (fstat(fd, &a) < 0 || fstatat(dirfd, name, &b, AT_SYMLINK_NOFOLLOW) < 0)
 		return false;
-	return a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+	struct so_ident ia = so_stat_ident(&a), ib = so_stat_ident(&b);
+	return so_same_inode(&ia, &ib);
 }
 
 /* Remove a name this library created, but only while it still refers to our
@@ -357,8 +357,7 @@ static int tmp_create(int dirfd, const char *path, mode_t mode, uint64_t flags, 
 	struct stat st;
 	if (fstat(t->fd, &st) < 0)
 		goto fail_file;
-	t->dev = st.st_dev;
-	t->ino = st.st_ino;
+	t->id = so_stat_ident(&st);
 	if (!probed)
 		t->created = st.st_mode & 07777;
 	t->now = st.st_mode & 07777;
@@ -431,7 +430,8 @@ static int link_unnamed(struct safe_tmpfile *t, const char *name)
 	struct stat a, b;
 	if (fstat(t->fd, &a) < 0 || fstatat(fddir, num, &b, 0) < 0)
 		return -1;
-	if (a.st_dev != b.st_dev || a.st_ino != b.st_ino)
+	struct so_ident ia = so_stat_ident(&a), ib = so_stat_ident(&b);
+	if (!so_same_inode(&ia, &ib))
 		return so_fail(EXDEV);
 	return linkat(fddir, num, t->parentfd, name, AT_SYMLINK_FOLLOW);
 }
@@ -703,8 +703,10 @@ static int user_fd_ok(const struct safe_tmpfile *t)
 	return t->userfd >= 0 ? 0 : so_fail(EBADF);
 #endif
 	struct stat st;
-	if (t->userfd < 0 || fstat(t->userfd, &st) < 0 || st.st_dev != t->dev ||
-	    st.st_ino != t->ino)
+	if (t->userfd < 0 || fstat(t->userfd, &st) < 0)
+		return so_fail(EBADF);
+	struct so_ident now = so_stat_ident(&st);
+	if (!so_same_inode(&now, &t->id))
 		return so_fail(EBADF);
 #ifdef SYS_kcmp
 	pid_t pid = getpid();
