@@ -93,7 +93,10 @@ size_t so_path_len(const char *path);
  * never an error (design.md, "Fast path"). */
 #define SO_FAST_EAGAIN_RETRIES 8
 
-/* ------------------------------------------------------------------ resolver (resolve.c, openat2.c) */
+/* ------------------------------------------------------------------ resolver (open.c, openat2.c, resolve.c) */
+
+/* The entry points (open.c) validate and dispatch; the fast path (openat2.c)
+ * and the walker (resolve.c) sit below them and never call back. */
 
 /*
  * Validate and normalise a (how, size) pair exactly as openat2(2) would:
@@ -117,7 +120,7 @@ bool so_have_openat2(void);
  * validated how. */
 int so_walk_open(int dirfd, const char *path, const struct safe_open_how *how);
 
-/* Open with already validated flags, choosing fast path or walker. */
+/* Open with already validated flags, choosing fast path or walker (open.c). */
 int so_open_validated(int dirfd, const char *path, const struct safe_open_how *how);
 
 /* ------------------------------------------------------------------ shared primitive for operations (path.c) */

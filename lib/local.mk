@@ -3,6 +3,7 @@ lib_LTLIBRARIES += lib/libsafeopen.la
 lib_libsafeopen_la_SOURCES = \
 	lib/internal.h \
 	lib/compat.h \
+	lib/open.c \
 	lib/openat2.c \
 	lib/resolve.c \
 	lib/path.c \
