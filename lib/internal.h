@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/stat.h>
@@ -93,6 +94,58 @@ size_t so_path_len(const char *path);
  * never an error (design.md, "Fast path"). */
 #define SO_FAST_EAGAIN_RETRIES 8
 
+/* ------------------------------------------------------------------ feature probes (probe.c) */
+
+/* What this kernel and sandbox can do: one process-wide relaxed atomic per
+ * feature, the library's only globals. The table in probe.c says what each
+ * state means, who sets it, and why a per-thread seccomp filter is safe. */
+enum so_feature {
+	SO_FEAT_OPENAT2,         /* openat2(): the fast path */
+	SO_FEAT_EMPTY_PATH_LINK, /* linkat(AT_EMPTY_PATH) of an unnamed file */
+	SO_FEAT_RENAMEAT2,       /* renameat2() */
+	SO_FEAT_FCHMODAT2,       /* fchmodat2() */
+	SO_FEAT_XATTRAT,         /* getxattrat() and the other *xattrat() */
+	SO_FEAT_FACCESSAT2,      /* faccessat2() */
+	SO_FEAT_CLOSE_RANGE,     /* close_range() */
+	SO_FEAT_COUNT
+};
+
+enum so_probe_state { SO_PROBE_UNKNOWN = 0, SO_PROBE_HAVE = 1, SO_PROBE_MISSING = 2 };
+
+extern atomic_int so_features[SO_FEAT_COUNT];
+
+static inline int so_feature(enum so_feature f)
+{
+	return atomic_load_explicit(&so_features[f], memory_order_relaxed);
+}
+
+static inline void so_feature_set(enum so_feature f, enum so_probe_state state)
+{
+	atomic_store_explicit(&so_features[f], (int)state, memory_order_relaxed);
+}
+
+/* True once the feature is known to be missing: take the fallback at once. */
+static inline bool so_lacks(enum so_feature f)
+{
+	return so_feature(f) == SO_PROBE_MISSING;
+}
+
+/* True when openat2() is usable in this process (probed once). */
+bool so_have_openat2(void);
+
+/* Whether openat2 itself is refused in this process right now (seccomp EPERM
+ * or ENOSYS): asked again when a real call fails with EPERM, which openat2
+ * also returns for ordinary reasons (O_NOATIME, immutable files). */
+bool so_openat2_blocked(void);
+
+/* renameat2(2) with the library's one fallback rule: no flags is renameat();
+ * with flags, -1 with ENOSYS when the
+ * call is missing (the kernel or a sandbox said ENOSYS: remembered) or the
+ * filesystem refuses a flag (EINVAL with flags set: per call); the caller then
+ * emulates it. Any other result is the kernel's. */
+int so_renameat2(int olddirfd, const char *oldname, int newdirfd, const char *newname,
+		 unsigned int flags);
+
 /* ------------------------------------------------------------------ resolver (open.c, openat2.c, resolve.c) */
 
 /* The entry points (open.c) validate and dispatch; the fast path (openat2.c)
@@ -113,8 +166,6 @@ int so_validate_how(const struct safe_open_how *how);
  * "no usable openat2 here, use the walker" (the probe result is cached). */
 int so_openat2_fast(int dirfd, const char *path, const struct safe_open_how *how);
 
-/* True when openat2() is usable in this process (probed once, atomically). */
-bool so_have_openat2(void);
 
 /* The userspace walker: same contract as safe_openat2() for an already
  * validated how. */

@@ -9,6 +9,7 @@ lib_libsafeopen_la_SOURCES = \
 	lib/path.c \
 	lib/procfs.c \
 	lib/ident.c \
+	lib/probe.c \
 	lib/tmpfile.c \
 	lib/ops.c \
 	lib/rmtree.c \

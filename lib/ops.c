@@ -26,7 +26,6 @@
 
 #include <dirent.h>
 #include <linux/fs.h> /* RENAME_NOREPLACE, RENAME_EXCHANGE (musl's <stdio.h> has none) */
-#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -41,9 +40,6 @@ struct so_xattr_args {
 	uint32_t size;  /* cppcheck-suppress unusedStructMember */
 	uint32_t flags; /* cppcheck-suppress unusedStructMember */
 };
-
-/* Feature probes: the only globals, atomic, set once a syscall says ENOSYS. */
-static atomic_bool no_fchmodat2, no_xattrat, no_renameat2;
 
 bool so_path_last_special(const char *path)
 {
@@ -512,12 +508,10 @@ int safe_renameat_beneath(int olddirfd, const char *oldpath, int newdirfd, const
 	 * before any lookup; trailing slashes only require directories. */
 	char ob[SO_LAST_MAX + 1], nb[SO_LAST_MAX + 1];
 	const char *oname = name_with_slash(&olast, ob), *nname = name_with_slash(&nlast, nb);
-	if (!atomic_load_explicit(&no_renameat2, memory_order_relaxed)) {
-		long r = syscall(SYS_renameat2, ofd, oname, nfd, nname, rflags);
-		if (r == 0 || errno != ENOSYS)
-			return (int)r;
-		atomic_store_explicit(&no_renameat2, true, memory_order_relaxed);
-	}
+	if (so_renameat2(ofd, oname, nfd, nname, rflags) == 0)
+		return 0;
+	if (errno != ENOSYS)
+		return -1;
 	return rename_fallback(ofd, &olast, oname, nfd, &nlast, nname, rflags);
 }
 
@@ -625,13 +619,13 @@ int safe_fchmodat_beneath(int dirfd, const char *path, mode_t mode, uint64_t fla
 	_cleanup_fd_ int fd = attr_target(dirfd, path, flags, &last, &name);
 	if (fd < 0)
 		return -1;
-	if (!atomic_load_explicit(&no_fchmodat2, memory_order_relaxed)) {
+	if (!so_lacks(SO_FEAT_FCHMODAT2)) {
 		/* Linux 6.6: AT_SYMLINK_NOFOLLOW (EOPNOTSUPP on a symlink) and
 		 * AT_EMPTY_PATH on an O_PATH fd. */
 		long r = syscall(SYS_fchmodat2, fd, name, mode, at_flags(name));
 		if (r == 0 || errno != ENOSYS)
 			return (int)r;
-		atomic_store_explicit(&no_fchmodat2, true, memory_order_relaxed);
+		so_feature_set(SO_FEAT_FCHMODAT2, SO_PROBE_MISSING);
 	}
 	/* Older kernels: pin the object with O_PATH|O_NOFOLLOW, refuse a symlink
 	 * (Linux has no symlink modes), chmod it through its own magic link. */
@@ -750,7 +744,7 @@ static long xattr_procfs(int obj, const struct xreq *q, bool have_at)
 		long r = xattrat(fddir, ent, 0, q);
 		if (r >= 0 || errno != ENOSYS)
 			return r;
-		atomic_store_explicit(&no_xattrat, true, memory_order_relaxed);
+		so_feature_set(SO_FEAT_XATTRAT, SO_PROBE_MISSING);
 	}
 	struct so_ident want;
 	if (so_ident_at(obj, NULL, &want) < 0)
@@ -782,14 +776,14 @@ static long xattr_op(int dirfd, const char *path, uint64_t flags, const struct x
 	_cleanup_fd_ int fd = op_target(dirfd, path, resolve, flags & SAFE_FOLLOW, &last, &name);
 	if (fd < 0)
 		return -1;
-	bool have_at = !atomic_load_explicit(&no_xattrat, memory_order_relaxed);
+	bool have_at = !so_lacks(SO_FEAT_XATTRAT);
 	if (*name && have_at) {
 		/* The *xattrat() calls refuse AT_EMPTY_PATH on O_PATH fds, but
 		 * take a name in an O_PATH directory. */
 		long r = xattrat(fd, name, AT_SYMLINK_NOFOLLOW, q);
 		if (r >= 0 || errno != ENOSYS)
 			return r;
-		atomic_store_explicit(&no_xattrat, true, memory_order_relaxed);
+		so_feature_set(SO_FEAT_XATTRAT, SO_PROBE_MISSING);
 		have_at = false;
 	}
 	_cleanup_fd_ int obj = op_object_fd(fd, name);

@@ -18,7 +18,6 @@
 #include "internal.h"
 
 #include <linux/magic.h>
-#include <linux/openat2.h>
 #include <stdio.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
@@ -53,11 +52,13 @@ static int procfs_open_sub(int procfd, dev_t dev, uint64_t mnt, const char *sub)
 {
 	int fd;
 	if (so_have_openat2()) {
-		struct open_how how = {
+		struct safe_open_how how = {
 			.flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
-			.resolve = RESOLVE_NO_XDEV | RESOLVE_NO_MAGICLINKS | RESOLVE_BENEATH,
+			.mode = 0,
+			.resolve = SAFE_RESOLVE_NO_XDEV | SAFE_RESOLVE_NO_MAGICLINKS |
+				   SAFE_RESOLVE_BENEATH,
 		};
-		fd = (int)syscall(SYS_openat2, procfd, sub, &how, sizeof(how));
+		fd = so_openat2_fast(procfd, sub, &how);
 		if (fd < 0 && errno != ENOSYS && errno != EPERM)
 			return -1;
 		if (fd >= 0)

@@ -218,8 +218,6 @@ static int fd_at(const struct walk *w, size_t level)
  * numbers lo..hi, so no other descriptor can lie in it, and one close_range()
  * (5.9+) closes it. A single descriptor, or no close_range: close().
  */
-static atomic_bool no_close_range;
-
 static void close_levels(struct walk *w, size_t from, size_t to)
 {
 	if (from > to)
@@ -239,7 +237,7 @@ static void close_levels(struct walk *w, size_t from, size_t to)
 		while (j < n && fds[j] == fds[j - 1] + 1)
 			j++;
 #ifdef SYS_close_range
-		if (j - i > 1 && !atomic_load_explicit(&no_close_range, memory_order_relaxed)) {
+		if (j - i > 1 && !so_lacks(SO_FEAT_CLOSE_RANGE)) {
 			int saved = errno;
 			long r = syscall(SYS_close_range, (unsigned int)fds[i], (unsigned int)fds[j - 1],
 					 0U);
@@ -248,7 +246,7 @@ static void close_levels(struct walk *w, size_t from, size_t to)
 				i = j;
 				continue;
 			}
-			atomic_store_explicit(&no_close_range, true, memory_order_relaxed);
+			so_feature_set(SO_FEAT_CLOSE_RANGE, SO_PROBE_MISSING);
 		}
 #endif
 		for (; i < j; i++)
@@ -561,19 +559,17 @@ static int middle_nondir(struct walk *w, const char *name, size_t end, char save
  * it (may_lookup()): faccessat2(X_OK, AT_EACCESS) asks exactly that with the
  * fs credentials; without faccessat2 (before 5.8, or filtered), "." is
  * looked up in it, which performs the same check. */
-static atomic_bool no_faccessat2;
-
 static int check_search(struct walk *w)
 {
 #ifdef SYS_faccessat2
 	/* Not at the root: the caller's dirfd may be no directory (ENOTDIR). */
-	if (w->depth > 0 && !atomic_load_explicit(&no_faccessat2, memory_order_relaxed)) {
+	if (w->depth > 0 && !so_lacks(SO_FEAT_FACCESSAT2)) {
 		if (syscall(SYS_faccessat2, w->cur, "", X_OK, AT_EACCESS | AT_EMPTY_PATH) == 0)
 			return 0;
 		if (errno != ENOSYS && errno != EINVAL && errno != EPERM)
 			return -1;
 		if (errno != EPERM) /* EPERM: maybe a filter, maybe not; ask again next time */
-			atomic_store_explicit(&no_faccessat2, true, memory_order_relaxed);
+			so_feature_set(SO_FEAT_FACCESSAT2, SO_PROBE_MISSING);
 	}
 #endif
 	int p = walk_openat(w, w->cur, ".", O_PATH | O_DIRECTORY, 0);

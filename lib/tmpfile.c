@@ -34,7 +34,6 @@
 #include <linux/fs.h> /* RENAME_NOREPLACE (musl's <stdio.h> has none) */
 #include <linux/kcmp.h>
 #include <linux/limits.h> /* XATTR_NAME_MAX, XATTR_SIZE_MAX */
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -189,16 +188,6 @@ static int open_unnamed(int parentfd, mode_t mode)
 }
 
 /*
- * Feature probe: a linkat(AT_EMPTY_PATH) of an unnamed inode was accepted in
- * this process (it needs CAP_DAC_READ_SEARCH, or Linux 6.10+ for a file the
- * caller opened itself). Only safe_tmpfile_xattr() trusts it, to skip the
- * probe below, and it starts over with a fresh probe if the link then fails
- * (credentials dropped since): nothing has a name by then, so that costs
- * nothing but time. Cleared by any such failure.
- */
-static atomic_bool empty_path_links;
-
-/*
  * Which way can the unnamed inode `fd` be linked into parentfd? Probed with
  * the new name ".", which the kernel refuses with EEXIST only after it has
  * accepted the old path, so the probe creates nothing. Returns the strategy,
@@ -222,7 +211,7 @@ static int probe_link(int fd, int parentfd)
 {
 	int err = link_probe_errno(fd, "", parentfd, AT_EMPTY_PATH);
 	if (err == EEXIST) {
-		atomic_store_explicit(&empty_path_links, true, memory_order_relaxed);
+		so_feature_set(SO_FEAT_EMPTY_PATH_LINK, SO_PROBE_HAVE);
 		return TMP_EMPTY_PATH;
 	}
 	if (err == ENOMEM) {
@@ -335,7 +324,7 @@ static int tmp_create(int dirfd, const char *path, mode_t mode, uint64_t flags, 
 		_cleanup_fd_ int fd = open_unnamed(parentfd, cmode);
 		if (fd >= 0) {
 			bool cached = use_cache &&
-				      atomic_load_explicit(&empty_path_links, memory_order_relaxed);
+				      so_feature(SO_FEAT_EMPTY_PATH_LINK) == SO_PROBE_HAVE;
 			int s = cached ? TMP_EMPTY_PATH : probe_link(fd, parentfd);
 			t->from_cache = cached;
 			if (s < 0)
@@ -412,7 +401,7 @@ static int link_unnamed(struct safe_tmpfile *t, const char *name)
 		/* ENOENT: not privileged (any more); EPERM: a sandbox. */
 		if (errno != ENOENT && errno != EPERM)
 			return -1;
-		atomic_store_explicit(&empty_path_links, false, memory_order_relaxed);
+		so_feature_set(SO_FEAT_EMPTY_PATH_LINK, SO_PROBE_UNKNOWN);
 	}
 	char num[SO_FD_NAME_SIZE];
 	_cleanup_fd_ int fddir = so_procfs_entry(t->fd, num);
@@ -469,9 +458,9 @@ static int publish_named(struct safe_tmpfile *t, bool replace)
 	if (replace) {
 		if (renameat(t->parentfd, t->tmpname, t->parentfd, t->name) < 0)
 			return -1;
-	} else if (syscall(SYS_renameat2, t->parentfd, t->tmpname, t->parentfd, t->name,
-			   RENAME_NOREPLACE) < 0) {
-		if (errno != ENOSYS && errno != EINVAL)
+	} else if (so_renameat2(t->parentfd, t->tmpname, t->parentfd, t->name,
+				RENAME_NOREPLACE) < 0) {
+		if (errno != ENOSYS)
 			return -1;
 		/* No renameat2 (kernel or filesystem): link is just as atomic
 		 * and fails with EEXIST; then drop the hidden name. */
