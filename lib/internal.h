@@ -202,7 +202,7 @@ uint64_t so_op_resolve(uint64_t flags, uint64_t allowed_op_bits);
  */
 int so_resolve_parent(int dirfd, const char *path, uint64_t resolve, struct so_last *last);
 
-/* ------------------------------------------------------------------ operations (ops.c, rmtree.c, realpath.c) */
+/* ------------------------------------------------------------------ shared by the operations (path.c) */
 
 /* "." or ".." */
 static inline bool so_is_dot_or_dotdot(const char *name)
@@ -211,13 +211,9 @@ static inline bool so_is_dot_or_dotdot(const char *name)
 }
 
 /* Open the object `path` names beneath dirfd with the resolver, as
- * O_PATH|O_CLOEXEC plus `oflags` (O_NOFOLLOW, O_DIRECTORY). NULL path: EFAULT. */
+ * O_PATH|O_CLOEXEC plus `oflags` (O_NOFOLLOW, O_DIRECTORY). NULL path: EFAULT.
+ * (path.c) */
 int so_op_open(int dirfd, const char *path, uint64_t resolve, int oflags);
-
-/* True when the last component of `path` cannot be acted on by name in its
- * parent: it is "." or "..", or the path ends in '/' (the kernel follows a
- * trailing symlink there). Such paths are resolved as a whole instead. */
-bool so_path_last_special(const char *path);
 
 /* ------------------------------------------------------------------ identity (ident.c) */
 

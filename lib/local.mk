@@ -12,6 +12,7 @@ lib_libsafeopen_la_SOURCES = \
 	lib/probe.c \
 	lib/tmpfile.c \
 	lib/ops.c \
+	lib/mkdir_all.c \
 	lib/rmtree.c \
 	lib/realpath.c \
 	lib/util.c

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Operations beneath a root: stat, mkdir, mkdir -p, mknod, the parent/name
- * split, opendir, unlink, rename, link, symlink, readlink, chmod, chown,
- * utimes, xattrs, reopen. rm -r lives in
- * rmtree.c, realpath in realpath.c.
+ * Operations beneath a root: stat, mkdir, mknod, the parent/name split,
+ * opendir, unlink, rename, link, symlink, readlink, chmod, chown, utimes,
+ * xattrs, reopen. mkdir -p lives in mkdir_all.c, rm -r in rmtree.c,
+ * realpath in realpath.c; what they share is in path.c.
  *
  * Safety argument shared by every function here: nothing is ever looked up
  * by the kernel with a path of more than one component, except by the
@@ -41,7 +41,10 @@ struct so_xattr_args {
 	uint32_t flags; /* cppcheck-suppress unusedStructMember */
 };
 
-bool so_path_last_special(const char *path)
+/* True when the last component of `path` cannot be acted on by name in its
+ * parent: it is "." or "..", or the path ends in '/' (the kernel follows a
+ * trailing symlink there). Such paths are resolved as a whole instead. */
+static bool path_last_special(const char *path)
 {
 	size_t len = strlen(path);
 	if (len == 0)
@@ -52,18 +55,6 @@ bool so_path_last_special(const char *path)
 	while (start > 0 && path[start - 1] != '/')
 		start--;
 	return so_is_dot_or_dotdot(path + start);
-}
-
-int so_op_open(int dirfd, const char *path, uint64_t resolve, int oflags)
-{
-	if (!path)
-		return so_fail(EFAULT);
-	struct safe_open_how how = {
-		.flags = (uint64_t)(unsigned int)(O_PATH | O_CLOEXEC | oflags),
-		.mode = 0,
-		.resolve = resolve,
-	};
-	return so_open_validated(dirfd, path, &how);
 }
 
 /*
@@ -86,7 +77,7 @@ static int op_target(int dirfd, const char *path, uint64_t resolve, bool follow,
 {
 	if (!path)
 		return so_fail(EFAULT);
-	bool special = so_path_last_special(path);
+	bool special = path_last_special(path);
 	if (!follow && !special && !(resolve & SAFE_RESOLVE_NO_XDEV)) {
 		int pfd = so_resolve_parent(dirfd, path, resolve, last);
 		if (pfd >= 0)
@@ -110,6 +101,24 @@ static int op_object_fd(int fd, const char *name)
 	if (*name)
 		return openat(fd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 	return fcntl(fd, F_DUPFD_CLOEXEC, 0);
+}
+
+/*
+ * The prologue of every operation that acts on the last name in its parent:
+ * the flag check (op_bits allowed besides the resolve bits), EFAULT when
+ * bad_args, then the parent resolved beneath the root. Returns the parent's
+ * O_PATH fd (owned by the caller) with the last name in *last, or -1 with
+ * errno. The safety argument is so_resolve_parent()'s (path.c).
+ */
+static int op_parent(int dirfd, const char *path, uint64_t flags, uint64_t op_bits,
+		     bool bad_args, struct so_last *last)
+{
+	uint64_t resolve = so_op_resolve(flags, op_bits);
+	if (resolve == (uint64_t)-1)
+		return -1;
+	if (bad_args)
+		return so_fail(EFAULT);
+	return so_resolve_parent(dirfd, path, resolve, last);
 }
 
 /* ------------------------------------------------------------------ stat */
@@ -172,207 +181,17 @@ DIR *safe_opendir_beneath(int dirfd, const char *path, uint64_t flags)
 	return d;
 }
 
-/* ------------------------------------------------------------------ mkdir, mkdir -p, mknod */
+/* ------------------------------------------------------------------ mkdir, mknod */
 
 int safe_mkdirat_beneath(int dirfd, const char *path, mode_t mode, uint64_t flags)
 {
-	uint64_t resolve = so_op_resolve(flags, 0);
-	if (resolve == (uint64_t)-1)
-		return -1;
 	struct so_last last;
-	_cleanup_fd_ int pfd = so_resolve_parent(dirfd, path, resolve, &last);
+	_cleanup_fd_ int pfd = op_parent(dirfd, path, flags, 0, false, &last);
 	if (pfd < 0)
 		return -1;
 	/* mkdirat never follows its last component; "." and ".." are EEXIST;
 	 * a trailing slash is allowed (the name is a directory to be). */
 	return mkdirat(pfd, last.name, mode);
-}
-
-/* The open of one directory for mkdir -p, never following a symlink. */
-#ifndef SAFEOPEN_MUTATE_MKDIR_ALL_FOLLOW
-#define SO_MKDIR_STEP_FLAGS (O_PATH | O_NOFOLLOW | O_DIRECTORY | O_CLOEXEC)
-#else
-#define SO_MKDIR_STEP_FLAGS (O_PATH | O_DIRECTORY | O_CLOEXEC)
-#endif
-
-/*
- * One step down from `cur` into the plain name `name` (no '/', not "." or
- * ".."), never following it. A plain name one level below a directory that is
- * beneath the root is beneath the root too, so openat() is enough, except
- * under NO_XDEV: then the resolver takes the step (it refuses a mount point
- * with EXDEV exactly as openat2 does). ENOTDIR: a non-directory or a symlink.
- */
-static int mkdir_step(int cur, const char *name, uint64_t resolve)
-{
-	if (!(resolve & SAFE_RESOLVE_NO_XDEV))
-		return openat(cur, name, SO_MKDIR_STEP_FLAGS);
-	struct safe_open_how how = {
-		.flags = SO_MKDIR_STEP_FLAGS,
-		.mode = 0,
-		.resolve = (resolve & ~SAFE_RESOLVE_IN_ROOT) | SAFE_RESOLVE_BENEATH,
-	};
-	return so_open_validated(cur, name, &how);
-}
-
-/* Where the components that may be created start: just after the last ".."
- * component (which must exist: ".." is never created through), else at the
- * first component. Returns that offset in path; *base_end is how much of the
- * path forms the prefix to resolve first (0: none, resolve "." or "/"), and
- * *last_end the end of the last component other than "." (the directory that
- * gets the caller's mode). */
-static size_t mkdir_all_base(const char *path, size_t len, size_t *base_end, size_t *last_end)
-{
-	size_t after = 0;
-	*base_end = 0;
-	*last_end = 0;
-	for (size_t s = 0; s < len;) {
-		while (s < len && path[s] == '/')
-			s++;
-		size_t e = s;
-		while (e < len && path[e] != '/')
-			e++;
-		if (e - s == 2 && path[s] == '.' && path[s + 1] == '.') {
-			*base_end = e;
-			after = e;
-		}
-		if (e > s && !(e - s == 1 && path[s] == '.'))
-			*last_end = e;
-		s = e;
-	}
-	return after;
-}
-
-/*
- * mkdir -p, linear in the number of components.
- *
- * Safety argument: every directory this function hands out or steps from was
- * either opened by the resolver (scoped to the root) or opened from such a
- * directory with openat(O_PATH|O_NOFOLLOW|O_DIRECTORY) of one plain name,
- * which cannot leave it (no "..", no '/', no symlink followed). New
- * directories are made with mkdirat() of one name in such a directory, which
- * never follows the name. A symlink found in the existing part of the path is
- * followed by the resolver only (the prefix up to it, from the root, with the
- * caller's scope); a name that was missing when we looked and is a
- * non-directory after mkdirat() says EEXIST (a concurrent creator) is never
- * followed. ".." is resolved only as part of the prefix given to the
- * resolver, which must exist entirely.
- *
- * Cost: the whole path is first opened by the resolver (an existing directory
- * costs just that); otherwise the prefix up to the last ".." is resolved once,
- * then each later component costs one openat() (plus mkdirat() if missing),
- * and each symlink among them one more resolution of its prefix (at most 40
- * before ELOOP). O(n) system calls on both paths.
- */
-static int mkdir_all(int dirfd, const char *path, size_t len, mode_t mode, uint64_t resolve)
-{
-	struct safe_open_how how = {
-		.flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
-		.mode = 0,
-		.resolve = resolve,
-	};
-	int fd = so_open_validated(dirfd, path, &how);
-	if (fd >= 0 || (errno != ENOENT && errno != ENOTDIR))
-		return fd;
-
-	char buf[PATH_MAX];
-	memcpy(buf, path, len + 1);
-	size_t base_end, last_end;
-	size_t pos = mkdir_all_base(buf, len, &base_end, &last_end);
-	const char *base = ".";
-	char saved = 0;
-	if (base_end > 0) {
-		saved = buf[base_end];
-		buf[base_end] = '\0';
-		base = buf;
-	} else if (buf[0] == '/') {
-		base = "/";
-	}
-	_cleanup_fd_ int cur = so_open_validated(dirfd, base, &how);
-	if (base_end > 0)
-		buf[base_end] = saved;
-	if (cur < 0)
-		return -1;
-
-	bool creating = false; /* a component was created: the rest is new too */
-	int retries = 0;
-	while (pos < len) {
-		size_t s = pos;
-		while (s < len && buf[s] == '/')
-			s++;
-		if (s == len)
-			break;
-		size_t e = s;
-		while (e < len && buf[e] != '/')
-			e++;
-		bool final = e == last_end;
-		if (e - s == 1 && buf[s] == '.') { /* "." creates nothing */
-			pos = e;
-			continue;
-		}
-		saved = buf[e];
-		buf[e] = '\0';
-		const char *name = buf + s;
-		int next = -1;
-		if (!creating) {
-			next = mkdir_step(cur, name, resolve);
-			if (next < 0 && errno == ENOTDIR) {
-				/* A symlink (followed, scoped, from the root) or a
-				 * non-directory. */
-				struct stat st;
-				if (fstatat(cur, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
-					if (errno != ENOENT)
-						return -1;
-					errno = ENOENT; /* gone meanwhile: create it */
-				} else if (!S_ISLNK(st.st_mode)) {
-					return so_fail(final ? EEXIST : ENOTDIR);
-				} else {
-					next = so_open_validated(dirfd, buf, &how);
-					if (next < 0 && (errno == ENOENT || errno == ENOTDIR) && final)
-						errno = EEXIST;
-					if (next < 0)
-						return -1;
-				}
-			}
-			if (next < 0 && errno != ENOENT)
-				return -1;
-		}
-		if (next < 0) {
-			/* Missing: create it in `cur`. */
-			int r = mkdirat(cur, name, final ? mode : 0777);
-			if (r < 0 && errno != EEXIST)
-				return -1;
-			creating = r == 0;
-			next = mkdir_step(cur, name, resolve);
-			if (next < 0) {
-				if (errno == ENOTDIR) /* a concurrent non-directory: not followed */
-					return so_fail(final ? EEXIST : ENOTDIR);
-				if (errno != ENOENT)
-					return -1;
-				/* Removed again before we could open it: retry. */
-				if (++retries > SO_RACE_RETRIES)
-					return so_fail(EAGAIN);
-				buf[e] = saved;
-				creating = false;
-				continue;
-			}
-		}
-		buf[e] = saved;
-		so_close(cur);
-		cur = next;
-		pos = e;
-	}
-	return take_fd(&cur);
-}
-
-int safe_mkdir_all_beneath(int dirfd, const char *path, mode_t mode, uint64_t flags)
-{
-	uint64_t resolve = so_op_resolve(flags, 0);
-	if (resolve == (uint64_t)-1)
-		return -1;
-	size_t len = so_path_len(path);
-	if (len == (size_t)-1)
-		return -1;
-	return mkdir_all(dirfd, path, len, mode, resolve);
 }
 
 /* The last name as the *at() call should see it: with one trailing '/' kept
@@ -391,11 +210,8 @@ static const char *name_with_slash(const struct so_last *last, char buf[SO_LAST_
 
 int safe_mknodat_beneath(int dirfd, const char *path, mode_t mode, dev_t dev, uint64_t flags)
 {
-	uint64_t resolve = so_op_resolve(flags, 0);
-	if (resolve == (uint64_t)-1)
-		return -1;
 	struct so_last last;
-	_cleanup_fd_ int pfd = so_resolve_parent(dirfd, path, resolve, &last);
+	_cleanup_fd_ int pfd = op_parent(dirfd, path, flags, 0, false, &last);
 	if (pfd < 0)
 		return -1;
 	/* mknodat never follows its last component; "." and ".." are EEXIST,
@@ -410,13 +226,8 @@ int safe_mknodat_beneath(int dirfd, const char *path, mode_t mode, dev_t dev, ui
 int safe_open_parent_beneath(int dirfd, const char *path, uint64_t flags, char *name,
 			     size_t size)
 {
-	uint64_t resolve = so_op_resolve(flags, 0);
-	if (resolve == (uint64_t)-1)
-		return -1;
-	if (!path || (!name && size))
-		return so_fail(EFAULT);
 	struct so_last last;
-	_cleanup_fd_ int pfd = so_resolve_parent(dirfd, path, resolve, &last);
+	_cleanup_fd_ int pfd = op_parent(dirfd, path, flags, 0, !path || (!name && size), &last);
 	if (pfd < 0)
 		return -1;
 	/* "." and ".." (and a path naming the root) are no entry of a parent:
@@ -434,11 +245,8 @@ int safe_open_parent_beneath(int dirfd, const char *path, uint64_t flags, char *
 
 int safe_unlinkat_beneath(int dirfd, const char *path, uint64_t flags)
 {
-	uint64_t resolve = so_op_resolve(flags, SAFE_REMOVEDIR);
-	if (resolve == (uint64_t)-1)
-		return -1;
 	struct so_last last;
-	_cleanup_fd_ int pfd = so_resolve_parent(dirfd, path, resolve, &last);
+	_cleanup_fd_ int pfd = op_parent(dirfd, path, flags, SAFE_REMOVEDIR, false, &last);
 	if (pfd < 0)
 		return -1;
 	/* unlinkat() looks its last component up without following it; "."
@@ -555,13 +363,8 @@ int safe_linkat_beneath(int olddirfd, const char *oldpath, int newdirfd, const c
 
 int safe_symlinkat_beneath(const char *target, int dirfd, const char *linkpath, uint64_t flags)
 {
-	uint64_t resolve = so_op_resolve(flags, 0);
-	if (resolve == (uint64_t)-1)
-		return -1;
-	if (!target || !linkpath)
-		return so_fail(EFAULT);
 	struct so_last last;
-	_cleanup_fd_ int pfd = so_resolve_parent(dirfd, linkpath, resolve, &last);
+	_cleanup_fd_ int pfd = op_parent(dirfd, linkpath, flags, 0, !target || !linkpath, &last);
 	if (pfd < 0)
 		return -1;
 	char nb[SO_LAST_MAX + 1];
@@ -587,7 +390,7 @@ ssize_t safe_readlinkat_beneath(int dirfd, const char *path, char *buf, size_t s
 		return -1;
 	if (*name)
 		return readlinkat(fd, name, buf, size);
-	if (so_path_last_special(path)) /* ".", "..", "x/": a directory (followed) */
+	if (path_last_special(path)) /* ".", "..", "x/": a directory (followed) */
 		return so_fail(EINVAL);
 	/* NO_XDEV: fd is the object itself (O_PATH|O_NOFOLLOW). readlinkat()
 	 * of "" is ENOENT for a non-symlink; by name it would be EINVAL. */

@@ -92,3 +92,15 @@ int so_resolve_parent(int dirfd, const char *path, uint64_t resolve, struct so_l
 	}
 	return fd;
 }
+
+int so_op_open(int dirfd, const char *path, uint64_t resolve, int oflags)
+{
+	if (!path)
+		return so_fail(EFAULT);
+	struct safe_open_how how = {
+		.flags = (uint64_t)(unsigned int)(O_PATH | O_CLOEXEC | oflags),
+		.mode = 0,
+		.resolve = resolve,
+	};
+	return so_open_validated(dirfd, path, &how);
+}
