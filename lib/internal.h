@@ -60,9 +60,9 @@ static inline int so_fail(int err)
 }
 
 /* Check a path argument as every path-taking call does: NULL is EFAULT,
- * "" is ENOENT, PATH_MAX bytes or more is ENAMETOOLONG. Returns its length,
- * or (size_t)-1 with errno set. (util.c) */
-size_t so_path_len(const char *path);
+ * "" is ENOENT, PATH_MAX bytes or more is ENAMETOOLONG. Returns 0 with its
+ * length in *len, or -1 with errno. (util.c) */
+int so_path_len(const char *path, size_t *len);
 
 #define SO_UNUSED __attribute__((unused))
 #define SO_LIKELY(x) __builtin_expect(!!(x), 1)
@@ -189,9 +189,10 @@ struct so_last {
 /*
  * Normalise an operation's flag word: check unknown bits against
  * (SO_RESOLVE_ALL_MASK | allowed_op_bits), default the scope to BENEATH,
- * reject BENEATH|IN_ROOT. Returns the resolve bits or (uint64_t)-1 with errno.
+ * reject BENEATH|IN_ROOT. Returns 0 with the resolve bits in *resolve, or -1
+ * with errno (EINVAL).
  */
-uint64_t so_op_resolve(uint64_t flags, uint64_t allowed_op_bits);
+int so_op_resolve(uint64_t flags, uint64_t allowed_op_bits, uint64_t *resolve);
 
 /*
  * Resolve every component of `path` but the last beneath dirfd with `resolve`

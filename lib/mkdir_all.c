@@ -187,11 +187,11 @@ static int mkdir_all(int dirfd, const char *path, size_t len, mode_t mode, uint6
 
 int safe_mkdir_all_beneath(int dirfd, const char *path, mode_t mode, uint64_t flags)
 {
-	uint64_t resolve = so_op_resolve(flags, 0);
-	if (resolve == (uint64_t)-1)
+	uint64_t resolve;
+	if (so_op_resolve(flags, 0, &resolve) < 0)
 		return -1;
-	size_t len = so_path_len(path);
-	if (len == (size_t)-1)
+	size_t len;
+	if (so_path_len(path, &len) < 0)
 		return -1;
 	return mkdir_all(dirfd, path, len, mode, resolve);
 }

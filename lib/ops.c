@@ -113,8 +113,8 @@ static int op_object_fd(int fd, const char *name)
 static int op_parent(int dirfd, const char *path, uint64_t flags, uint64_t op_bits,
 		     bool bad_args, struct so_last *last)
 {
-	uint64_t resolve = so_op_resolve(flags, op_bits);
-	if (resolve == (uint64_t)-1)
+	uint64_t resolve;
+	if (so_op_resolve(flags, op_bits, &resolve) < 0)
 		return -1;
 	if (bad_args)
 		return so_fail(EFAULT);
@@ -125,8 +125,8 @@ static int op_parent(int dirfd, const char *path, uint64_t flags, uint64_t op_bi
 
 int safe_fstatat_beneath(int dirfd, const char *path, struct stat *st, uint64_t flags)
 {
-	uint64_t resolve = so_op_resolve(flags, SAFE_FOLLOW);
-	if (resolve == (uint64_t)-1)
+	uint64_t resolve;
+	if (so_op_resolve(flags, SAFE_FOLLOW, &resolve) < 0)
 		return -1;
 	if (!path || !st)
 		return so_fail(EFAULT);
@@ -141,8 +141,8 @@ int safe_fstatat_beneath(int dirfd, const char *path, struct stat *st, uint64_t 
 int safe_statx_beneath(int dirfd, const char *path, uint64_t flags, unsigned int mask,
 		       struct statx *stx)
 {
-	uint64_t resolve = so_op_resolve(flags, SAFE_FOLLOW);
-	if (resolve == (uint64_t)-1)
+	uint64_t resolve;
+	if (so_op_resolve(flags, SAFE_FOLLOW, &resolve) < 0)
 		return -1;
 	if (mask & STATX__RESERVED)
 		return so_fail(EINVAL);
@@ -160,8 +160,8 @@ int safe_statx_beneath(int dirfd, const char *path, uint64_t flags, unsigned int
 
 DIR *safe_opendir_beneath(int dirfd, const char *path, uint64_t flags)
 {
-	uint64_t resolve = so_op_resolve(flags, 0);
-	if (resolve == (uint64_t)-1)
+	uint64_t resolve;
+	if (so_op_resolve(flags, 0, &resolve) < 0)
 		return NULL;
 	if (!path) {
 		errno = EFAULT;
@@ -296,8 +296,8 @@ static int rename_fallback(int ofd, const struct so_last *olast, const char *ona
 int safe_renameat_beneath(int olddirfd, const char *oldpath, int newdirfd, const char *newpath,
 			  uint64_t flags)
 {
-	uint64_t resolve = so_op_resolve(flags, SAFE_RENAME_NOREPLACE | SAFE_RENAME_EXCHANGE);
-	if (resolve == (uint64_t)-1)
+	uint64_t resolve;
+	if (so_op_resolve(flags, SAFE_RENAME_NOREPLACE | SAFE_RENAME_EXCHANGE, &resolve) < 0)
 		return -1;
 	if ((flags & SAFE_RENAME_NOREPLACE) && (flags & SAFE_RENAME_EXCHANGE))
 		return so_fail(EINVAL);
@@ -328,8 +328,8 @@ int safe_renameat_beneath(int olddirfd, const char *oldpath, int newdirfd, const
 int safe_linkat_beneath(int olddirfd, const char *oldpath, int newdirfd, const char *newpath,
 			uint64_t flags)
 {
-	uint64_t resolve = so_op_resolve(flags, SAFE_FOLLOW);
-	if (resolve == (uint64_t)-1)
+	uint64_t resolve;
+	if (so_op_resolve(flags, SAFE_FOLLOW, &resolve) < 0)
 		return -1;
 	if (!oldpath || !newpath)
 		return so_fail(EFAULT);
@@ -376,8 +376,8 @@ int safe_symlinkat_beneath(const char *target, int dirfd, const char *linkpath, 
 ssize_t safe_readlinkat_beneath(int dirfd, const char *path, char *buf, size_t size,
 				uint64_t flags)
 {
-	uint64_t resolve = so_op_resolve(flags, 0);
-	if (resolve == (uint64_t)-1)
+	uint64_t resolve;
+	if (so_op_resolve(flags, 0, &resolve) < 0)
 		return -1;
 	if (!path || !buf)
 		return so_fail(EFAULT);
@@ -409,8 +409,8 @@ ssize_t safe_readlinkat_beneath(int dirfd, const char *path, char *buf, size_t s
 static int attr_target(int dirfd, const char *path, uint64_t flags, struct so_last *last,
 		       const char **name)
 {
-	uint64_t resolve = so_op_resolve(flags, SAFE_FOLLOW);
-	if (resolve == (uint64_t)-1)
+	uint64_t resolve;
+	if (so_op_resolve(flags, SAFE_FOLLOW, &resolve) < 0)
 		return -1;
 	return op_target(dirfd, path, resolve, flags & SAFE_FOLLOW, last, name);
 }
@@ -568,8 +568,8 @@ static long xattr_procfs(int obj, const struct xreq *q, bool have_at)
 
 static long xattr_op(int dirfd, const char *path, uint64_t flags, const struct xreq *q)
 {
-	uint64_t resolve = so_op_resolve(flags, SAFE_FOLLOW);
-	if (resolve == (uint64_t)-1)
+	uint64_t resolve;
+	if (so_op_resolve(flags, SAFE_FOLLOW, &resolve) < 0)
 		return -1;
 	if (!path || (q->op != XLIST && !q->name) ||
 	    (q->size && !(q->op == XSET ? q->in : q->out)))

@@ -34,17 +34,18 @@ static uint64_t mount_id(int fd)
 	return id.mnt;
 }
 
-static bool is_procfs(int fd, dev_t dev, uint64_t mnt)
+/* Is fd a directory of the verified procfs (device dev, and mount mnt where
+ * known)? 0 yes; -1 with ENXIO no, or with a resource errno as it is. */
+static int check_procfs(int fd, dev_t dev, uint64_t mnt)
 {
 	struct statfs sfs;
 	struct stat st;
-	if (fstatfs(fd, &sfs) < 0 || sfs.f_type != PROC_SUPER_MAGIC)
-		return false;
-	if (fstat(fd, &st) < 0 || st.st_dev != dev || !S_ISDIR(st.st_mode))
-		return false;
-	if (mnt && mount_id(fd) != mnt)
-		return false;
-	return true;
+	errno = 0;
+	if (fstatfs(fd, &sfs) < 0 || sfs.f_type != PROC_SUPER_MAGIC ||
+	    fstat(fd, &st) < 0 || st.st_dev != dev || !S_ISDIR(st.st_mode) ||
+	    (mnt && mount_id(fd) != mnt))
+		return so_fail(so_resource_errno(errno) ? errno : ENXIO);
+	return 0;
 }
 
 /* Open "sub" (a path inside procfs) from the verified procfs root. */
@@ -70,11 +71,9 @@ static int procfs_open_sub(int procfd, dev_t dev, uint64_t mnt, const char *sub)
 	if (fd < 0)
 		return -1;
 check:
-	errno = 0;
-	if (!is_procfs(fd, dev, mnt)) {
-		int err = so_resource_errno(errno) ? errno : ENXIO;
-		so_close(fd);
-		return so_fail(err);
+	if (check_procfs(fd, dev, mnt) < 0) {
+		so_close(fd); /* keeps errno */
+		return -1;
 	}
 	return fd;
 }

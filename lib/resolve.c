@@ -912,8 +912,8 @@ static int walk_once(struct walk *w, const char *path, size_t len)
  */
 int so_walk_open(int dirfd, const char *path, const struct safe_open_how *how)
 {
-	size_t len = so_path_len(path);
-	if (len == (size_t)-1)
+	size_t len;
+	if (so_path_len(path, &len) < 0)
 		return -1;
 	if (path[0] == '/' && (how->resolve & SAFE_RESOLVE_BENEATH))
 		return so_fail(EXDEV);

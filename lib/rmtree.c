@@ -363,8 +363,8 @@ out:
 
 int safe_rmtree_beneath(int dirfd, const char *path, uint64_t flags)
 {
-	uint64_t resolve = so_op_resolve(flags, SAFE_RMTREE_XDEV);
-	if (resolve == (uint64_t)-1)
+	uint64_t resolve;
+	if (so_op_resolve(flags, SAFE_RMTREE_XDEV, &resolve) < 0)
 		return -1;
 	if (!path)
 		return so_fail(EFAULT);

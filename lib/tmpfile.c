@@ -156,8 +156,8 @@ static int check_xattrs(const struct safe_xattr *xattrs, size_t n)
  * slashes) are EINVAL: there is no file to create under such a name. */
 static int check_final_name(const char *path)
 {
-	size_t len = so_path_len(path);
-	if (len == (size_t)-1)
+	size_t len;
+	if (so_path_len(path, &len) < 0)
 		return -1;
 	if (path[len - 1] == '/')
 		return so_fail(EINVAL);
@@ -606,8 +606,8 @@ static int check_mode(mode_t mode)
 int safe_tmpfile_xattr(int dirfd, const char *path, mode_t mode, const struct safe_xattr *xattrs,
 		       size_t nxattrs, uint64_t flags)
 {
-	uint64_t resolve = so_op_resolve(flags, TMPFILE_OP_FLAGS);
-	if (resolve == (uint64_t)-1)
+	uint64_t resolve;
+	if (so_op_resolve(flags, TMPFILE_OP_FLAGS, &resolve) < 0)
 		return -1;
 	flags = (flags & TMPFILE_OP_FLAGS) | resolve;
 	if (check_mode(mode) < 0 || check_final_name(path) < 0 || check_xattrs(xattrs, nxattrs) < 0)
@@ -633,8 +633,8 @@ int safe_tmpfile_xattr(int dirfd, const char *path, mode_t mode, const struct sa
 int safe_tmpfile_open(int dirfd, const char *path, mode_t mode, uint64_t flags,
 		      struct safe_tmpfile **tmpp)
 {
-	uint64_t resolve = so_op_resolve(flags, SAFE_TMPFILE_NO_OTMPFILE);
-	if (resolve == (uint64_t)-1)
+	uint64_t resolve;
+	if (so_op_resolve(flags, SAFE_TMPFILE_NO_OTMPFILE, &resolve) < 0)
 		return -1;
 	flags = (flags & SAFE_TMPFILE_NO_OTMPFILE) | resolve;
 	if (!tmpp)
@@ -846,8 +846,8 @@ static int sweep_one(int dfd, const struct so_ident *dirid, const char *name,
 int safe_tmpfile_sweep_beneath(int dirfd, const char *path, unsigned int min_age_seconds,
 			       uint64_t flags)
 {
-	uint64_t resolve = so_op_resolve(flags, 0);
-	if (resolve == (uint64_t)-1)
+	uint64_t resolve;
+	if (so_op_resolve(flags, 0, &resolve) < 0)
 		return -1;
 	if (!path)
 		return so_fail(EFAULT);
