@@ -104,35 +104,44 @@ static int op_object_fd(int fd, const char *name)
 }
 
 /*
- * The prologue of every operation that acts on the last name in its parent:
- * the flag check (op_bits allowed besides the resolve bits), EFAULT when
- * bad_args, then the parent resolved beneath the root. Returns the parent's
- * O_PATH fd (owned by the caller) with the last name in *last, or -1 with
- * errno. The safety argument is so_resolve_parent()'s (path.c).
+ * The prologues of the operations: the flag check (op_bits allowed besides
+ * the resolve bits), then arg_err (the caller's own argument check: 0, or the
+ * errno it found, e.g. EFAULT), then the resolution. op_parent() returns the
+ * parent's O_PATH fd with the last name in *last (safety argument:
+ * so_resolve_parent(), path.c); op_object() returns op_target()'s fd and
+ * name, following when flags has SAFE_FOLLOW. The fd is the caller's; -1
+ * with errno on failure.
  */
-static int op_parent(int dirfd, const char *path, uint64_t flags, uint64_t op_bits,
-		     bool bad_args, struct so_last *last)
+static int op_parent(int dirfd, const char *path, uint64_t flags, uint64_t op_bits, int arg_err,
+		     struct so_last *last)
 {
 	uint64_t resolve;
 	if (so_op_resolve(flags, op_bits, &resolve) < 0)
 		return -1;
-	if (bad_args)
-		return so_fail(EFAULT);
+	if (arg_err)
+		return so_fail(arg_err);
 	return so_resolve_parent(dirfd, path, resolve, last);
+}
+
+static int op_object(int dirfd, const char *path, uint64_t flags, uint64_t op_bits, int arg_err,
+		     struct so_last *last, const char **name)
+{
+	uint64_t resolve;
+	if (so_op_resolve(flags, op_bits, &resolve) < 0)
+		return -1;
+	if (arg_err)
+		return so_fail(arg_err);
+	return op_target(dirfd, path, resolve, flags & SAFE_FOLLOW, last, name);
 }
 
 /* ------------------------------------------------------------------ stat */
 
 int safe_fstatat_beneath(int dirfd, const char *path, struct stat *st, uint64_t flags)
 {
-	uint64_t resolve;
-	if (so_op_resolve(flags, SAFE_FOLLOW, &resolve) < 0)
-		return -1;
-	if (!path || !st)
-		return so_fail(EFAULT);
 	struct so_last last;
 	const char *name;
-	_cleanup_fd_ int fd = op_target(dirfd, path, resolve, flags & SAFE_FOLLOW, &last, &name);
+	_cleanup_fd_ int fd =
+		op_object(dirfd, path, flags, SAFE_FOLLOW, !path || !st ? EFAULT : 0, &last, &name);
 	if (fd < 0)
 		return -1;
 	return fstatat(fd, name, st, at_flags(name));
@@ -141,16 +150,10 @@ int safe_fstatat_beneath(int dirfd, const char *path, struct stat *st, uint64_t 
 int safe_statx_beneath(int dirfd, const char *path, uint64_t flags, unsigned int mask,
 		       struct statx *stx)
 {
-	uint64_t resolve;
-	if (so_op_resolve(flags, SAFE_FOLLOW, &resolve) < 0)
-		return -1;
-	if (mask & STATX__RESERVED)
-		return so_fail(EINVAL);
-	if (!path || !stx)
-		return so_fail(EFAULT);
+	int arg_err = (mask & STATX__RESERVED) ? EINVAL : (!path || !stx) ? EFAULT : 0;
 	struct so_last last;
 	const char *name;
-	_cleanup_fd_ int fd = op_target(dirfd, path, resolve, flags & SAFE_FOLLOW, &last, &name);
+	_cleanup_fd_ int fd = op_object(dirfd, path, flags, SAFE_FOLLOW, arg_err, &last, &name);
 	if (fd < 0)
 		return -1;
 	return statx(fd, name, at_flags(name), mask, stx);
@@ -186,7 +189,7 @@ DIR *safe_opendir_beneath(int dirfd, const char *path, uint64_t flags)
 int safe_mkdirat_beneath(int dirfd, const char *path, mode_t mode, uint64_t flags)
 {
 	struct so_last last;
-	_cleanup_fd_ int pfd = op_parent(dirfd, path, flags, 0, false, &last);
+	_cleanup_fd_ int pfd = op_parent(dirfd, path, flags, 0, 0, &last);
 	if (pfd < 0)
 		return -1;
 	/* mkdirat never follows its last component; "." and ".." are EEXIST;
@@ -211,7 +214,7 @@ static const char *name_with_slash(const struct so_last *last, char buf[SO_LAST_
 int safe_mknodat_beneath(int dirfd, const char *path, mode_t mode, dev_t dev, uint64_t flags)
 {
 	struct so_last last;
-	_cleanup_fd_ int pfd = op_parent(dirfd, path, flags, 0, false, &last);
+	_cleanup_fd_ int pfd = op_parent(dirfd, path, flags, 0, 0, &last);
 	if (pfd < 0)
 		return -1;
 	/* mknodat never follows its last component; "." and ".." are EEXIST,
@@ -227,7 +230,7 @@ int safe_open_parent_beneath(int dirfd, const char *path, uint64_t flags, char *
 			     size_t size)
 {
 	struct so_last last;
-	_cleanup_fd_ int pfd = op_parent(dirfd, path, flags, 0, !path || (!name && size), &last);
+	_cleanup_fd_ int pfd = op_parent(dirfd, path, flags, 0, !path || (!name && size) ? EFAULT : 0, &last);
 	if (pfd < 0)
 		return -1;
 	/* "." and ".." (and a path naming the root) are no entry of a parent:
@@ -246,7 +249,7 @@ int safe_open_parent_beneath(int dirfd, const char *path, uint64_t flags, char *
 int safe_unlinkat_beneath(int dirfd, const char *path, uint64_t flags)
 {
 	struct so_last last;
-	_cleanup_fd_ int pfd = op_parent(dirfd, path, flags, SAFE_REMOVEDIR, false, &last);
+	_cleanup_fd_ int pfd = op_parent(dirfd, path, flags, SAFE_REMOVEDIR, 0, &last);
 	if (pfd < 0)
 		return -1;
 	/* unlinkat() looks its last component up without following it; "."
@@ -364,7 +367,7 @@ int safe_linkat_beneath(int olddirfd, const char *oldpath, int newdirfd, const c
 int safe_symlinkat_beneath(const char *target, int dirfd, const char *linkpath, uint64_t flags)
 {
 	struct so_last last;
-	_cleanup_fd_ int pfd = op_parent(dirfd, linkpath, flags, 0, !target || !linkpath, &last);
+	_cleanup_fd_ int pfd = op_parent(dirfd, linkpath, flags, 0, !target || !linkpath ? EFAULT : 0, &last);
 	if (pfd < 0)
 		return -1;
 	char nb[SO_LAST_MAX + 1];
@@ -376,16 +379,10 @@ int safe_symlinkat_beneath(const char *target, int dirfd, const char *linkpath, 
 ssize_t safe_readlinkat_beneath(int dirfd, const char *path, char *buf, size_t size,
 				uint64_t flags)
 {
-	uint64_t resolve;
-	if (so_op_resolve(flags, 0, &resolve) < 0)
-		return -1;
-	if (!path || !buf)
-		return so_fail(EFAULT);
-	if (size == 0)
-		return so_fail(EINVAL);
+	int arg_err = (!path || !buf) ? EFAULT : size == 0 ? EINVAL : 0;
 	struct so_last last;
 	const char *name;
-	_cleanup_fd_ int fd = op_target(dirfd, path, resolve, false, &last, &name);
+	_cleanup_fd_ int fd = op_object(dirfd, path, flags, 0, arg_err, &last, &name);
 	if (fd < 0)
 		return -1;
 	if (*name)
@@ -404,22 +401,11 @@ ssize_t safe_readlinkat_beneath(int dirfd, const char *path, char *buf, size_t s
 
 /* ------------------------------------------------------------------ chmod, chown, utimes */
 
-/* The flag check and op_target() for the calls that change an object's
- * attributes: SAFE_FOLLOW is their only operation bit. */
-static int attr_target(int dirfd, const char *path, uint64_t flags, struct so_last *last,
-		       const char **name)
-{
-	uint64_t resolve;
-	if (so_op_resolve(flags, SAFE_FOLLOW, &resolve) < 0)
-		return -1;
-	return op_target(dirfd, path, resolve, flags & SAFE_FOLLOW, last, name);
-}
-
 int safe_fchmodat_beneath(int dirfd, const char *path, mode_t mode, uint64_t flags)
 {
 	struct so_last last;
 	const char *name;
-	_cleanup_fd_ int fd = attr_target(dirfd, path, flags, &last, &name);
+	_cleanup_fd_ int fd = op_object(dirfd, path, flags, SAFE_FOLLOW, 0, &last, &name);
 	if (fd < 0)
 		return -1;
 	if (!so_lacks(SO_FEAT_FCHMODAT2)) {
@@ -451,7 +437,7 @@ int safe_fchownat_beneath(int dirfd, const char *path, uid_t owner, gid_t group,
 {
 	struct so_last last;
 	const char *name;
-	_cleanup_fd_ int fd = attr_target(dirfd, path, flags, &last, &name);
+	_cleanup_fd_ int fd = op_object(dirfd, path, flags, SAFE_FOLLOW, 0, &last, &name);
 	if (fd < 0)
 		return -1;
 	return fchownat(fd, name, owner, group, at_flags(name));
@@ -462,7 +448,7 @@ int safe_utimensat_beneath(int dirfd, const char *path, const struct timespec *t
 {
 	struct so_last last;
 	const char *name;
-	_cleanup_fd_ int fd = attr_target(dirfd, path, flags, &last, &name);
+	_cleanup_fd_ int fd = op_object(dirfd, path, flags, SAFE_FOLLOW, 0, &last, &name);
 	if (fd < 0)
 		return -1;
 	if (utimensat(fd, name, times, at_flags(name)) == 0)
@@ -568,15 +554,12 @@ static long xattr_procfs(int obj, const struct xreq *q, bool have_at)
 
 static long xattr_op(int dirfd, const char *path, uint64_t flags, const struct xreq *q)
 {
-	uint64_t resolve;
-	if (so_op_resolve(flags, SAFE_FOLLOW, &resolve) < 0)
-		return -1;
-	if (!path || (q->op != XLIST && !q->name) ||
-	    (q->size && !(q->op == XSET ? q->in : q->out)))
-		return so_fail(EFAULT);
+	bool bad = !path || (q->op != XLIST && !q->name) ||
+		   (q->size && !(q->op == XSET ? q->in : q->out));
 	struct so_last last;
 	const char *name;
-	_cleanup_fd_ int fd = op_target(dirfd, path, resolve, flags & SAFE_FOLLOW, &last, &name);
+	_cleanup_fd_ int fd =
+		op_object(dirfd, path, flags, SAFE_FOLLOW, bad ? EFAULT : 0, &last, &name);
 	if (fd < 0)
 		return -1;
 	bool have_at = !so_lacks(SO_FEAT_XATTRAT);

@@ -81,7 +81,7 @@ static int find_name(int pfd, const struct so_ident *child, char name[NAME_MAX +
 				struct dirent64 *d = (struct dirent64 *)(void *)(buf.b + off);
 				off += d->d_reclen;
 				const char *s = d->d_name;
-				if (s[0] == '.' && (!s[1] || (s[1] == '.' && !s[2])))
+				if (so_is_dot_or_dotdot(s))
 					continue;
 				/* Scan 0: by d_ino. Scan 1: every directory, by
 				 * stat (a mount point's d_ino is the covered one). */

@@ -337,7 +337,7 @@ restart:
 			struct dirent64 *d = (struct dirent64 *)(void *)(buf.b + off);
 			off += d->d_reclen;
 			const char *name = d->d_name;
-			if (name[0] == '.' && (!name[1] || (name[1] == '.' && !name[2])))
+			if (so_is_dot_or_dotdot(name))
 				continue;
 			int c = -1;
 			struct so_ident cid;
