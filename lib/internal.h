@@ -12,8 +12,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "compat.h"
@@ -57,9 +60,9 @@ static inline int so_fail(int err)
 }
 
 /* Check a path argument as every path-taking call does: NULL is EFAULT,
- * "" is ENOENT, PATH_MAX bytes or more is ENAMETOOLONG. Returns its length,
- * or (size_t)-1 with errno set. (util.c) */
-size_t so_path_len(const char *path);
+ * "" is ENOENT, PATH_MAX bytes or more is ENAMETOOLONG. Returns 0 with its
+ * length in *len, or -1 with errno. (util.c) */
+int so_path_len(const char *path, size_t *len);
 
 #define SO_UNUSED __attribute__((unused))
 #define SO_LIKELY(x) __builtin_expect(!!(x), 1)
@@ -91,7 +94,62 @@ size_t so_path_len(const char *path);
  * never an error (design.md, "Fast path"). */
 #define SO_FAST_EAGAIN_RETRIES 8
 
-/* ------------------------------------------------------------------ resolver (resolve.c, openat2.c) */
+/* ------------------------------------------------------------------ feature probes (probe.c) */
+
+/* What this kernel and sandbox can do: one process-wide relaxed atomic per
+ * feature, the library's only globals. The table in probe.c says what each
+ * state means, who sets it, and why a per-thread seccomp filter is safe. */
+enum so_feature {
+	SO_FEAT_OPENAT2,         /* openat2(): the fast path */
+	SO_FEAT_EMPTY_PATH_LINK, /* linkat(AT_EMPTY_PATH) of an unnamed file */
+	SO_FEAT_RENAMEAT2,       /* renameat2() */
+	SO_FEAT_FCHMODAT2,       /* fchmodat2() */
+	SO_FEAT_XATTRAT,         /* getxattrat() and the other *xattrat() */
+	SO_FEAT_FACCESSAT2,      /* faccessat2() */
+	SO_FEAT_CLOSE_RANGE,     /* close_range() */
+	SO_FEAT_COUNT
+};
+
+enum so_probe_state { SO_PROBE_UNKNOWN = 0, SO_PROBE_HAVE = 1, SO_PROBE_MISSING = 2 };
+
+extern atomic_int so_features[SO_FEAT_COUNT];
+
+static inline int so_feature(enum so_feature f)
+{
+	return atomic_load_explicit(&so_features[f], memory_order_relaxed);
+}
+
+static inline void so_feature_set(enum so_feature f, enum so_probe_state state)
+{
+	atomic_store_explicit(&so_features[f], (int)state, memory_order_relaxed);
+}
+
+/* True once the feature is known to be missing: take the fallback at once. */
+static inline bool so_lacks(enum so_feature f)
+{
+	return so_feature(f) == SO_PROBE_MISSING;
+}
+
+/* True when openat2() is usable in this process (probed once). */
+bool so_have_openat2(void);
+
+/* Whether openat2 itself is refused in this process right now (seccomp EPERM
+ * or ENOSYS): asked again when a real call fails with EPERM, which openat2
+ * also returns for ordinary reasons (O_NOATIME, immutable files). */
+bool so_openat2_blocked(void);
+
+/* renameat2(2) with the library's one fallback rule: no flags is renameat();
+ * with flags, -1 with ENOSYS when the
+ * call is missing (the kernel or a sandbox said ENOSYS: remembered) or the
+ * filesystem refuses a flag (EINVAL with flags set: per call); the caller then
+ * emulates it. Any other result is the kernel's. */
+int so_renameat2(int olddirfd, const char *oldname, int newdirfd, const char *newname,
+		 unsigned int flags);
+
+/* ------------------------------------------------------------------ resolver (open.c, openat2.c, resolve.c) */
+
+/* The entry points (open.c) validate and dispatch; the fast path (openat2.c)
+ * and the walker (resolve.c) sit below them and never call back. */
 
 /*
  * Validate and normalise a (how, size) pair exactly as openat2(2) would:
@@ -108,14 +166,12 @@ int so_validate_how(const struct safe_open_how *how);
  * "no usable openat2 here, use the walker" (the probe result is cached). */
 int so_openat2_fast(int dirfd, const char *path, const struct safe_open_how *how);
 
-/* True when openat2() is usable in this process (probed once, atomically). */
-bool so_have_openat2(void);
 
 /* The userspace walker: same contract as safe_openat2() for an already
  * validated how. */
 int so_walk_open(int dirfd, const char *path, const struct safe_open_how *how);
 
-/* Open with already validated flags, choosing fast path or walker. */
+/* Open with already validated flags, choosing fast path or walker (open.c). */
 int so_open_validated(int dirfd, const char *path, const struct safe_open_how *how);
 
 /* ------------------------------------------------------------------ shared primitive for operations (path.c) */
@@ -133,9 +189,10 @@ struct so_last {
 /*
  * Normalise an operation's flag word: check unknown bits against
  * (SO_RESOLVE_ALL_MASK | allowed_op_bits), default the scope to BENEATH,
- * reject BENEATH|IN_ROOT. Returns the resolve bits or (uint64_t)-1 with errno.
+ * reject BENEATH|IN_ROOT. Returns 0 with the resolve bits in *resolve, or -1
+ * with errno (EINVAL).
  */
-uint64_t so_op_resolve(uint64_t flags, uint64_t allowed_op_bits);
+int so_op_resolve(uint64_t flags, uint64_t allowed_op_bits, uint64_t *resolve);
 
 /*
  * Resolve every component of `path` but the last beneath dirfd with `resolve`
@@ -146,7 +203,7 @@ uint64_t so_op_resolve(uint64_t flags, uint64_t allowed_op_bits);
  */
 int so_resolve_parent(int dirfd, const char *path, uint64_t resolve, struct so_last *last);
 
-/* ------------------------------------------------------------------ operations (ops.c, rmtree.c, realpath.c) */
+/* ------------------------------------------------------------------ shared by the operations (path.c) */
 
 /* "." or ".." */
 static inline bool so_is_dot_or_dotdot(const char *name)
@@ -155,16 +212,15 @@ static inline bool so_is_dot_or_dotdot(const char *name)
 }
 
 /* Open the object `path` names beneath dirfd with the resolver, as
- * O_PATH|O_CLOEXEC plus `oflags` (O_NOFOLLOW, O_DIRECTORY). NULL path: EFAULT. */
+ * O_PATH|O_CLOEXEC plus `oflags` (O_NOFOLLOW, O_DIRECTORY). NULL path: EFAULT.
+ * (path.c) */
 int so_op_open(int dirfd, const char *path, uint64_t resolve, int oflags);
 
-/* True when the last component of `path` cannot be acted on by name in its
- * parent: it is "." or "..", or the path ends in '/' (the kernel follows a
- * trailing symlink there). Such paths are resolved as a whole instead. */
-bool so_path_last_special(const char *path);
+/* ------------------------------------------------------------------ identity (ident.c) */
 
 /* The identity of an object: device, inode and (when the kernel reports it)
- * mount id, which tells bind mounts of one filesystem apart. */
+ * mount id, which tells bind mounts of one filesystem apart. The one answer
+ * to "is this the same object?" in the library: so_same_inode(). */
 struct so_ident {
 	dev_t dev;
 	ino_t ino;
@@ -173,9 +229,32 @@ struct so_ident {
 };
 
 /* Identity of fd (name NULL or "") or of name relative to fd, never following
- * a trailing symlink. Returns 0 or -1 with errno. */
+ * a trailing symlink, with the mount id where statx reports it (5.8+; not
+ * cached: a call without it simply has none). Returns 0 or -1 with errno. */
 int so_ident_at(int fd, const char *name, struct so_ident *id);
 
+/* The identity in a struct stat (no mount id). */
+static inline struct so_ident so_stat_ident(const struct stat *st)
+{
+	struct so_ident id = { .dev = st->st_dev, .ino = st->st_ino, .mnt = 0, .have_mnt = false };
+	return id;
+}
+
+/* The identity in a struct statx (mount id when its mask says so). */
+static inline struct so_ident so_statx_ident(const struct statx *stx)
+{
+	struct so_ident id = {
+		.dev = makedev(stx->stx_dev_major, stx->stx_dev_minor),
+		.ino = stx->stx_ino,
+		.have_mnt = (stx->stx_mask & STATX_MNT_ID) != 0,
+	};
+	id.mnt = id.have_mnt ? stx->stx_mnt_id : 0;
+	return id;
+}
+
+/* The same object: same device and inode. (An inode number is reused only
+ * after the object is gone, so a comparison with an object held open, or
+ * reached again from a held directory, is exact.) */
 static inline bool so_same_inode(const struct so_ident *a, const struct so_ident *b)
 {
 	return a->dev == b->dev && a->ino == b->ino;
@@ -207,6 +286,15 @@ static inline bool so_resource_errno(int err)
 {
 	return err == EMFILE || err == ENFILE || err == ENOMEM;
 }
+
+/* The name of fd's entry in a procfs fd directory: its decimal number
+ * ("-2147483648" and the NUL fit). */
+#define SO_FD_NAME_SIZE 16
+void so_procfs_fd_name(int fd, char name[SO_FD_NAME_SIZE]);
+
+/* so_procfs_fd_dir(), and the name of fd's entry in it written to name:
+ * what an operation follows to act on exactly the object open as fd. */
+int so_procfs_entry(int fd, char name[SO_FD_NAME_SIZE]);
 
 /*
  * Reopen `fd` through the verified procfs with `flags` (O_CLOEXEC added),

@@ -3,12 +3,16 @@ lib_LTLIBRARIES += lib/libsafeopen.la
 lib_libsafeopen_la_SOURCES = \
 	lib/internal.h \
 	lib/compat.h \
+	lib/open.c \
 	lib/openat2.c \
 	lib/resolve.c \
 	lib/path.c \
 	lib/procfs.c \
+	lib/ident.c \
+	lib/probe.c \
 	lib/tmpfile.c \
 	lib/ops.c \
+	lib/mkdir_all.c \
 	lib/rmtree.c \
 	lib/realpath.c \
 	lib/util.c

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Operations beneath a root: stat, mkdir, mkdir -p, mknod, the parent/name
- * split, opendir, unlink, rename, link, symlink, readlink, chmod, chown,
- * utimes, xattrs, reopen. rm -r lives in
- * rmtree.c, realpath in realpath.c.
+ * Operations beneath a root: stat, mkdir, mknod, the parent/name split,
+ * opendir, unlink, rename, link, symlink, readlink, chmod, chown, utimes,
+ * xattrs, reopen. mkdir -p lives in mkdir_all.c, rm -r in rmtree.c,
+ * realpath in realpath.c; what they share is in path.c.
  *
  * Safety argument shared by every function here: nothing is ever looked up
  * by the kernel with a path of more than one component, except by the
@@ -25,21 +25,13 @@
 #include "internal.h"
 
 #include <dirent.h>
-#include <stdatomic.h>
+#include <linux/fs.h> /* RENAME_NOREPLACE, RENAME_EXCHANGE (musl's <stdio.h> has none) */
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <sys/xattr.h>
-
-#ifndef AT_RENAME_NOREPLACE
-#define SO_RENAME_NOREPLACE (1U << 0)
-#define SO_RENAME_EXCHANGE (1U << 1)
-#else
-#define SO_RENAME_NOREPLACE AT_RENAME_NOREPLACE
-#define SO_RENAME_EXCHANGE AT_RENAME_EXCHANGE
-#endif
 
 /* Argument block of getxattrat/setxattrat (struct xattr_args, Linux 6.13);
  * read by the kernel only. */
@@ -49,10 +41,10 @@ struct so_xattr_args {
 	uint32_t flags; /* cppcheck-suppress unusedStructMember */
 };
 
-/* Feature probes: the only globals, atomic, set once a syscall says ENOSYS. */
-static atomic_bool no_fchmodat2, no_xattrat, no_renameat2;
-
-bool so_path_last_special(const char *path)
+/* True when the last component of `path` cannot be acted on by name in its
+ * parent: it is "." or "..", or the path ends in '/' (the kernel follows a
+ * trailing symlink there). Such paths are resolved as a whole instead. */
+static bool path_last_special(const char *path)
 {
 	size_t len = strlen(path);
 	if (len == 0)
@@ -63,45 +55,6 @@ bool so_path_last_special(const char *path)
 	while (start > 0 && path[start - 1] != '/')
 		start--;
 	return so_is_dot_or_dotdot(path + start);
-}
-
-int so_op_open(int dirfd, const char *path, uint64_t resolve, int oflags)
-{
-	if (!path)
-		return so_fail(EFAULT);
-	struct safe_open_how how = {
-		.flags = (uint64_t)(unsigned int)(O_PATH | O_CLOEXEC | oflags),
-		.mode = 0,
-		.resolve = resolve,
-	};
-	return so_open_validated(dirfd, path, &how);
-}
-
-int so_ident_at(int fd, const char *name, struct so_ident *id)
-{
-	struct statx stx;
-	int atflags = AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT;
-	if (!name || !*name) {
-		name = "";
-		atflags |= AT_EMPTY_PATH;
-	}
-	if (statx(fd, name, atflags, STATX_TYPE | STATX_INO | STATX_MNT_ID, &stx) == 0) {
-		id->dev = makedev(stx.stx_dev_major, stx.stx_dev_minor);
-		id->ino = stx.stx_ino;
-		id->have_mnt = stx.stx_mask & STATX_MNT_ID;
-		id->mnt = id->have_mnt ? stx.stx_mnt_id : 0;
-		return 0;
-	}
-	if (errno != ENOSYS)
-		return -1;
-	struct stat st;
-	if (fstatat(fd, name, &st, atflags) < 0)
-		return -1;
-	id->dev = st.st_dev;
-	id->ino = st.st_ino;
-	id->have_mnt = false;
-	id->mnt = 0;
-	return 0;
 }
 
 /*
@@ -124,7 +77,7 @@ static int op_target(int dirfd, const char *path, uint64_t resolve, bool follow,
 {
 	if (!path)
 		return so_fail(EFAULT);
-	bool special = so_path_last_special(path);
+	bool special = path_last_special(path);
 	if (!follow && !special && !(resolve & SAFE_RESOLVE_NO_XDEV)) {
 		int pfd = so_resolve_parent(dirfd, path, resolve, last);
 		if (pfd >= 0)
@@ -150,25 +103,45 @@ static int op_object_fd(int fd, const char *name)
 	return fcntl(fd, F_DUPFD_CLOEXEC, 0);
 }
 
-/* The verified procfs fd directory and the name of objfd's entry in it. */
-static int procfs_entry(int objfd, char name[16])
+/*
+ * The prologues of the operations: the flag check (op_bits allowed besides
+ * the resolve bits), then arg_err (the caller's own argument check: 0, or the
+ * errno it found, e.g. EFAULT), then the resolution. op_parent() returns the
+ * parent's O_PATH fd with the last name in *last (safety argument:
+ * so_resolve_parent(), path.c); op_object() returns op_target()'s fd and
+ * name, following when flags has SAFE_FOLLOW. The fd is the caller's; -1
+ * with errno on failure.
+ */
+static int op_parent(int dirfd, const char *path, uint64_t flags, uint64_t op_bits, int arg_err,
+		     struct so_last *last)
 {
-	(void)snprintf(name, 16, "%d", objfd);
-	return so_procfs_fd_dir();
+	uint64_t resolve;
+	if (so_op_resolve(flags, op_bits, &resolve) < 0)
+		return -1;
+	if (arg_err)
+		return so_fail(arg_err);
+	return so_resolve_parent(dirfd, path, resolve, last);
+}
+
+static int op_object(int dirfd, const char *path, uint64_t flags, uint64_t op_bits, int arg_err,
+		     struct so_last *last, const char **name)
+{
+	uint64_t resolve;
+	if (so_op_resolve(flags, op_bits, &resolve) < 0)
+		return -1;
+	if (arg_err)
+		return so_fail(arg_err);
+	return op_target(dirfd, path, resolve, flags & SAFE_FOLLOW, last, name);
 }
 
 /* ------------------------------------------------------------------ stat */
 
 int safe_fstatat_beneath(int dirfd, const char *path, struct stat *st, uint64_t flags)
 {
-	uint64_t resolve = so_op_resolve(flags, SAFE_FOLLOW);
-	if (resolve == (uint64_t)-1)
-		return -1;
-	if (!path || !st)
-		return so_fail(EFAULT);
 	struct so_last last;
 	const char *name;
-	_cleanup_fd_ int fd = op_target(dirfd, path, resolve, flags & SAFE_FOLLOW, &last, &name);
+	_cleanup_fd_ int fd =
+		op_object(dirfd, path, flags, SAFE_FOLLOW, !path || !st ? EFAULT : 0, &last, &name);
 	if (fd < 0)
 		return -1;
 	return fstatat(fd, name, st, at_flags(name));
@@ -177,16 +150,10 @@ int safe_fstatat_beneath(int dirfd, const char *path, struct stat *st, uint64_t 
 int safe_statx_beneath(int dirfd, const char *path, uint64_t flags, unsigned int mask,
 		       struct statx *stx)
 {
-	uint64_t resolve = so_op_resolve(flags, SAFE_FOLLOW);
-	if (resolve == (uint64_t)-1)
-		return -1;
-	if (mask & STATX__RESERVED)
-		return so_fail(EINVAL);
-	if (!path || !stx)
-		return so_fail(EFAULT);
+	int arg_err = (mask & STATX__RESERVED) ? EINVAL : (!path || !stx) ? EFAULT : 0;
 	struct so_last last;
 	const char *name;
-	_cleanup_fd_ int fd = op_target(dirfd, path, resolve, flags & SAFE_FOLLOW, &last, &name);
+	_cleanup_fd_ int fd = op_object(dirfd, path, flags, SAFE_FOLLOW, arg_err, &last, &name);
 	if (fd < 0)
 		return -1;
 	return statx(fd, name, at_flags(name), mask, stx);
@@ -196,8 +163,8 @@ int safe_statx_beneath(int dirfd, const char *path, uint64_t flags, unsigned int
 
 DIR *safe_opendir_beneath(int dirfd, const char *path, uint64_t flags)
 {
-	uint64_t resolve = so_op_resolve(flags, 0);
-	if (resolve == (uint64_t)-1)
+	uint64_t resolve;
+	if (so_op_resolve(flags, 0, &resolve) < 0)
 		return NULL;
 	if (!path) {
 		errno = EFAULT;
@@ -217,207 +184,17 @@ DIR *safe_opendir_beneath(int dirfd, const char *path, uint64_t flags)
 	return d;
 }
 
-/* ------------------------------------------------------------------ mkdir, mkdir -p, mknod */
+/* ------------------------------------------------------------------ mkdir, mknod */
 
 int safe_mkdirat_beneath(int dirfd, const char *path, mode_t mode, uint64_t flags)
 {
-	uint64_t resolve = so_op_resolve(flags, 0);
-	if (resolve == (uint64_t)-1)
-		return -1;
 	struct so_last last;
-	_cleanup_fd_ int pfd = so_resolve_parent(dirfd, path, resolve, &last);
+	_cleanup_fd_ int pfd = op_parent(dirfd, path, flags, 0, 0, &last);
 	if (pfd < 0)
 		return -1;
 	/* mkdirat never follows its last component; "." and ".." are EEXIST;
 	 * a trailing slash is allowed (the name is a directory to be). */
 	return mkdirat(pfd, last.name, mode);
-}
-
-/* The open of one directory for mkdir -p, never following a symlink. */
-#ifndef SAFEOPEN_MUTATE_MKDIR_ALL_FOLLOW
-#define SO_MKDIR_STEP_FLAGS (O_PATH | O_NOFOLLOW | O_DIRECTORY | O_CLOEXEC)
-#else
-#define SO_MKDIR_STEP_FLAGS (O_PATH | O_DIRECTORY | O_CLOEXEC)
-#endif
-
-/*
- * One step down from `cur` into the plain name `name` (no '/', not "." or
- * ".."), never following it. A plain name one level below a directory that is
- * beneath the root is beneath the root too, so openat() is enough, except
- * under NO_XDEV: then the resolver takes the step (it refuses a mount point
- * with EXDEV exactly as openat2 does). ENOTDIR: a non-directory or a symlink.
- */
-static int mkdir_step(int cur, const char *name, uint64_t resolve)
-{
-	if (!(resolve & SAFE_RESOLVE_NO_XDEV))
-		return openat(cur, name, SO_MKDIR_STEP_FLAGS);
-	struct safe_open_how how = {
-		.flags = SO_MKDIR_STEP_FLAGS,
-		.mode = 0,
-		.resolve = (resolve & ~SAFE_RESOLVE_IN_ROOT) | SAFE_RESOLVE_BENEATH,
-	};
-	return so_open_validated(cur, name, &how);
-}
-
-/* Where the components that may be created start: just after the last ".."
- * component (which must exist: ".." is never created through), else at the
- * first component. Returns that offset in path; *base_end is how much of the
- * path forms the prefix to resolve first (0: none, resolve "." or "/"), and
- * *last_end the end of the last component other than "." (the directory that
- * gets the caller's mode). */
-static size_t mkdir_all_base(const char *path, size_t len, size_t *base_end, size_t *last_end)
-{
-	size_t after = 0;
-	*base_end = 0;
-	*last_end = 0;
-	for (size_t s = 0; s < len;) {
-		while (s < len && path[s] == '/')
-			s++;
-		size_t e = s;
-		while (e < len && path[e] != '/')
-			e++;
-		if (e - s == 2 && path[s] == '.' && path[s + 1] == '.') {
-			*base_end = e;
-			after = e;
-		}
-		if (e > s && !(e - s == 1 && path[s] == '.'))
-			*last_end = e;
-		s = e;
-	}
-	return after;
-}
-
-/*
- * mkdir -p, linear in the number of components.
- *
- * Safety argument: every directory this function hands out or steps from was
- * either opened by the resolver (scoped to the root) or opened from such a
- * directory with openat(O_PATH|O_NOFOLLOW|O_DIRECTORY) of one plain name,
- * which cannot leave it (no "..", no '/', no symlink followed). New
- * directories are made with mkdirat() of one name in such a directory, which
- * never follows the name. A symlink found in the existing part of the path is
- * followed by the resolver only (the prefix up to it, from the root, with the
- * caller's scope); a name that was missing when we looked and is a
- * non-directory after mkdirat() says EEXIST (a concurrent creator) is never
- * followed. ".." is resolved only as part of the prefix given to the
- * resolver, which must exist entirely.
- *
- * Cost: the whole path is first opened by the resolver (an existing directory
- * costs just that); otherwise the prefix up to the last ".." is resolved once,
- * then each later component costs one openat() (plus mkdirat() if missing),
- * and each symlink among them one more resolution of its prefix (at most 40
- * before ELOOP). O(n) system calls on both paths.
- */
-static int mkdir_all(int dirfd, const char *path, size_t len, mode_t mode, uint64_t resolve)
-{
-	struct safe_open_how how = {
-		.flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
-		.mode = 0,
-		.resolve = resolve,
-	};
-	int fd = so_open_validated(dirfd, path, &how);
-	if (fd >= 0 || (errno != ENOENT && errno != ENOTDIR))
-		return fd;
-
-	char buf[PATH_MAX];
-	memcpy(buf, path, len + 1);
-	size_t base_end, last_end;
-	size_t pos = mkdir_all_base(buf, len, &base_end, &last_end);
-	const char *base = ".";
-	char saved = 0;
-	if (base_end > 0) {
-		saved = buf[base_end];
-		buf[base_end] = '\0';
-		base = buf;
-	} else if (buf[0] == '/') {
-		base = "/";
-	}
-	_cleanup_fd_ int cur = so_open_validated(dirfd, base, &how);
-	if (base_end > 0)
-		buf[base_end] = saved;
-	if (cur < 0)
-		return -1;
-
-	bool creating = false; /* a component was created: the rest is new too */
-	int retries = 0;
-	while (pos < len) {
-		size_t s = pos;
-		while (s < len && buf[s] == '/')
-			s++;
-		if (s == len)
-			break;
-		size_t e = s;
-		while (e < len && buf[e] != '/')
-			e++;
-		bool final = e == last_end;
-		if (e - s == 1 && buf[s] == '.') { /* "." creates nothing */
-			pos = e;
-			continue;
-		}
-		saved = buf[e];
-		buf[e] = '\0';
-		const char *name = buf + s;
-		int next = -1;
-		if (!creating) {
-			next = mkdir_step(cur, name, resolve);
-			if (next < 0 && errno == ENOTDIR) {
-				/* A symlink (followed, scoped, from the root) or a
-				 * non-directory. */
-				struct stat st;
-				if (fstatat(cur, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
-					if (errno != ENOENT)
-						return -1;
-					errno = ENOENT; /* gone meanwhile: create it */
-				} else if (!S_ISLNK(st.st_mode)) {
-					return so_fail(final ? EEXIST : ENOTDIR);
-				} else {
-					next = so_open_validated(dirfd, buf, &how);
-					if (next < 0 && (errno == ENOENT || errno == ENOTDIR) && final)
-						errno = EEXIST;
-					if (next < 0)
-						return -1;
-				}
-			}
-			if (next < 0 && errno != ENOENT)
-				return -1;
-		}
-		if (next < 0) {
-			/* Missing: create it in `cur`. */
-			int r = mkdirat(cur, name, final ? mode : 0777);
-			if (r < 0 && errno != EEXIST)
-				return -1;
-			creating = r == 0;
-			next = mkdir_step(cur, name, resolve);
-			if (next < 0) {
-				if (errno == ENOTDIR) /* a concurrent non-directory: not followed */
-					return so_fail(final ? EEXIST : ENOTDIR);
-				if (errno != ENOENT)
-					return -1;
-				/* Removed again before we could open it: retry. */
-				if (++retries > SO_RACE_RETRIES)
-					return so_fail(EAGAIN);
-				buf[e] = saved;
-				creating = false;
-				continue;
-			}
-		}
-		buf[e] = saved;
-		so_close(cur);
-		cur = next;
-		pos = e;
-	}
-	return take_fd(&cur);
-}
-
-int safe_mkdir_all_beneath(int dirfd, const char *path, mode_t mode, uint64_t flags)
-{
-	uint64_t resolve = so_op_resolve(flags, 0);
-	if (resolve == (uint64_t)-1)
-		return -1;
-	size_t len = so_path_len(path);
-	if (len == (size_t)-1)
-		return -1;
-	return mkdir_all(dirfd, path, len, mode, resolve);
 }
 
 /* The last name as the *at() call should see it: with one trailing '/' kept
@@ -436,11 +213,8 @@ static const char *name_with_slash(const struct so_last *last, char buf[SO_LAST_
 
 int safe_mknodat_beneath(int dirfd, const char *path, mode_t mode, dev_t dev, uint64_t flags)
 {
-	uint64_t resolve = so_op_resolve(flags, 0);
-	if (resolve == (uint64_t)-1)
-		return -1;
 	struct so_last last;
-	_cleanup_fd_ int pfd = so_resolve_parent(dirfd, path, resolve, &last);
+	_cleanup_fd_ int pfd = op_parent(dirfd, path, flags, 0, 0, &last);
 	if (pfd < 0)
 		return -1;
 	/* mknodat never follows its last component; "." and ".." are EEXIST,
@@ -455,13 +229,8 @@ int safe_mknodat_beneath(int dirfd, const char *path, mode_t mode, dev_t dev, ui
 int safe_open_parent_beneath(int dirfd, const char *path, uint64_t flags, char *name,
 			     size_t size)
 {
-	uint64_t resolve = so_op_resolve(flags, 0);
-	if (resolve == (uint64_t)-1)
-		return -1;
-	if (!path || (!name && size))
-		return so_fail(EFAULT);
 	struct so_last last;
-	_cleanup_fd_ int pfd = so_resolve_parent(dirfd, path, resolve, &last);
+	_cleanup_fd_ int pfd = op_parent(dirfd, path, flags, 0, !path || (!name && size) ? EFAULT : 0, &last);
 	if (pfd < 0)
 		return -1;
 	/* "." and ".." (and a path naming the root) are no entry of a parent:
@@ -479,11 +248,8 @@ int safe_open_parent_beneath(int dirfd, const char *path, uint64_t flags, char *
 
 int safe_unlinkat_beneath(int dirfd, const char *path, uint64_t flags)
 {
-	uint64_t resolve = so_op_resolve(flags, SAFE_REMOVEDIR);
-	if (resolve == (uint64_t)-1)
-		return -1;
 	struct so_last last;
-	_cleanup_fd_ int pfd = so_resolve_parent(dirfd, path, resolve, &last);
+	_cleanup_fd_ int pfd = op_parent(dirfd, path, flags, SAFE_REMOVEDIR, 0, &last);
 	if (pfd < 0)
 		return -1;
 	/* unlinkat() looks its last component up without following it; "."
@@ -510,7 +276,7 @@ static int rename_fallback(int ofd, const struct so_last *olast, const char *ona
 		return renameat(ofd, oname, nfd, nname);
 	if (so_is_dot_or_dotdot(olast->name) || so_is_dot_or_dotdot(nlast->name))
 		return so_fail(EBUSY);
-	if (rflags & SO_RENAME_EXCHANGE)
+	if (rflags & RENAME_EXCHANGE)
 		return so_fail(EINVAL);
 	/* The bare name: with a trailing slash fstatat/linkat would follow. */
 	struct stat st;
@@ -533,15 +299,15 @@ static int rename_fallback(int ofd, const struct so_last *olast, const char *ona
 int safe_renameat_beneath(int olddirfd, const char *oldpath, int newdirfd, const char *newpath,
 			  uint64_t flags)
 {
-	uint64_t resolve = so_op_resolve(flags, SAFE_RENAME_NOREPLACE | SAFE_RENAME_EXCHANGE);
-	if (resolve == (uint64_t)-1)
+	uint64_t resolve;
+	if (so_op_resolve(flags, SAFE_RENAME_NOREPLACE | SAFE_RENAME_EXCHANGE, &resolve) < 0)
 		return -1;
 	if ((flags & SAFE_RENAME_NOREPLACE) && (flags & SAFE_RENAME_EXCHANGE))
 		return so_fail(EINVAL);
 	if (!oldpath || !newpath)
 		return so_fail(EFAULT);
-	unsigned int rflags = ((flags & SAFE_RENAME_NOREPLACE) ? SO_RENAME_NOREPLACE : 0) |
-			      ((flags & SAFE_RENAME_EXCHANGE) ? SO_RENAME_EXCHANGE : 0);
+	unsigned int rflags = ((flags & SAFE_RENAME_NOREPLACE) ? RENAME_NOREPLACE : 0) |
+			      ((flags & SAFE_RENAME_EXCHANGE) ? RENAME_EXCHANGE : 0);
 	struct so_last olast, nlast;
 	_cleanup_fd_ int ofd = so_resolve_parent(olddirfd, oldpath, resolve, &olast);
 	if (ofd < 0)
@@ -553,12 +319,10 @@ int safe_renameat_beneath(int olddirfd, const char *oldpath, int newdirfd, const
 	 * before any lookup; trailing slashes only require directories. */
 	char ob[SO_LAST_MAX + 1], nb[SO_LAST_MAX + 1];
 	const char *oname = name_with_slash(&olast, ob), *nname = name_with_slash(&nlast, nb);
-	if (!atomic_load_explicit(&no_renameat2, memory_order_relaxed)) {
-		long r = syscall(SYS_renameat2, ofd, oname, nfd, nname, rflags);
-		if (r == 0 || errno != ENOSYS)
-			return (int)r;
-		atomic_store_explicit(&no_renameat2, true, memory_order_relaxed);
-	}
+	if (so_renameat2(ofd, oname, nfd, nname, rflags) == 0)
+		return 0;
+	if (errno != ENOSYS)
+		return -1;
 	return rename_fallback(ofd, &olast, oname, nfd, &nlast, nname, rflags);
 }
 
@@ -567,8 +331,8 @@ int safe_renameat_beneath(int olddirfd, const char *oldpath, int newdirfd, const
 int safe_linkat_beneath(int olddirfd, const char *oldpath, int newdirfd, const char *newpath,
 			uint64_t flags)
 {
-	uint64_t resolve = so_op_resolve(flags, SAFE_FOLLOW);
-	if (resolve == (uint64_t)-1)
+	uint64_t resolve;
+	if (so_op_resolve(flags, SAFE_FOLLOW, &resolve) < 0)
 		return -1;
 	if (!oldpath || !newpath)
 		return so_fail(EFAULT);
@@ -593,8 +357,8 @@ int safe_linkat_beneath(int olddirfd, const char *oldpath, int newdirfd, const c
 	if (errno != ENOENT && errno != EPERM && errno != EINVAL)
 		return -1;
 	int err = errno;
-	char ent[16];
-	_cleanup_fd_ int fddir = procfs_entry(ofd, ent);
+	char ent[SO_FD_NAME_SIZE];
+	_cleanup_fd_ int fddir = so_procfs_entry(ofd, ent);
 	if (fddir < 0)
 		return so_fail(so_resource_errno(errno) ? errno : err);
 	return linkat(fddir, ent, nfd, nname, AT_SYMLINK_FOLLOW);
@@ -602,13 +366,8 @@ int safe_linkat_beneath(int olddirfd, const char *oldpath, int newdirfd, const c
 
 int safe_symlinkat_beneath(const char *target, int dirfd, const char *linkpath, uint64_t flags)
 {
-	uint64_t resolve = so_op_resolve(flags, 0);
-	if (resolve == (uint64_t)-1)
-		return -1;
-	if (!target || !linkpath)
-		return so_fail(EFAULT);
 	struct so_last last;
-	_cleanup_fd_ int pfd = so_resolve_parent(dirfd, linkpath, resolve, &last);
+	_cleanup_fd_ int pfd = op_parent(dirfd, linkpath, flags, 0, !target || !linkpath ? EFAULT : 0, &last);
 	if (pfd < 0)
 		return -1;
 	char nb[SO_LAST_MAX + 1];
@@ -620,21 +379,15 @@ int safe_symlinkat_beneath(const char *target, int dirfd, const char *linkpath, 
 ssize_t safe_readlinkat_beneath(int dirfd, const char *path, char *buf, size_t size,
 				uint64_t flags)
 {
-	uint64_t resolve = so_op_resolve(flags, 0);
-	if (resolve == (uint64_t)-1)
-		return -1;
-	if (!path || !buf)
-		return so_fail(EFAULT);
-	if (size == 0)
-		return so_fail(EINVAL);
+	int arg_err = (!path || !buf) ? EFAULT : size == 0 ? EINVAL : 0;
 	struct so_last last;
 	const char *name;
-	_cleanup_fd_ int fd = op_target(dirfd, path, resolve, false, &last, &name);
+	_cleanup_fd_ int fd = op_object(dirfd, path, flags, 0, arg_err, &last, &name);
 	if (fd < 0)
 		return -1;
 	if (*name)
 		return readlinkat(fd, name, buf, size);
-	if (so_path_last_special(path)) /* ".", "..", "x/": a directory (followed) */
+	if (path_last_special(path)) /* ".", "..", "x/": a directory (followed) */
 		return so_fail(EINVAL);
 	/* NO_XDEV: fd is the object itself (O_PATH|O_NOFOLLOW). readlinkat()
 	 * of "" is ENOENT for a non-symlink; by name it would be EINVAL. */
@@ -648,31 +401,20 @@ ssize_t safe_readlinkat_beneath(int dirfd, const char *path, char *buf, size_t s
 
 /* ------------------------------------------------------------------ chmod, chown, utimes */
 
-/* The flag check and op_target() for the calls that change an object's
- * attributes: SAFE_FOLLOW is their only operation bit. */
-static int attr_target(int dirfd, const char *path, uint64_t flags, struct so_last *last,
-		       const char **name)
-{
-	uint64_t resolve = so_op_resolve(flags, SAFE_FOLLOW);
-	if (resolve == (uint64_t)-1)
-		return -1;
-	return op_target(dirfd, path, resolve, flags & SAFE_FOLLOW, last, name);
-}
-
 int safe_fchmodat_beneath(int dirfd, const char *path, mode_t mode, uint64_t flags)
 {
 	struct so_last last;
 	const char *name;
-	_cleanup_fd_ int fd = attr_target(dirfd, path, flags, &last, &name);
+	_cleanup_fd_ int fd = op_object(dirfd, path, flags, SAFE_FOLLOW, 0, &last, &name);
 	if (fd < 0)
 		return -1;
-	if (!atomic_load_explicit(&no_fchmodat2, memory_order_relaxed)) {
+	if (!so_lacks(SO_FEAT_FCHMODAT2)) {
 		/* Linux 6.6: AT_SYMLINK_NOFOLLOW (EOPNOTSUPP on a symlink) and
 		 * AT_EMPTY_PATH on an O_PATH fd. */
 		long r = syscall(SYS_fchmodat2, fd, name, mode, at_flags(name));
 		if (r == 0 || errno != ENOSYS)
 			return (int)r;
-		atomic_store_explicit(&no_fchmodat2, true, memory_order_relaxed);
+		so_feature_set(SO_FEAT_FCHMODAT2, SO_PROBE_MISSING);
 	}
 	/* Older kernels: pin the object with O_PATH|O_NOFOLLOW, refuse a symlink
 	 * (Linux has no symlink modes), chmod it through its own magic link. */
@@ -684,8 +426,8 @@ int safe_fchmodat_beneath(int dirfd, const char *path, mode_t mode, uint64_t fla
 		return -1;
 	if (S_ISLNK(st.st_mode))
 		return so_fail(EOPNOTSUPP);
-	char ent[16];
-	_cleanup_fd_ int fddir = procfs_entry(obj, ent);
+	char ent[SO_FD_NAME_SIZE];
+	_cleanup_fd_ int fddir = so_procfs_entry(obj, ent);
 	if (fddir < 0)
 		return -1;
 	return fchmodat(fddir, ent, mode, 0);
@@ -695,7 +437,7 @@ int safe_fchownat_beneath(int dirfd, const char *path, uid_t owner, gid_t group,
 {
 	struct so_last last;
 	const char *name;
-	_cleanup_fd_ int fd = attr_target(dirfd, path, flags, &last, &name);
+	_cleanup_fd_ int fd = op_object(dirfd, path, flags, SAFE_FOLLOW, 0, &last, &name);
 	if (fd < 0)
 		return -1;
 	return fchownat(fd, name, owner, group, at_flags(name));
@@ -706,7 +448,7 @@ int safe_utimensat_beneath(int dirfd, const char *path, const struct timespec *t
 {
 	struct so_last last;
 	const char *name;
-	_cleanup_fd_ int fd = attr_target(dirfd, path, flags, &last, &name);
+	_cleanup_fd_ int fd = op_object(dirfd, path, flags, SAFE_FOLLOW, 0, &last, &name);
 	if (fd < 0)
 		return -1;
 	if (utimensat(fd, name, times, at_flags(name)) == 0)
@@ -715,8 +457,8 @@ int safe_utimensat_beneath(int dirfd, const char *path, const struct timespec *t
 		return -1;
 	/* Kernels before 5.8 refuse AT_EMPTY_PATH here (EINVAL; invalid times
 	 * give EINVAL again below): go through the fd's magic link. */
-	char ent[16];
-	_cleanup_fd_ int fddir = procfs_entry(fd, ent);
+	char ent[SO_FD_NAME_SIZE];
+	_cleanup_fd_ int fddir = so_procfs_entry(fd, ent);
 	if (fddir < 0)
 		return so_fail(so_resource_errno(errno) ? errno : EINVAL);
 	return utimensat(fddir, ent, times, 0);
@@ -783,15 +525,15 @@ static long xattr_path(const char *p, const struct xreq *q)
  */
 static long xattr_procfs(int obj, const struct xreq *q, bool have_at)
 {
-	char ent[16];
-	_cleanup_fd_ int fddir = procfs_entry(obj, ent);
+	char ent[SO_FD_NAME_SIZE];
+	_cleanup_fd_ int fddir = so_procfs_entry(obj, ent);
 	if (fddir < 0)
 		return -1;
 	if (have_at) {
 		long r = xattrat(fddir, ent, 0, q);
 		if (r >= 0 || errno != ENOSYS)
 			return r;
-		atomic_store_explicit(&no_xattrat, true, memory_order_relaxed);
+		so_feature_set(SO_FEAT_XATTRAT, SO_PROBE_MISSING);
 	}
 	struct so_ident want;
 	if (so_ident_at(obj, NULL, &want) < 0)
@@ -804,7 +546,7 @@ static long xattr_procfs(int obj, const struct xreq *q, bool have_at)
 		if (stat(p, &st) < 0)
 			return so_fail(so_resource_errno(errno) ? errno : ENXIO);
 	}
-	struct so_ident got = { .dev = st.st_dev, .ino = st.st_ino };
+	struct so_ident got = so_stat_ident(&st);
 	if (!so_same_inode(&want, &got))
 		return so_fail(ENXIO);
 	return xattr_path(p, q);
@@ -812,25 +554,22 @@ static long xattr_procfs(int obj, const struct xreq *q, bool have_at)
 
 static long xattr_op(int dirfd, const char *path, uint64_t flags, const struct xreq *q)
 {
-	uint64_t resolve = so_op_resolve(flags, SAFE_FOLLOW);
-	if (resolve == (uint64_t)-1)
-		return -1;
-	if (!path || (q->op != XLIST && !q->name) ||
-	    (q->size && !(q->op == XSET ? q->in : q->out)))
-		return so_fail(EFAULT);
+	bool bad = !path || (q->op != XLIST && !q->name) ||
+		   (q->size && !(q->op == XSET ? q->in : q->out));
 	struct so_last last;
 	const char *name;
-	_cleanup_fd_ int fd = op_target(dirfd, path, resolve, flags & SAFE_FOLLOW, &last, &name);
+	_cleanup_fd_ int fd =
+		op_object(dirfd, path, flags, SAFE_FOLLOW, bad ? EFAULT : 0, &last, &name);
 	if (fd < 0)
 		return -1;
-	bool have_at = !atomic_load_explicit(&no_xattrat, memory_order_relaxed);
+	bool have_at = !so_lacks(SO_FEAT_XATTRAT);
 	if (*name && have_at) {
 		/* The *xattrat() calls refuse AT_EMPTY_PATH on O_PATH fds, but
 		 * take a name in an O_PATH directory. */
 		long r = xattrat(fd, name, AT_SYMLINK_NOFOLLOW, q);
 		if (r >= 0 || errno != ENOSYS)
 			return r;
-		atomic_store_explicit(&no_xattrat, true, memory_order_relaxed);
+		so_feature_set(SO_FEAT_XATTRAT, SO_PROBE_MISSING);
 		have_at = false;
 	}
 	_cleanup_fd_ int obj = op_object_fd(fd, name);

@@ -15,27 +15,24 @@
 
 #include <string.h>
 
-uint64_t so_op_resolve(uint64_t flags, uint64_t allowed_op_bits)
+int so_op_resolve(uint64_t flags, uint64_t allowed_op_bits, uint64_t *resolvep)
 {
-	if (flags & ~(SO_RESOLVE_ALL_MASK | allowed_op_bits)) {
-		errno = EINVAL;
-		return (uint64_t)-1;
-	}
+	if (flags & ~(SO_RESOLVE_ALL_MASK | allowed_op_bits))
+		return so_fail(EINVAL);
 	uint64_t resolve = flags & SO_RESOLVE_ALL_MASK;
 	bool beneath = resolve & SAFE_RESOLVE_BENEATH, in_root = resolve & SAFE_RESOLVE_IN_ROOT;
-	if (beneath && in_root) {
-		errno = EINVAL;
-		return (uint64_t)-1;
-	}
+	if (beneath && in_root)
+		return so_fail(EINVAL);
 	if (!beneath && !in_root)
 		resolve |= SAFE_RESOLVE_BENEATH;
-	return resolve;
+	*resolvep = resolve;
+	return 0;
 }
 
 int so_resolve_parent(int dirfd, const char *path, uint64_t resolve, struct so_last *last)
 {
-	size_t len = so_path_len(path);
-	if (len == (size_t)-1)
+	size_t len;
+	if (so_path_len(path, &len) < 0)
 		return -1;
 
 	/* The path names the root itself when it has no component other than
@@ -91,4 +88,16 @@ int so_resolve_parent(int dirfd, const char *path, uint64_t resolve, struct so_l
 		return so_fail(EXDEV);
 	}
 	return fd;
+}
+
+int so_op_open(int dirfd, const char *path, uint64_t resolve, int oflags)
+{
+	if (!path)
+		return so_fail(EFAULT);
+	struct safe_open_how how = {
+		.flags = (uint64_t)(unsigned int)(O_PATH | O_CLOEXEC | oflags),
+		.mode = 0,
+		.resolve = resolve,
+	};
+	return so_open_validated(dirfd, path, &how);
 }

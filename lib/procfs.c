@@ -18,7 +18,6 @@
 #include "internal.h"
 
 #include <linux/magic.h>
-#include <linux/openat2.h>
 #include <stdio.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
@@ -26,31 +25,27 @@
 
 #define PROC_ROOT_INO 1
 
-#ifndef STATX_MNT_ID
-#define STATX_MNT_ID 0x00001000U
-#endif
-
 /* The mount id of fd, or 0 if statx cannot tell (old kernel). */
 static uint64_t mount_id(int fd)
 {
-	struct statx stx;
-	if (statx(fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW, STATX_MNT_ID, &stx) < 0 ||
-	    !(stx.stx_mask & STATX_MNT_ID))
+	struct so_ident id;
+	if (so_ident_at(fd, NULL, &id) < 0 || !id.have_mnt)
 		return 0;
-	return stx.stx_mnt_id;
+	return id.mnt;
 }
 
-static bool is_procfs(int fd, dev_t dev, uint64_t mnt)
+/* Is fd a directory of the verified procfs (device dev, and mount mnt where
+ * known)? 0 yes; -1 with ENXIO no, or with a resource errno as it is. */
+static int check_procfs(int fd, dev_t dev, uint64_t mnt)
 {
 	struct statfs sfs;
 	struct stat st;
-	if (fstatfs(fd, &sfs) < 0 || sfs.f_type != PROC_SUPER_MAGIC)
-		return false;
-	if (fstat(fd, &st) < 0 || st.st_dev != dev || !S_ISDIR(st.st_mode))
-		return false;
-	if (mnt && mount_id(fd) != mnt)
-		return false;
-	return true;
+	errno = 0;
+	if (fstatfs(fd, &sfs) < 0 || sfs.f_type != PROC_SUPER_MAGIC ||
+	    fstat(fd, &st) < 0 || st.st_dev != dev || !S_ISDIR(st.st_mode) ||
+	    (mnt && mount_id(fd) != mnt))
+		return so_fail(so_resource_errno(errno) ? errno : ENXIO);
+	return 0;
 }
 
 /* Open "sub" (a path inside procfs) from the verified procfs root. */
@@ -58,11 +53,13 @@ static int procfs_open_sub(int procfd, dev_t dev, uint64_t mnt, const char *sub)
 {
 	int fd;
 	if (so_have_openat2()) {
-		struct open_how how = {
+		struct safe_open_how how = {
 			.flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
-			.resolve = RESOLVE_NO_XDEV | RESOLVE_NO_MAGICLINKS | RESOLVE_BENEATH,
+			.mode = 0,
+			.resolve = SAFE_RESOLVE_NO_XDEV | SAFE_RESOLVE_NO_MAGICLINKS |
+				   SAFE_RESOLVE_BENEATH,
 		};
-		fd = (int)syscall(SYS_openat2, procfd, sub, &how, sizeof(how));
+		fd = so_openat2_fast(procfd, sub, &how);
 		if (fd < 0 && errno != ENOSYS && errno != EPERM)
 			return -1;
 		if (fd >= 0)
@@ -74,11 +71,9 @@ static int procfs_open_sub(int procfd, dev_t dev, uint64_t mnt, const char *sub)
 	if (fd < 0)
 		return -1;
 check:
-	errno = 0;
-	if (!is_procfs(fd, dev, mnt)) {
-		int err = so_resource_errno(errno) ? errno : ENXIO;
-		so_close(fd);
-		return so_fail(err);
+	if (check_procfs(fd, dev, mnt) < 0) {
+		so_close(fd); /* keeps errno */
+		return -1;
 	}
 	return fd;
 }
@@ -112,18 +107,27 @@ int so_procfs_fd_dir(void)
 	return fd < 0 ? unusable() : fd;
 }
 
+void so_procfs_fd_name(int fd, char name[SO_FD_NAME_SIZE])
+{
+	(void)snprintf(name, SO_FD_NAME_SIZE, "%d", fd);
+}
+
+int so_procfs_entry(int fd, char name[SO_FD_NAME_SIZE])
+{
+	so_procfs_fd_name(fd, name);
+	return so_procfs_fd_dir();
+}
+
 int so_procfs_reopen(int fd, int flags)
 {
 	struct stat orig, now;
 	if (fstat(fd, &orig) < 0)
 		return -1;
 
-	_cleanup_fd_ int fddir = so_procfs_fd_dir();
+	char name[SO_FD_NAME_SIZE];
+	_cleanup_fd_ int fddir = so_procfs_entry(fd, name);
 	if (fddir < 0)
 		return -1;
-
-	char name[16];
-	(void)snprintf(name, sizeof(name), "%d", fd);
 
 	/* The entry must be the magic link of our own descriptor. */
 	struct stat lst;
@@ -136,9 +140,10 @@ int so_procfs_reopen(int fd, int flags)
 	if (nfd < 0)
 		return -1;
 	int err = 0;
+	struct so_ident want = so_stat_ident(&orig), got;
 	if (fstat(nfd, &now) < 0)
 		err = errno;
-	else if (now.st_dev != orig.st_dev || now.st_ino != orig.st_ino)
+	else if (got = so_stat_ident(&now), !so_same_inode(&got, &want))
 		err = EXDEV;
 	if (err) {
 		so_close(nfd);

@@ -81,7 +81,7 @@ static int find_name(int pfd, const struct so_ident *child, char name[NAME_MAX +
 				struct dirent64 *d = (struct dirent64 *)(void *)(buf.b + off);
 				off += d->d_reclen;
 				const char *s = d->d_name;
-				if (s[0] == '.' && (!s[1] || (s[1] == '.' && !s[2])))
+				if (so_is_dot_or_dotdot(s))
 					continue;
 				/* Scan 0: by d_ino. Scan 1: every directory, by
 				 * stat (a mount point's d_ino is the covered one). */
@@ -172,20 +172,23 @@ static int entry_path(int dirfd, const char *path, uint64_t resolve, const struc
 }
 
 /* Does `rel` (relative to the root) lead to the object `oid` now, resolved
- * scoped and without following any symlink? 1 yes, 0 no (or not at all). */
+ * scoped and without following any symlink? 0 yes; -1 with EAGAIN no (or not
+ * at all), or with a resource errno (see so_resource_errno()) as it is. */
 static int verify(int dirfd, const char *rel, uint64_t resolve, const struct so_ident *oid)
 {
 	_cleanup_fd_ int chk =
 		so_op_open(dirfd, rel, resolve | SAFE_RESOLVE_NO_SYMLINKS, O_NOFOLLOW);
 	struct so_ident cid;
-	return chk >= 0 && so_ident_at(chk, NULL, &cid) == 0 && so_same_inode(&cid, oid);
+	if (chk < 0 || so_ident_at(chk, NULL, &cid) < 0)
+		return so_fail(so_resource_errno(errno) ? errno : EAGAIN);
+	return so_same_inode(&cid, oid) ? 0 : so_fail(EAGAIN);
 }
 
 /* The target of fd's entry in the verified procfs fd directory, NUL-terminated. */
 static int fd_link(int fddir, int fd, char out[PATH_MAX])
 {
-	char ent[16];
-	(void)snprintf(ent, sizeof(ent), "%d", fd);
+	char ent[SO_FD_NAME_SIZE];
+	so_procfs_fd_name(fd, ent);
 	ssize_t n = readlinkat(fddir, ent, out, PATH_MAX);
 	if (n < 0)
 		return -1;
@@ -240,9 +243,8 @@ static ssize_t procfs_name(int dirfd, int obj, uint64_t resolve, const struct so
 		rel++;
 	if (!*rel)
 		rel = ".";
-	errno = 0;
-	if (!verify(dirfd, rel, resolve, oid)) /* out of descriptors is no mismatch */
-		return so_fail(so_resource_errno(errno) ? errno : EAGAIN);
+	if (verify(dirfd, rel, resolve, oid) < 0) /* out of descriptors is no mismatch */
+		return -1;
 	size_t len = strlen(rel);
 	if (len >= size)
 		return so_fail(ERANGE);
@@ -252,8 +254,8 @@ static ssize_t procfs_name(int dirfd, int obj, uint64_t resolve, const struct so
 
 ssize_t safe_realpath_beneath(int dirfd, const char *path, char *buf, size_t size, uint64_t flags)
 {
-	uint64_t resolve = so_op_resolve(flags, 0);
-	if (resolve == (uint64_t)-1)
+	uint64_t resolve;
+	if (so_op_resolve(flags, 0, &resolve) < 0)
 		return -1;
 	if (!path || !buf)
 		return so_fail(EFAULT);
@@ -309,8 +311,7 @@ ssize_t safe_realpath_beneath(int dirfd, const char *path, char *buf, size_t siz
 		/* Verify: the canonical path must lead to the same object now. */
 		if (len >= PATH_MAX)
 			return so_fail(ENAMETOOLONG);
-		errno = 0;
-		if (verify(dirfd, buf, resolve, &oid))
+		if (verify(dirfd, buf, resolve, &oid) == 0)
 			return (ssize_t)len;
 		if (so_resource_errno(errno))
 			return -1;

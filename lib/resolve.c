@@ -127,11 +127,6 @@ struct comp {
 	bool slash; /* last, and slashes follow: it must be a directory */
 };
 
-struct walk_id {
-	uint64_t dev;
-	uint64_t ino;
-};
-
 struct walk {
 	int rootfd;        /* borrowed dirfd, or the pinned cwd */
 	int oflags;        /* validated open flags */
@@ -181,7 +176,7 @@ static void comp_restore(struct walk *w, const struct comp *c)
 
 /* What get_info() reports about an fd. */
 struct info {
-	struct walk_id id;
+	struct so_ident id;
 	mode_t type;
 	uid_t uid;
 	uint64_t mnt;
@@ -219,8 +214,7 @@ static int info_of(int fd, bool want_mnt, struct info *in)
 		unsigned int mask = STATX_TYPE | STATX_INO | STATX_UID | STATX_MNT_ID;
 		if (statx(fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW, mask, &stx) == 0) {
 			in->uid = stx.stx_uid;
-			in->id.dev = makedev(stx.stx_dev_major, stx.stx_dev_minor);
-			in->id.ino = stx.stx_ino;
+			in->id = so_statx_ident(&stx);
 			in->type = stx.stx_mode & S_IFMT;
 			if (stx.stx_mask & STATX_MNT_ID)
 				in->mnt = stx.stx_mnt_id;
@@ -234,8 +228,7 @@ static int info_of(int fd, bool want_mnt, struct info *in)
 	struct stat st;
 	if (fstatat(fd, "", &st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0)
 		return -1;
-	in->id.dev = st.st_dev;
-	in->id.ino = st.st_ino;
+	in->id = so_stat_ident(&st);
 	in->type = st.st_mode & S_IFMT;
 	in->uid = st.st_uid;
 	in->mnt = want_mnt ? mount_id_fallback(fd, st.st_dev) : 0;
@@ -245,11 +238,6 @@ static int info_of(int fd, bool want_mnt, struct info *in)
 static int get_info(const struct walk *w, int fd, struct info *in)
 {
 	return info_of(fd, w->xdev, in);
-}
-
-static bool same_id(const struct walk_id *a, const struct walk_id *b)
-{
-	return a->dev == b->dev && a->ino == b->ino;
 }
 
 /* ------------------------------------------------------------ the held chain */
@@ -273,8 +261,6 @@ static int fd_at(const struct walk *w, size_t level)
  * numbers lo..hi, so no other descriptor can lie in it, and one close_range()
  * (5.9+) closes it. A single descriptor, or no close_range: close().
  */
-static atomic_bool no_close_range;
-
 /* Insert fd into the sorted fds[0..*n). */
 static void add_sorted(int *fds, size_t *n, int fd)
 {
@@ -301,7 +287,7 @@ static void close_levels(struct walk *w, size_t from, size_t to)
 		while (j < n && fds[j] == fds[j - 1] + 1)
 			j++;
 #ifdef SYS_close_range
-		if (j - i > 1 && !atomic_load_explicit(&no_close_range, memory_order_relaxed)) {
+		if (j - i > 1 && !so_lacks(SO_FEAT_CLOSE_RANGE)) {
 			int saved = errno;
 			long r = syscall(SYS_close_range, (unsigned int)fds[i], (unsigned int)fds[j - 1],
 					 0U);
@@ -310,7 +296,7 @@ static void close_levels(struct walk *w, size_t from, size_t to)
 				i = j;
 				continue;
 			}
-			atomic_store_explicit(&no_close_range, true, memory_order_relaxed);
+			so_feature_set(SO_FEAT_CLOSE_RANGE, SO_PROBE_MISSING);
 		}
 #endif
 		for (; i < j; i++)
@@ -711,19 +697,17 @@ static int middle_nondir(struct walk *w, const struct comp *c)
  * it (may_lookup()): faccessat2(X_OK, AT_EACCESS) asks exactly that with the
  * fs credentials; without faccessat2 (before 5.8, or filtered), "." is
  * looked up in it, which performs the same check. */
-static atomic_bool no_faccessat2;
-
 static int check_search(struct walk *w)
 {
 #ifdef SYS_faccessat2
 	/* Not at the root: the caller's dirfd may be no directory (ENOTDIR). */
-	if (w->depth > 0 && !atomic_load_explicit(&no_faccessat2, memory_order_relaxed)) {
+	if (w->depth > 0 && !so_lacks(SO_FEAT_FACCESSAT2)) {
 		if (syscall(SYS_faccessat2, w->cur, "", X_OK, AT_EACCESS | AT_EMPTY_PATH) == 0)
 			return 0;
 		if (errno != ENOSYS && errno != EINVAL && errno != EPERM)
 			return -1;
 		if (errno != EPERM) /* EPERM: maybe a filter, maybe not; ask again next time */
-			atomic_store_explicit(&no_faccessat2, true, memory_order_relaxed);
+			so_feature_set(SO_FEAT_FACCESSAT2, SO_PROBE_MISSING);
 	}
 #endif
 	int p = walk_openat(w, w->cur, ".", O_PATH | O_DIRECTORY, 0);
@@ -939,7 +923,7 @@ static int final_name(struct walk *w, const struct comp *c)
 			if (get_info(w, fd, &in) < 0)
 				return -1;
 			bool tmpfile = (of & O_TMPFILE) == O_TMPFILE;
-			if (have_pre && !tmpfile && !same_id(&in.id, &pin.id))
+			if (have_pre && !tmpfile && !so_same_inode(&in.id, &pin.id))
 				return WALK_RACE;
 			if (in.mnt != w->root_mnt)
 				return so_fail(EXDEV);
@@ -1089,8 +1073,8 @@ static int walk_once(struct walk *w, const char *path, size_t len)
  */
 int so_walk_open(int dirfd, const char *path, const struct safe_open_how *how)
 {
-	size_t len = so_path_len(path);
-	if (len == (size_t)-1)
+	size_t len;
+	if (so_path_len(path, &len) < 0)
 		return -1;
 	if (path[0] == '/' && (how->resolve & SAFE_RESOLVE_BENEATH))
 		return so_fail(EXDEV);

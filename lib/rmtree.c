@@ -337,7 +337,7 @@ restart:
 			struct dirent64 *d = (struct dirent64 *)(void *)(buf.b + off);
 			off += d->d_reclen;
 			const char *name = d->d_name;
-			if (name[0] == '.' && (!name[1] || (name[1] == '.' && !name[2])))
+			if (so_is_dot_or_dotdot(name))
 				continue;
 			int c = -1;
 			struct so_ident cid;
@@ -363,8 +363,8 @@ out:
 
 int safe_rmtree_beneath(int dirfd, const char *path, uint64_t flags)
 {
-	uint64_t resolve = so_op_resolve(flags, SAFE_RMTREE_XDEV);
-	if (resolve == (uint64_t)-1)
+	uint64_t resolve;
+	if (so_op_resolve(flags, SAFE_RMTREE_XDEV, &resolve) < 0)
 		return -1;
 	if (!path)
 		return so_fail(EFAULT);

@@ -31,7 +31,9 @@
 #include "internal.h"
 
 #include <dirent.h>
-#include <stdatomic.h>
+#include <linux/fs.h> /* RENAME_NOREPLACE (musl's <stdio.h> has none) */
+#include <linux/kcmp.h>
+#include <linux/limits.h> /* XATTR_NAME_MAX, XATTR_SIZE_MAX */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,20 +41,6 @@
 #include <sys/syscall.h>
 #include <sys/xattr.h>
 #include <time.h>
-
-#ifndef KCMP_FILE
-#define KCMP_FILE 0
-#endif
-
-#ifndef O_TMPFILE
-#define O_TMPFILE (020000000 | O_DIRECTORY)
-#endif
-#ifndef RENAME_NOREPLACE
-#define RENAME_NOREPLACE (1 << 0)
-#endif
-
-#define XATTR_NAME_MAX_LEN 255
-#define XATTR_VALUE_MAX 65536
 
 /* Hidden names: ".safeopen-" + 16 random characters. */
 #define TMP_PREFIX ".safeopen-"
@@ -80,8 +68,7 @@ enum tmp_strategy {
 struct safe_tmpfile {
 	int fd;                         /* the file, O_RDWR|O_CLOEXEC: private */
 	int userfd;                     /* two-phase: the caller's dup of fd, or -1 */
-	dev_t dev;                      /* the file's identity, recorded at creation */
-	ino_t ino;
+	struct so_ident id;             /* the file's identity, recorded at creation */
 	int parentfd;                   /* O_PATH directory the file lives in */
 	enum tmp_strategy strategy;
 	mode_t mode;                    /* requested mode */
@@ -116,7 +103,8 @@ static bool name_is_fd(int dirfd, const char *name, int fd)
 	struct stat a, b;
 	if (fstat(fd, &a) < 0 || fstatat(dirfd, name, &b, AT_SYMLINK_NOFOLLOW) < 0)
 		return false;
-	return a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+	struct so_ident ia = so_stat_ident(&a), ib = so_stat_ident(&b);
+	return so_same_inode(&ia, &ib);
 }
 
 /* Remove a name this library created, but only while it still refers to our
@@ -151,10 +139,10 @@ static int check_xattrs(const struct safe_xattr *xattrs, size_t n)
 		const struct safe_xattr *x = &xattrs[i];
 		if (!x->name || (x->size && !x->value))
 			return so_fail(EFAULT);
-		size_t len = strnlen(x->name, XATTR_NAME_MAX_LEN + 1);
-		if (len == 0 || len > XATTR_NAME_MAX_LEN || !has_namespace_prefix(x->name, len))
+		size_t len = strnlen(x->name, XATTR_NAME_MAX + 1);
+		if (len == 0 || len > XATTR_NAME_MAX || !has_namespace_prefix(x->name, len))
 			return so_fail(EINVAL);
-		if (x->size > XATTR_VALUE_MAX)
+		if (x->size > XATTR_SIZE_MAX)
 			return so_fail(E2BIG);
 		for (size_t j = 0; j < i; j++)
 			if (!strcmp(xattrs[j].name, x->name))
@@ -168,8 +156,8 @@ static int check_xattrs(const struct safe_xattr *xattrs, size_t n)
  * slashes) are EINVAL: there is no file to create under such a name. */
 static int check_final_name(const char *path)
 {
-	size_t len = so_path_len(path);
-	if (len == (size_t)-1)
+	size_t len;
+	if (so_path_len(path, &len) < 0)
 		return -1;
 	if (path[len - 1] == '/')
 		return so_fail(EINVAL);
@@ -200,16 +188,6 @@ static int open_unnamed(int parentfd, mode_t mode)
 }
 
 /*
- * Feature probe: a linkat(AT_EMPTY_PATH) of an unnamed inode was accepted in
- * this process (it needs CAP_DAC_READ_SEARCH, or Linux 6.10+ for a file the
- * caller opened itself). Only safe_tmpfile_xattr() trusts it, to skip the
- * probe below, and it starts over with a fresh probe if the link then fails
- * (credentials dropped since): nothing has a name by then, so that costs
- * nothing but time. Cleared by any such failure.
- */
-static atomic_bool empty_path_links;
-
-/*
  * Which way can the unnamed inode `fd` be linked into parentfd? Probed with
  * the new name ".", which the kernel refuses with EEXIST only after it has
  * accepted the old path, so the probe creates nothing. Returns the strategy,
@@ -233,7 +211,7 @@ static int probe_link(int fd, int parentfd)
 {
 	int err = link_probe_errno(fd, "", parentfd, AT_EMPTY_PATH);
 	if (err == EEXIST) {
-		atomic_store_explicit(&empty_path_links, true, memory_order_relaxed);
+		so_feature_set(SO_FEAT_EMPTY_PATH_LINK, SO_PROBE_HAVE);
 		return TMP_EMPTY_PATH;
 	}
 	if (err == ENOMEM) {
@@ -241,11 +219,10 @@ static int probe_link(int fd, int parentfd)
 		return -1;
 	}
 
-	_cleanup_fd_ int fddir = so_procfs_fd_dir();
+	char num[SO_FD_NAME_SIZE];
+	_cleanup_fd_ int fddir = so_procfs_entry(fd, num);
 	if (fddir < 0)
 		return errno == ENXIO ? 0 : -1;
-	char num[16];
-	(void)snprintf(num, sizeof(num), "%d", fd);
 	err = link_probe_errno(fddir, num, parentfd, AT_SYMLINK_FOLLOW);
 	if (err == EEXIST)
 		return TMP_PROCFS;
@@ -347,7 +324,7 @@ static int tmp_create(int dirfd, const char *path, mode_t mode, uint64_t flags, 
 		_cleanup_fd_ int fd = open_unnamed(parentfd, cmode);
 		if (fd >= 0) {
 			bool cached = use_cache &&
-				      atomic_load_explicit(&empty_path_links, memory_order_relaxed);
+				      so_feature(SO_FEAT_EMPTY_PATH_LINK) == SO_PROBE_HAVE;
 			int s = cached ? TMP_EMPTY_PATH : probe_link(fd, parentfd);
 			t->from_cache = cached;
 			if (s < 0)
@@ -369,8 +346,7 @@ static int tmp_create(int dirfd, const char *path, mode_t mode, uint64_t flags, 
 	struct stat st;
 	if (fstat(t->fd, &st) < 0)
 		goto fail_file;
-	t->dev = st.st_dev;
-	t->ino = st.st_ino;
+	t->id = so_stat_ident(&st);
 	if (!probed)
 		t->created = st.st_mode & 07777;
 	t->now = st.st_mode & 07777;
@@ -425,9 +401,10 @@ static int link_unnamed(struct safe_tmpfile *t, const char *name)
 		/* ENOENT: not privileged (any more); EPERM: a sandbox. */
 		if (errno != ENOENT && errno != EPERM)
 			return -1;
-		atomic_store_explicit(&empty_path_links, false, memory_order_relaxed);
+		so_feature_set(SO_FEAT_EMPTY_PATH_LINK, SO_PROBE_UNKNOWN);
 	}
-	_cleanup_fd_ int fddir = so_procfs_fd_dir();
+	char num[SO_FD_NAME_SIZE];
+	_cleanup_fd_ int fddir = so_procfs_entry(t->fd, num);
 	if (fddir < 0) {
 		/* Neither way: if the cached probe chose AT_EMPTY_PATH, the
 		 * caller starts over and probes (the named fallback). */
@@ -437,14 +414,13 @@ static int link_unnamed(struct safe_tmpfile *t, const char *name)
 			errno = ENOENT;
 		return -1;
 	}
-	char num[16];
-	(void)snprintf(num, sizeof(num), "%d", t->fd);
 	/* The entry must lead to our inode (it is our own fd table in a
 	 * verified procfs; this also catches a descriptor swapped under us). */
 	struct stat a, b;
 	if (fstat(t->fd, &a) < 0 || fstatat(fddir, num, &b, 0) < 0)
 		return -1;
-	if (a.st_dev != b.st_dev || a.st_ino != b.st_ino)
+	struct so_ident ia = so_stat_ident(&a), ib = so_stat_ident(&b);
+	if (!so_same_inode(&ia, &ib))
 		return so_fail(EXDEV);
 	return linkat(fddir, num, t->parentfd, name, AT_SYMLINK_FOLLOW);
 }
@@ -482,9 +458,9 @@ static int publish_named(struct safe_tmpfile *t, bool replace)
 	if (replace) {
 		if (renameat(t->parentfd, t->tmpname, t->parentfd, t->name) < 0)
 			return -1;
-	} else if (syscall(SYS_renameat2, t->parentfd, t->tmpname, t->parentfd, t->name,
-			   RENAME_NOREPLACE) < 0) {
-		if (errno != ENOSYS && errno != EINVAL)
+	} else if (so_renameat2(t->parentfd, t->tmpname, t->parentfd, t->name,
+				RENAME_NOREPLACE) < 0) {
+		if (errno != ENOSYS)
 			return -1;
 		/* No renameat2 (kernel or filesystem): link is just as atomic
 		 * and fails with EEXIST; then drop the hidden name. */
@@ -630,8 +606,8 @@ static int check_mode(mode_t mode)
 int safe_tmpfile_xattr(int dirfd, const char *path, mode_t mode, const struct safe_xattr *xattrs,
 		       size_t nxattrs, uint64_t flags)
 {
-	uint64_t resolve = so_op_resolve(flags, TMPFILE_OP_FLAGS);
-	if (resolve == (uint64_t)-1)
+	uint64_t resolve;
+	if (so_op_resolve(flags, TMPFILE_OP_FLAGS, &resolve) < 0)
 		return -1;
 	flags = (flags & TMPFILE_OP_FLAGS) | resolve;
 	if (check_mode(mode) < 0 || check_final_name(path) < 0 || check_xattrs(xattrs, nxattrs) < 0)
@@ -657,8 +633,8 @@ int safe_tmpfile_xattr(int dirfd, const char *path, mode_t mode, const struct sa
 int safe_tmpfile_open(int dirfd, const char *path, mode_t mode, uint64_t flags,
 		      struct safe_tmpfile **tmpp)
 {
-	uint64_t resolve = so_op_resolve(flags, SAFE_TMPFILE_NO_OTMPFILE);
-	if (resolve == (uint64_t)-1)
+	uint64_t resolve;
+	if (so_op_resolve(flags, SAFE_TMPFILE_NO_OTMPFILE, &resolve) < 0)
 		return -1;
 	flags = (flags & SAFE_TMPFILE_NO_OTMPFILE) | resolve;
 	if (!tmpp)
@@ -716,8 +692,10 @@ static int user_fd_ok(const struct safe_tmpfile *t)
 	return t->userfd >= 0 ? 0 : so_fail(EBADF);
 #endif
 	struct stat st;
-	if (t->userfd < 0 || fstat(t->userfd, &st) < 0 || st.st_dev != t->dev ||
-	    st.st_ino != t->ino)
+	if (t->userfd < 0 || fstat(t->userfd, &st) < 0)
+		return so_fail(EBADF);
+	struct so_ident now = so_stat_ident(&st);
+	if (!so_same_inode(&now, &t->id))
 		return so_fail(EBADF);
 #ifdef SYS_kcmp
 	pid_t pid = getpid();
@@ -868,8 +846,8 @@ static int sweep_one(int dfd, const struct so_ident *dirid, const char *name,
 int safe_tmpfile_sweep_beneath(int dirfd, const char *path, unsigned int min_age_seconds,
 			       uint64_t flags)
 {
-	uint64_t resolve = so_op_resolve(flags, 0);
-	if (resolve == (uint64_t)-1)
+	uint64_t resolve;
+	if (so_op_resolve(flags, 0, &resolve) < 0)
 		return -1;
 	if (!path)
 		return so_fail(EFAULT);

@@ -38,16 +38,17 @@ void so_random_name(char *buf, size_t n)
 	}
 }
 
-size_t so_path_len(const char *path)
+int so_path_len(const char *path, size_t *lenp)
 {
 	if (!path)
-		return (size_t)so_fail(EFAULT);
+		return so_fail(EFAULT);
 	size_t len = strnlen(path, PATH_MAX);
 	if (len == 0)
-		return (size_t)so_fail(ENOENT);
+		return so_fail(ENOENT);
 	if (len >= PATH_MAX)
-		return (size_t)so_fail(ENAMETOOLONG);
-	return len;
+		return so_fail(ENAMETOOLONG);
+	*lenp = len;
+	return 0;
 }
 
 const char *safe_version(void)

@@ -1,0 +1,197 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * mkdir -p beneath a root: safe_mkdir_all_beneath(). The safety argument is
+ * at mkdir_all() below; the resolver (open.c) does every multi-component
+ * lookup, this file only single-name steps from directories it opened.
+ */
+#include "internal.h"
+
+#include <string.h>
+#include <sys/stat.h>
+
+/* The open of one directory for mkdir -p, never following a symlink. */
+#ifndef SAFEOPEN_MUTATE_MKDIR_ALL_FOLLOW
+#define SO_MKDIR_STEP_FLAGS (O_PATH | O_NOFOLLOW | O_DIRECTORY | O_CLOEXEC)
+#else
+#define SO_MKDIR_STEP_FLAGS (O_PATH | O_DIRECTORY | O_CLOEXEC)
+#endif
+
+/*
+ * One step down from `cur` into the plain name `name` (no '/', not "." or
+ * ".."), never following it. A plain name one level below a directory that is
+ * beneath the root is beneath the root too, so openat() is enough, except
+ * under NO_XDEV: then the resolver takes the step (it refuses a mount point
+ * with EXDEV exactly as openat2 does). ENOTDIR: a non-directory or a symlink.
+ */
+static int mkdir_step(int cur, const char *name, uint64_t resolve)
+{
+	if (!(resolve & SAFE_RESOLVE_NO_XDEV))
+		return openat(cur, name, SO_MKDIR_STEP_FLAGS);
+	struct safe_open_how how = {
+		.flags = SO_MKDIR_STEP_FLAGS,
+		.mode = 0,
+		.resolve = (resolve & ~SAFE_RESOLVE_IN_ROOT) | SAFE_RESOLVE_BENEATH,
+	};
+	return so_open_validated(cur, name, &how);
+}
+
+/* Where the components that may be created start: just after the last ".."
+ * component (which must exist: ".." is never created through), else at the
+ * first component. Returns that offset in path; *base_end is how much of the
+ * path forms the prefix to resolve first (0: none, resolve "." or "/"), and
+ * *last_end the end of the last component other than "." (the directory that
+ * gets the caller's mode). */
+static size_t mkdir_all_base(const char *path, size_t len, size_t *base_end, size_t *last_end)
+{
+	size_t after = 0;
+	*base_end = 0;
+	*last_end = 0;
+	for (size_t s = 0; s < len;) {
+		while (s < len && path[s] == '/')
+			s++;
+		size_t e = s;
+		while (e < len && path[e] != '/')
+			e++;
+		if (e - s == 2 && path[s] == '.' && path[s + 1] == '.') {
+			*base_end = e;
+			after = e;
+		}
+		if (e > s && !(e - s == 1 && path[s] == '.'))
+			*last_end = e;
+		s = e;
+	}
+	return after;
+}
+
+/*
+ * mkdir -p, linear in the number of components.
+ *
+ * Safety argument: every directory this function hands out or steps from was
+ * either opened by the resolver (scoped to the root) or opened from such a
+ * directory with openat(O_PATH|O_NOFOLLOW|O_DIRECTORY) of one plain name,
+ * which cannot leave it (no "..", no '/', no symlink followed). New
+ * directories are made with mkdirat() of one name in such a directory, which
+ * never follows the name. A symlink found in the existing part of the path is
+ * followed by the resolver only (the prefix up to it, from the root, with the
+ * caller's scope); a name that was missing when we looked and is a
+ * non-directory after mkdirat() says EEXIST (a concurrent creator) is never
+ * followed. ".." is resolved only as part of the prefix given to the
+ * resolver, which must exist entirely.
+ *
+ * Cost: the whole path is first opened by the resolver (an existing directory
+ * costs just that); otherwise the prefix up to the last ".." is resolved once,
+ * then each later component costs one openat() (plus mkdirat() if missing),
+ * and each symlink among them one more resolution of its prefix (at most 40
+ * before ELOOP). O(n) system calls on both paths.
+ */
+static int mkdir_all(int dirfd, const char *path, size_t len, mode_t mode, uint64_t resolve)
+{
+	struct safe_open_how how = {
+		.flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
+		.mode = 0,
+		.resolve = resolve,
+	};
+	int fd = so_open_validated(dirfd, path, &how);
+	if (fd >= 0 || (errno != ENOENT && errno != ENOTDIR))
+		return fd;
+
+	char buf[PATH_MAX];
+	memcpy(buf, path, len + 1);
+	size_t base_end, last_end;
+	size_t pos = mkdir_all_base(buf, len, &base_end, &last_end);
+	const char *base = ".";
+	char saved = 0;
+	if (base_end > 0) {
+		saved = buf[base_end];
+		buf[base_end] = '\0';
+		base = buf;
+	} else if (buf[0] == '/') {
+		base = "/";
+	}
+	_cleanup_fd_ int cur = so_open_validated(dirfd, base, &how);
+	if (base_end > 0)
+		buf[base_end] = saved;
+	if (cur < 0)
+		return -1;
+
+	bool creating = false; /* a component was created: the rest is new too */
+	int retries = 0;
+	while (pos < len) {
+		size_t s = pos;
+		while (s < len && buf[s] == '/')
+			s++;
+		if (s == len)
+			break;
+		size_t e = s;
+		while (e < len && buf[e] != '/')
+			e++;
+		bool final = e == last_end;
+		if (e - s == 1 && buf[s] == '.') { /* "." creates nothing */
+			pos = e;
+			continue;
+		}
+		saved = buf[e];
+		buf[e] = '\0';
+		const char *name = buf + s;
+		int next = -1;
+		if (!creating) {
+			next = mkdir_step(cur, name, resolve);
+			if (next < 0 && errno == ENOTDIR) {
+				/* A symlink (followed, scoped, from the root) or a
+				 * non-directory. */
+				struct stat st;
+				if (fstatat(cur, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+					if (errno != ENOENT)
+						return -1;
+					errno = ENOENT; /* gone meanwhile: create it */
+				} else if (!S_ISLNK(st.st_mode)) {
+					return so_fail(final ? EEXIST : ENOTDIR);
+				} else {
+					next = so_open_validated(dirfd, buf, &how);
+					if (next < 0 && (errno == ENOENT || errno == ENOTDIR) && final)
+						errno = EEXIST;
+					if (next < 0)
+						return -1;
+				}
+			}
+			if (next < 0 && errno != ENOENT)
+				return -1;
+		}
+		if (next < 0) {
+			/* Missing: create it in `cur`. */
+			int r = mkdirat(cur, name, final ? mode : 0777);
+			if (r < 0 && errno != EEXIST)
+				return -1;
+			creating = r == 0;
+			next = mkdir_step(cur, name, resolve);
+			if (next < 0) {
+				if (errno == ENOTDIR) /* a concurrent non-directory: not followed */
+					return so_fail(final ? EEXIST : ENOTDIR);
+				if (errno != ENOENT)
+					return -1;
+				/* Removed again before we could open it: retry. */
+				if (++retries > SO_RACE_RETRIES)
+					return so_fail(EAGAIN);
+				buf[e] = saved;
+				creating = false;
+				continue;
+			}
+		}
+		buf[e] = saved;
+		so_close(cur);
+		cur = next;
+		pos = e;
+	}
+	return take_fd(&cur);
+}
+
+int safe_mkdir_all_beneath(int dirfd, const char *path, mode_t mode, uint64_t flags)
+{
+	uint64_t resolve;
+	if (so_op_resolve(flags, 0, &resolve) < 0)
+		return -1;
+	size_t len;
+	if (so_path_len(path, &len) < 0)
+		return -1;
+	return mkdir_all(dirfd, path, len, mode, resolve);
+}

@@ -1,0 +1,156 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The public entry points safe_openat2() / safe_openat_beneath(): the
+ * validation of (how, size) and the choice between the openat2 fast path
+ * (openat2.c) and the userspace walker (resolve.c). Both paths are given the
+ * same validated how, so they agree on every EINVAL/E2BIG/EFAULT; each then
+ * reproduces the kernel's resolution errors. Dependencies point one way:
+ * this file calls both, neither calls back.
+ */
+#include "internal.h"
+
+#include <string.h>
+
+/*
+ * The open(2) flags openat2() accepts (the kernel's VALID_OPEN_FLAGS). glibc
+ * defines O_LARGEFILE as 0 on 64-bit targets; the kernel bit differs per
+ * architecture.
+ */
+#if defined(__x86_64__) || defined(__i386__) || defined(__s390__) || defined(__riscv) || \
+	defined(__loongarch__)
+#define SO_KERNEL_O_LARGEFILE 0100000
+#elif defined(__aarch64__) || defined(__arm__) || defined(__mips__)
+#define SO_KERNEL_O_LARGEFILE ((O_DIRECTORY == 040000) ? 0400000 : 020000)
+#elif defined(__powerpc__)
+#define SO_KERNEL_O_LARGEFILE 0200000
+#else
+#define SO_KERNEL_O_LARGEFILE (O_LARGEFILE ? O_LARGEFILE : 0100000)
+#endif
+#define SO_VALID_OPEN_FLAGS                                                                  \
+	((uint64_t)(O_ACCMODE | O_CREAT | O_EXCL | O_NOCTTY | O_TRUNC | O_APPEND | O_NONBLOCK | \
+		    O_SYNC | O_DSYNC | O_ASYNC | O_DIRECT | SO_KERNEL_O_LARGEFILE | O_DIRECTORY |  \
+		    O_NOFOLLOW | O_NOATIME | O_CLOEXEC | O_PATH | O_TMPFILE))
+/* The only flags O_PATH may be combined with. */
+#define SO_O_PATH_FLAGS ((uint64_t)(O_DIRECTORY | O_NOFOLLOW | O_PATH | O_CLOEXEC))
+/* The bit that makes O_TMPFILE (glibc's O_TMPFILE includes O_DIRECTORY). */
+#define SO_O_TMPFILE_BIT ((uint64_t)(O_TMPFILE & ~O_DIRECTORY))
+
+/*
+ * The kernel's copy_struct_from_user() rules for sys_openat2(), in its order:
+ * a size below VER0 is EINVAL, a size above a page is E2BIG, then the struct is
+ * read (EFAULT) and any nonzero byte past the known fields is E2BIG.
+ */
+int so_copy_how(const struct safe_open_how *how, size_t size, struct safe_open_how *out)
+{
+	if (size < SAFE_OPEN_HOW_SIZE_VER0)
+		return so_fail(EINVAL);
+	if (size > sizeof(*out)) {
+		long page = sysconf(_SC_PAGESIZE);
+		if (size > (size_t)(page > 0 ? page : 4096))
+			return so_fail(E2BIG);
+	}
+	if (!how)
+		return so_fail(EFAULT);
+	if (size > sizeof(*out)) {
+		const unsigned char *tail = (const unsigned char *)how + sizeof(*out);
+		for (size_t i = 0; i < size - sizeof(*out); i++)
+			if (tail[i])
+				return so_fail(E2BIG);
+	}
+	memcpy(out, how, sizeof(*out));
+	return 0;
+}
+
+/*
+ * build_open_flags() of the kernel (every failure there is EINVAL, so their
+ * order does not matter), plus this library's rule that exactly one of
+ * BENEATH and IN_ROOT is set. RESOLVE_CACHED is accepted like the kernel does;
+ * its EAGAIN for O_CREAT/O_TRUNC/O_TMPFILE comes last, as in the kernel.
+ */
+int so_validate_how(const struct safe_open_how *how)
+{
+	uint64_t flags = how->flags & ~(uint64_t)O_CLOEXEC;
+	if (flags & ~SO_VALID_OPEN_FLAGS)
+		return so_fail(EINVAL);
+	if (how->resolve & ~(SO_RESOLVE_ALL_MASK | SO_RESOLVE_CACHED))
+		return so_fail(EINVAL);
+	if (!(how->resolve & SAFE_RESOLVE_BENEATH) == !(how->resolve & SAFE_RESOLVE_IN_ROOT))
+		return so_fail(EINVAL);
+	if (flags & ((uint64_t)O_CREAT | SO_O_TMPFILE_BIT)) {
+		if (how->mode & ~(uint64_t)07777)
+			return so_fail(EINVAL);
+	} else if (how->mode) {
+		return so_fail(EINVAL);
+	}
+	if ((flags & (uint64_t)(O_DIRECTORY | O_CREAT)) == (uint64_t)(O_DIRECTORY | O_CREAT))
+		return so_fail(EINVAL);
+	if (flags & SO_O_TMPFILE_BIT) {
+		if (!(flags & O_DIRECTORY))
+			return so_fail(EINVAL);
+		if ((flags & O_ACCMODE) == O_RDONLY)
+			return so_fail(EINVAL);
+	}
+	if ((flags & O_PATH) && (flags & ~SO_O_PATH_FLAGS))
+		return so_fail(EINVAL);
+	uint64_t uncached = (uint64_t)(O_TRUNC | O_CREAT) | SO_O_TMPFILE_BIT;
+	if ((how->resolve & SO_RESOLVE_CACHED) && (flags & uncached))
+		return so_fail(EAGAIN);
+	return 0;
+}
+
+/*
+ * Two kernel answers are handed to the walker:
+ * - EAGAIN for ".." is global: a rename anywhere in the system during the
+ *   lookup (rename_lock), or a mount anywhere (mount_lock), fails it. Under a
+ *   steady stream of unrelated renames a path with ".." can fail every retry.
+ *   The walker's ".." does not depend on other renames (it returns to a level
+ *   it holds), so after SO_FAST_EAGAIN_RETRIES the walker resolves the path
+ *   (with its own bounded retries) before EAGAIN is returned: a rename storm
+ *   is a slowdown, not an error. RESOLVE_CACHED's EAGAIN is final.
+ * - ELOOP: the kernel counts the links followed in an abandoned RCU-walk
+ *   attempt again in the ref-walk retry (total_link_count is per open, not
+ *   per attempt). RCU walks are abandoned, e.g., at ".." in the root under
+ *   BENEATH, so a walk with more than 20 links can get ELOOP where the
+ *   answer is EXDEV (or, after a dcache miss, success). The walker counts
+ *   each link once; it confirms every ELOOP (an error path: nothing was
+ *   opened or created), so both paths give the same, deterministic answer.
+ */
+int so_open_validated(int dirfd, const char *path, const struct safe_open_how *how)
+{
+	bool walk_only = how->resolve & (SAFE_RESOLVE_USERSPACE | SAFE_RESOLVE_NO_DOTDOT);
+	if (!walk_only && so_have_openat2()) {
+		int fd = so_openat2_fast(dirfd, path, how);
+		if (fd >= 0)
+			return fd;
+		if (errno == EAGAIN && (how->resolve & SO_RESOLVE_CACHED))
+			return fd;
+		if (errno != ENOSYS && errno != EAGAIN && errno != ELOOP)
+			return fd;
+	}
+	/* Only the kernel can look a path up from its caches alone. */
+	if (how->resolve & SO_RESOLVE_CACHED)
+		return so_fail(EAGAIN);
+	return so_walk_open(dirfd, path, how);
+}
+
+int safe_openat2(int dirfd, const char *path, const struct safe_open_how *how, size_t size)
+{
+	struct safe_open_how h;
+	if (so_copy_how(how, size, &h) < 0)
+		return -1;
+	if (so_validate_how(&h) < 0)
+		return -1;
+	if (!path)
+		return so_fail(EFAULT);
+	return so_open_validated(dirfd, path, &h);
+}
+
+int safe_openat_beneath(int dirfd, const char *path, int flags, mode_t mode)
+{
+	struct safe_open_how h = {
+		.flags = (uint64_t)(unsigned int)flags,
+		.mode = mode,
+		.resolve = SAFE_RESOLVE_BENEATH | SAFE_RESOLVE_NO_MAGICLINKS,
+	};
+	return safe_openat2(dirfd, path, &h, sizeof(h));
+}
