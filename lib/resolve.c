@@ -254,13 +254,6 @@ static int fd_at(const struct walk *w, size_t level)
 	return level == 0 ? w->rootfd : w->held[slot(level)];
 }
 
-/*
- * Close the held levels from..to (at most WALK_HELD). Descriptors are mostly
- * handed out in sequence (the lowest free number), so sorted they form a few
- * runs of consecutive numbers: a run of k of our descriptors is exactly the k
- * numbers lo..hi, so no other descriptor can lie in it, and one close_range()
- * (5.9+) closes it. A single descriptor, or no close_range: close().
- */
 /* Insert fd into the sorted fds[0..*n). */
 static void add_sorted(int *fds, size_t *n, int fd)
 {
@@ -270,8 +263,14 @@ static void add_sorted(int *fds, size_t *n, int fd)
 	fds[i] = fd;
 }
 
-/* Close the retired descriptors and the held levels from..to (none when
- * from > to; at most WALK_HELD). */
+/*
+ * Close the retired descriptors and the held levels from..to (none when
+ * from > to; at most WALK_HELD). Descriptors are mostly handed out in
+ * sequence (the lowest free number), so sorted they form a few runs of
+ * consecutive numbers: a run of k of our descriptors is exactly the k
+ * numbers lo..hi, so no other descriptor can lie in it, and one close_range()
+ * (5.9+) closes it. A single descriptor, or no close_range: close().
+ */
 static void close_levels(struct walk *w, size_t from, size_t to)
 {
 	int fds[WALK_HELD + WALK_RETIRED];
