@@ -36,7 +36,7 @@ tests_test_base_SOURCES = tests/test_base.c
 tests_test_base_CFLAGS = $(TEST_CFLAGS)
 tests_test_base_LDADD = $(TEST_LDADD)
 TESTS += tests/test_base tests/check-symbols.sh
-EXTRA_DIST += tests/check-symbols.sh
+EXTRA_DIST += tests/check-symbols.sh tests/direct.sh
 
 # Suite "resolve": the resolver table, each case three ways.
 check_PROGRAMS += tests/test_resolve

@@ -7,14 +7,8 @@ set -u
 : "${top_builddir:=.}"
 SAFEOPEN=${SAFEOPEN:-"$top_builddir/examples/safeopen"}
 [ -x "$SAFEOPEN" ] || { echo "FAIL: test-cli: $SAFEOPEN not built"; exit 1; }
-case $SAFEOPEN in /*) ;; *) SAFEOPEN=$(pwd)/$SAFEOPEN ;; esac
-# the libtool wrapper script costs a shell per run: call the binary directly
-if [ -z "${SAFEOPEN_WRAPPER:-}" ] && [ -x "${SAFEOPEN%/*}/.libs/safeopen" ] &&
-   [ -d "$top_builddir/lib/.libs" ]; then
-	SAFEOPEN=${SAFEOPEN%/*}/.libs/safeopen
-	LD_LIBRARY_PATH=$(cd "$top_builddir/lib/.libs" && pwd)${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-	export LD_LIBRARY_PATH
-fi
+. "${top_srcdir:-.}/tests/direct.sh"
+direct_binary SAFEOPEN
 
 T=$(mktemp -d "${TMPDIR:-/tmp}/test-cli.XXXXXX") || exit 99
 trap 'rm -rf "$T"' EXIT

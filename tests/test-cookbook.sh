@@ -10,12 +10,11 @@ cb="$builddir/examples/cookbook"
 for p in serve-url upload extract port-realpath port-openat2 seccomp fdpass; do
 	[ -x "$cb/$p" ] || { echo "test-cookbook: $cb/$p not built"; exit 1; }
 done
-# the libtool wrapper scripts cost a shell per run: call the binaries directly
-if [ -x "$cb/.libs/serve-url" ] && [ -d "$builddir/lib/.libs" ]; then
-	cb=$(cd "$cb/.libs" && pwd)
-	LD_LIBRARY_PATH=$(cd "$builddir/lib/.libs" && pwd)${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-	export LD_LIBRARY_PATH
-fi
+top_builddir=$builddir
+. "${top_srcdir:-.}/tests/direct.sh"
+probe=$cb/serve-url
+direct_binary probe
+cb=${probe%/*}
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 fails=0

@@ -26,14 +26,8 @@ LONG=${SAFEOPEN_CHECK_LONG:-}
 : "${top_srcdir:=.}"
 SAFEOPEN=${SAFEOPEN:-"$top_builddir/examples/safeopen"}
 SWAP="$top_builddir/examples/race-swap"
-case $SAFEOPEN in /*) ;; *) SAFEOPEN=$(pwd)/$SAFEOPEN ;; esac
-# the libtool wrapper script costs a shell per run: call the binary directly
-if [ -z "${SAFEOPEN_WRAPPER:-}" ] && [ -x "${SAFEOPEN%/*}/.libs/safeopen" ] &&
-   [ -d "$top_builddir/lib/.libs" ]; then
-	SAFEOPEN=${SAFEOPEN%/*}/.libs/safeopen
-	LD_LIBRARY_PATH=$(cd "$top_builddir/lib/.libs" && pwd)${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-	export LD_LIBRARY_PATH
-fi
+. "$top_srcdir/tests/direct.sh"
+[ -x "$SAFEOPEN" ] && direct_binary SAFEOPEN
 case $SWAP in /*) ;; *) SWAP=$(pwd)/$SWAP ;; esac
 [ -x "$SAFEOPEN" ] || { echo "FAIL: test-extract: $SAFEOPEN not built"; exit 1; }
 if "$SAFEOPEN" . extract --help | grep -q 'built without libarchive'; then
