@@ -14,31 +14,16 @@
 
 static void cell_text(const struct cell *c, char *buf, size_t n)
 {
-	switch (c->st) {
-	case ST_OK:
-		if (g.verify_only || c->nb == 0) {
-			snprintf(buf, n, "ok");
-		} else {
-			double d1 = c->med - c->min, d2 = c->max - c->med;
-			double sp = 100 * (d1 > d2 ? d1 : d2) / c->med;
-			snprintf(buf, n, "%.0f ±%.0f%%", c->med, sp);
-		}
-		return;
-	case ST_WRONG:
-		snprintf(buf, n, "WRONG");
-		return;
-	case ST_NOSYS:
-		snprintf(buf, n, "ENOSYS");
-		return;
-	case ST_NA:
-		snprintf(buf, n, "n/a");
-		return;
-	case ST_FAIL:
-		snprintf(buf, n, "FAILED");
-		return;
-	case ST_SKIP:
-		snprintf(buf, n, "-");
-		return;
+	static const char *const text[] = {
+		[ST_OK] = "ok",        [ST_WRONG] = "WRONG", [ST_NOSYS] = "ENOSYS",
+		[ST_NA] = "n/a",       [ST_FAIL] = "FAILED", [ST_SKIP] = "-",
+	};
+	if (c->st == ST_OK && !g.verify_only && c->nb > 0) {
+		double d1 = c->med - c->min, d2 = c->max - c->med;
+		double sp = 100 * (d1 > d2 ? d1 : d2) / c->med;
+		snprintf(buf, n, "%.0f ±%.0f%%", c->med, sp);
+	} else {
+		snprintf(buf, n, "%s", text[c->st]);
 	}
 }
 
