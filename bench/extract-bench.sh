@@ -40,7 +40,8 @@ trap 'rm -rf "$W"' EXIT
 
 # the synthetic archive: NFILES files of 100 bytes in 100 directories
 mkdir "$W/src"
-python3 - "$W/src" "$NFILES" <<'EOF'
+PYTHON=${PYTHON:-$(command -v /usr/bin/python3 python3 | head -1)}
+"$PYTHON" - "$W/src" "$NFILES" <<'EOF'
 import os, sys
 root, n = sys.argv[1], int(sys.argv[2])
 for i in range(n):
