@@ -24,10 +24,11 @@ examples_demo_LDADD = lib/libsafeopen.la
 examples_safe_httpd_SOURCES = examples/safe-httpd.c
 examples_safe_httpd_LDADD = lib/libsafeopen.la
 
-# The attacker of tests/test-httpd.sh and tests/test-extract.sh: swaps a
-# directory and a symlink with renameat2(RENAME_EXCHANGE) as fast as it can,
-# for a bounded time.
-check_PROGRAMS += examples/race-swap
+# The attacker of tests/test-httpd.sh and tests/test-extract.sh, usable
+# against any server ("race-swap DIR NAME1 NAME2 SECONDS"): swaps a directory
+# and a symlink with renameat2(RENAME_EXCHANGE) as fast as it can, for a
+# bounded time.
+noinst_PROGRAMS += examples/race-swap
 examples_race_swap_SOURCES = examples/race-swap.c
 
 demo: examples/demo
@@ -35,11 +36,12 @@ demo: examples/demo
 PHONY_TARGETS += demo
 
 # The cookbook (doc/cookbook.md): each recipe is a complete program, built
-# by `make check` and run by tests/test-cookbook.sh against a temp dir.
+# by `make` with the other examples and run by tests/test-cookbook.sh
+# against a temp dir.
 cookbook_progs = examples/cookbook/serve-url examples/cookbook/upload \
 	examples/cookbook/extract examples/cookbook/port-realpath \
 	examples/cookbook/port-openat2 examples/cookbook/seccomp examples/cookbook/fdpass
-check_PROGRAMS += $(cookbook_progs)
+noinst_PROGRAMS += $(cookbook_progs)
 examples_cookbook_serve_url_SOURCES = examples/cookbook/serve-url.c
 examples_cookbook_serve_url_LDADD = lib/libsafeopen.la
 examples_cookbook_upload_SOURCES = examples/cookbook/upload.c

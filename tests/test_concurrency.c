@@ -380,9 +380,9 @@ START_TEST(attacker_renames_and_swaps)
 {
 	/* At least `seconds`, and on until the floors are reached (a slow
 	 * machine runs longer rather than checking less), at most `cap`. */
-	double seconds = fx_under_valgrind() ? 1.0 : fx_long() ? 10.0 : 1.5;
+	double seconds = fx_under_valgrind() ? 1.0 : fx_long() ? 10.0 : 0.3;
 	double cap = fx_under_valgrind() ? 60.0 : 30.0 + seconds;
-	const long min_ops = fx_under_valgrind() ? 200 : 5000, min_moves = 20;
+	const long min_ops = fx_under_valgrind() ? 200 : 20000, min_moves = 20;
 	throttle = fx_under_valgrind();
 	struct stat victim[2];
 	ck_assert_int_eq(fstatat(basefd, "out/sdir/f", &victim[0], AT_SYMLINK_NOFOLLOW), 0);

@@ -1030,9 +1030,10 @@ START_TEST(rmtree_race_symlink_swap)
 	pj(tgt, E.outside, "vdir");
 	pj(left, E.root, "r/t");
 	struct swapper s = { .dirfd = rfd, .a = "t/d", .b = "t/l" };
-	double end = fx_now() + (fx_under_valgrind() ? 1.0 : 0.4);
+	/* the time, and at least 10 rounds (a slow machine runs longer) */
+	double end = fx_now() + (fx_under_valgrind() ? 1.0 : fx_long() ? 0.4 : 0.1);
 	long rounds = 0;
-	while (fx_now() < end) {
+	while (fx_now() < end || rounds < 10) {
 		/* t/d holds a few directories of files; t/l -> outside/vdir. */
 		ck_assert_int_eq(mkdirat(rfd, "t", 0755), 0);
 		ck_assert_int_eq(mkdirat(rfd, "t/d", 0755), 0);
@@ -1090,7 +1091,7 @@ START_TEST(mkdir_parents_race_symlink_swap)
 	struct swapper s = { .dirfd = tfd, .a = "d", .b = "l" };
 	pthread_t th;
 	ck_assert_int_eq(pthread_create(&th, NULL, swap_thread, &s), 0);
-	double end = fx_now() + (fx_under_valgrind() ? 1.0 : fx_long() ? 0.4 : 0.15);
+	double end = fx_now() + (fx_under_valgrind() ? 1.0 : fx_long() ? 0.4 : 0.05);
 	long ok = 0, calls = 0;
 	/* the time, and at least 100 calls (a slow machine runs longer) */
 	while (fx_now() < end || calls < 100) {
@@ -1147,7 +1148,7 @@ START_TEST(ops_race_symlink_swap)
 	static const char *const paths[] = { "t/d/inner", "t/d/sub", "t/d/sub/", "t/d/sub/deep",
 					     "t/d/sub/..", "t/d/new" };
 	/* Each operation gets its share of a bounded time (every one runs at least once). */
-	double share = (fx_under_valgrind() ? 2.0 : fx_long() ? 0.6 : 0.2) / N_OPS;
+	double share = (fx_under_valgrind() ? 2.0 : fx_long() ? 0.6 : 0.08) / N_OPS;
 	for (int o = 0; o < N_OPS; o++) {
 		double end = fx_now() + share;
 		int rounds = 0; /* at least 5 rounds per operation */
@@ -1179,10 +1180,11 @@ START_TEST(realpath_race_exchange)
 	struct swapper s = { .dirfd = E.rootfd, .a = "a", .b = "z" };
 	pthread_t th;
 	ck_assert_int_eq(pthread_create(&th, NULL, swap_thread, &s), 0);
-	double end = fx_now() + (fx_under_valgrind() ? 1.0 : 0.3);
+	/* the time, and at least 1000 calls (a slow machine runs longer) */
+	double end = fx_now() + (fx_under_valgrind() ? 1.0 : fx_long() ? 0.3 : 0.05);
 	long calls = 0, ok = 0;
 	char buf[64];
-	while (fx_now() < end) {
+	while (fx_now() < end || (calls < 1000 && !fx_under_valgrind())) {
 		errno = 0;
 		ssize_t n = safe_realpath_beneath(E.rootfd, "a/b/file", buf, sizeof(buf), m);
 		int e = errno;
