@@ -142,8 +142,9 @@ static void drop_held(struct walk *w)
  * parent's mount unless SAFE_RMTREE_XDEV). Either way every directory rmtree
  * acts in was reached from the top by single-name lookups, whatever was
  * moved, deleted or recreated meanwhile: a directory outside can never take
- * the place of one it came from. Returns 0, or -1 (errno) when a recorded
- * name no longer leads to a directory (restart from the top).
+ * the place of one it came from. Returns 0, or -1 with errno set when a
+ * recorded name no longer leads to a directory on its parent's mount (EXDEV
+ * for another mount): the caller restarts from the top.
  */
 static int climb(struct walk *w)
 {
@@ -177,9 +178,10 @@ static int climb(struct walk *w)
 		if (c < 0)
 			return -1;
 		struct so_ident cid;
-		bool ok = so_ident_at(c, NULL, &cid) == 0 &&
-			  (w->xdev || !so_other_mount(&w->lv[l].id, &cid));
-		if (!ok) {
+		int r = so_ident_at(c, NULL, &cid);
+		if (r == 0 && !w->xdev && so_other_mount(&w->lv[l].id, &cid))
+			r = so_fail(EXDEV); /* the name leads to another mount now */
+		if (r < 0) {
 			so_close(c);
 			return -1;
 		}
