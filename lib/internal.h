@@ -229,9 +229,15 @@ struct so_ident {
 };
 
 /* Identity of fd (name NULL or "") or of name relative to fd, never following
- * a trailing symlink, with the mount id where statx reports it (5.8+; not
- * cached: a call without it simply has none). Returns 0 or -1 with errno. */
+ * a trailing symlink, with the mount id (statx, 5.8+; else so_mount_id();
+ * have_mnt false when nothing can tell). Returns 0 or -1 with errno. */
 int so_ident_at(int fd, const char *name, struct so_ident *id);
+
+/* The mount id of fd (name NULL or "") or of name relative to fd where statx
+ * does not report it (before 5.8): the file handle's (name_to_handle_at,
+ * filesystems with handles), else, for a descriptor, its procfs fdinfo
+ * entry. False when neither can tell. Keeps errno. */
+bool so_mount_id(int fd, const char *name, uint64_t *mnt);
 
 /* The identity in a struct stat (no mount id). */
 static inline struct so_ident so_stat_ident(const struct stat *st)
@@ -278,6 +284,12 @@ static inline bool so_other_mount(const struct so_ident *a, const struct so_iden
  * procfs is available; a resource error (see so_resource_errno()) as it is.
  */
 int so_procfs_fd_dir(void);
+
+/* The mount id of fd read from its entry in the verified procfs fdinfo
+ * directory (3.15+, any filesystem): the fallback where statx (5.8+) and
+ * name_to_handle_at (filesystems with file handles) cannot tell. 0, or -1
+ * with errno (ENXIO: no verified procfs, or no mnt_id there). */
+int so_procfs_mnt_id(int fd, uint64_t *mnt);
 
 /* Out of descriptors or memory: a failure of this process right now, never
  * an answer about the system (no procfs, no permission) that a fallback or a

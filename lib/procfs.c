@@ -19,19 +19,22 @@
 
 #include <linux/magic.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/syscall.h>
 
 #define PROC_ROOT_INO 1
 
-/* The mount id of fd, or 0 if statx cannot tell (old kernel). */
+/* The mount id of fd, or 0 if statx cannot tell (before 5.8). Not
+ * so_ident_at(): its fallback for old kernels reads fdinfo through here. */
 static uint64_t mount_id(int fd)
 {
-	struct so_ident id;
-	if (so_ident_at(fd, NULL, &id) < 0 || !id.have_mnt)
+	struct statx stx;
+	if (statx(fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW, STATX_MNT_ID, &stx) < 0 ||
+	    !(stx.stx_mask & STATX_MNT_ID))
 		return 0;
-	return id.mnt;
+	return stx.stx_mnt_id;
 }
 
 /* Is fd a directory of the verified procfs (device dev, and mount mnt where
@@ -87,7 +90,8 @@ static int unusable(void)
 	return so_fail(so_resource_errno(errno) ? errno : ENXIO);
 }
 
-int so_procfs_fd_dir(void)
+/* The verified directory "thread-self/<dir>" (or "self/<dir>"). */
+static int procfs_thread_dir(const char *dir)
 {
 	_cleanup_fd_ int procfd = open("/proc", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (procfd < 0)
@@ -101,10 +105,54 @@ int so_procfs_fd_dir(void)
 		return so_fail(ENXIO);
 
 	uint64_t mnt = mount_id(procfd);
-	int fd = procfs_open_sub(procfd, st.st_dev, mnt, "thread-self/fd");
-	if (fd < 0 && errno == ENOENT) /* kernels before 3.17 have no thread-self */
-		fd = procfs_open_sub(procfd, st.st_dev, mnt, "self/fd");
+	char sub[32];
+	(void)snprintf(sub, sizeof(sub), "thread-self/%s", dir);
+	int fd = procfs_open_sub(procfd, st.st_dev, mnt, sub);
+	if (fd < 0 && errno == ENOENT) { /* kernels before 3.17 have no thread-self */
+		(void)snprintf(sub, sizeof(sub), "self/%s", dir);
+		fd = procfs_open_sub(procfd, st.st_dev, mnt, sub);
+	}
 	return fd < 0 ? unusable() : fd;
+}
+
+int so_procfs_fd_dir(void)
+{
+	return procfs_thread_dir("fd");
+}
+
+/*
+ * The "mnt_id:" line of fd's entry in the verified fdinfo directory (Linux
+ * 3.15+): the mount id that statx reports from 5.8 on, for any filesystem.
+ * The directory is verified like the fd directory; the entry is a regular
+ * procfs file read once.
+ */
+int so_procfs_mnt_id(int fd, uint64_t *mnt)
+{
+	_cleanup_fd_ int dir = procfs_thread_dir("fdinfo");
+	if (dir < 0)
+		return -1;
+	char name[SO_FD_NAME_SIZE];
+	so_procfs_fd_name(fd, name);
+	_cleanup_fd_ int info = openat(dir, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (info < 0)
+		return -1;
+	char buf[512];
+	ssize_t n = read(info, buf, sizeof(buf) - 1);
+	if (n < 0)
+		return -1;
+	buf[n] = '\0';
+	/* "pos:", "flags:", then "mnt_id:", one per line */
+	for (const char *l = buf; l;) {
+		unsigned long long v;
+		if (sscanf(l, "mnt_id: %llu", &v) == 1) {
+			*mnt = v;
+			return 0;
+		}
+		l = strchr(l, '\n');
+		if (l)
+			l++;
+	}
+	return so_fail(ENXIO); /* before 3.15: no mnt_id line */
 }
 
 void so_procfs_fd_name(int fd, char name[SO_FD_NAME_SIZE])

@@ -182,31 +182,18 @@ struct info {
 	uint64_t mnt;
 };
 
+/* The mount id where statx does not report it (so_mount_id()); as a last
+ * resort (no file handles, no procfs) the device number, which misses bind
+ * mounts of the same filesystem. */
 static uint64_t mount_id_fallback(int fd, uint64_t dev)
 {
-	struct {
-		struct file_handle fh;
-		/* cppcheck-suppress unusedStructMember ; storage for fh.f_handle, never named */
-		unsigned char pad[128];
-	} h;
-	int mnt = -1;
-	h.fh.handle_bytes = 0;
-	int saved = errno;
-	/* With handle_bytes 0 the call fails with EOVERFLOW but reports the
-	 * mount id; filesystems without file handles fail with EOPNOTSUPP. */
-	if (name_to_handle_at(fd, "", &h.fh, &mnt, AT_EMPTY_PATH) == 0 || errno == EOVERFLOW) {
-		errno = saved;
-		return (uint64_t)(unsigned int)mnt;
-	}
-	errno = saved;
-	/* Last resort (pre-5.8 kernel and a filesystem without handles): the
-	 * device number, which misses bind mounts of the same filesystem. */
-	return dev | (1ULL << 63);
+	uint64_t mnt;
+	return so_mount_id(fd, NULL, &mnt) ? mnt : dev | (1ULL << 63);
 }
 
 /* Type, identity, owner and (with want_mnt) mount id of fd (or AT_FDCWD).
  * statx (4.11+) reports the mount id since 5.8; before that, or without
- * statx at all, name_to_handle_at() supplies it. */
+ * statx at all, mount_id_fallback(). */
 static int info_of(int fd, bool want_mnt, struct info *in)
 {
 	if (want_mnt) {

@@ -73,6 +73,32 @@ struct tdir {
 	int fd;
 };
 
+/* Do new files in the directory dfd take user.* xattrs? tmpfs has them only
+ * from Linux 6.6 (a build tree on tmpfs, or /dev/shm, on an older kernel). */
+static bool user_xattrs_work(int dfd)
+{
+	static const char probe[] = ".user-xattr-probe";
+	int fd = openat(dfd, probe, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return true; /* the case itself reports what is wrong */
+	bool ok = fsetxattr(fd, "user.probe", "1", 1, 0) == 0 || errno != EOPNOTSUPP;
+	close(fd);
+	(void)unlinkat(dfd, probe, 0);
+	return ok;
+}
+
+#define NO_USER_XATTRS                                                               \
+	"no user xattrs on the test directory's filesystem (tmpfs has them from Linux " \
+	"6.6; SAFEOPEN_TEST_DIR=a directory on ext4, xfs or btrfs runs these cases)"
+
+static void tdir_free(struct tdir *d)
+{
+	close(d->fd);
+	ck_assert_int_eq(fx_rmtree(d->path), 0);
+	free(d->path);
+}
+
+/* A fresh directory for one case. */
 static void tdir_make(struct tdir *d, const char *tag)
 {
 	d->path = fx_mkdtemp(tag);
@@ -80,11 +106,14 @@ static void tdir_make(struct tdir *d, const char *tag)
 	ck_assert_int_ge(d->fd, 0);
 }
 
-static void tdir_free(struct tdir *d)
+/* The same for a case that stores user xattrs: SKIP where they do not work. */
+static void tdir_make_xattrs(struct tdir *d, const char *tag)
 {
-	close(d->fd);
-	ck_assert_int_eq(fx_rmtree(d->path), 0);
-	free(d->path);
+	tdir_make(d, tag);
+	if (!user_xattrs_work(d->fd)) {
+		tdir_free(d);
+		fx_skip(NO_USER_XATTRS);
+	}
 }
 
 /* The fd carries exactly these values for these names. */
@@ -231,7 +260,7 @@ START_TEST(creates_with_xattrs)
 {
 	uint64_t fl = strategies[_i];
 	struct tdir d;
-	tdir_make(&d, "tmpfile");
+	tdir_make_xattrs(&d, "tmpfile");
 	RUN(create_and_check(d.fd, "upload.pdf", 0644, xa3, 3, fl));
 	RUN(create_and_check(d.fd, "none", 0600, NULL, 0, fl));
 	RUN(create_and_check(d.fd, "sync", 0640, xa3, 3, fl | SAFE_TMPFILE_SYNC));
@@ -300,7 +329,7 @@ START_TEST(modes_and_umask)
 {
 	uint64_t fl = strategies[_i];
 	struct tdir d;
-	tdir_make(&d, "tmpfile");
+	tdir_make_xattrs(&d, "tmpfile");
 	static const mode_t masks[] = { 022, 077, 0, 0277, 0777 };
 	mode_t old = umask(0);
 	for (size_t i = 0; i < sizeof(masks) / sizeof(masks[0]); i++) {
@@ -331,7 +360,7 @@ START_TEST(setgid_directory)
 	REQUIRE_ROOT("chown of a directory to gid 4242");
 	uint64_t fl = strategies[_i];
 	struct tdir d;
-	tdir_make(&d, "tmpfile");
+	tdir_make_xattrs(&d, "tmpfile");
 	ck_assert_int_eq(mkdirat(d.fd, "sg", 0775), 0);
 	ck_assert_int_eq(fchownat(d.fd, "sg", (uid_t)-1, 4242, 0), 0);
 	ck_assert_int_eq(fchmodat(d.fd, "sg", 02775, 0), 0);
@@ -453,7 +482,7 @@ START_TEST(acl_xattr_from_caller)
 	int fd = safe_tmpfile_xattr(d.fd, "f", 0, x, 2, fl);
 	if (fd < 0 && errno == EOPNOTSUPP) {
 		tdir_free(&d);
-		return;
+		fx_skip("no POSIX ACLs on the test directory's filesystem (EOPNOTSUPP)");
 	}
 	ck_assert_int_ge(fd, 0);
 	struct stat st;
@@ -493,7 +522,7 @@ START_TEST(replaces)
 {
 	uint64_t fl = strategies[_i];
 	struct tdir d;
-	tdir_make(&d, "tmpfile");
+	tdir_make_xattrs(&d, "tmpfile");
 	static const char *const spec[] = {
 		"f target old content", "d adir", "l alink target", NULL,
 	};
@@ -629,7 +658,7 @@ static int errors_case(struct tdir *d, uint64_t fl)
 START_TEST(errors_leave_nothing)
 {
 	struct tdir d;
-	tdir_make(&d, "tmpfile");
+	tdir_make_xattrs(&d, "tmpfile");
 	int r = errors_case(&d, strategies[_i]);
 	tdir_free(&d);
 	ck_assert_msg(r == 0, "see stderr");
@@ -706,7 +735,7 @@ START_TEST(two_phase)
 	uint64_t fl = strategies[_i];
 	bool named = fl & SAFE_TMPFILE_NO_OTMPFILE;
 	struct tdir d;
-	tdir_make(&d, "tmpfile");
+	tdir_make_xattrs(&d, "tmpfile");
 	struct safe_tmpfile *t = NULL;
 	int fd = tmp_open(d.fd, "doc", 0444, fl, &t);
 	ck_assert_int_ge(fd, 0);
@@ -788,7 +817,7 @@ START_TEST(two_phase_lost_parent)
 	 * the handle can still be discarded, nothing is left. */
 	uint64_t fl = strategies[_i];
 	struct tdir d;
-	tdir_make(&d, "tmpfile");
+	tdir_make_xattrs(&d, "tmpfile");
 	struct safe_tmpfile *t;
 	if (!(fl & SAFE_TMPFILE_NO_OTMPFILE)) {
 		ck_assert_int_eq(mkdirat(d.fd, "sub", 0755), 0);
@@ -977,7 +1006,7 @@ START_TEST(named_stays_private)
 	 * probe that asked the kernel for the mode is gone. */
 	uint64_t fl = strategies[_i] | SAFE_TMPFILE_NO_OTMPFILE;
 	struct tdir d;
-	tdir_make(&d, "tmpfile");
+	tdir_make_xattrs(&d, "tmpfile");
 	mode_t old = umask(0);
 	static const mode_t modes[] = { 0666, 0644, 02755, 0444, 0 };
 	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
@@ -1066,7 +1095,7 @@ START_TEST(killed_writer_leftover)
 {
 	uint64_t fl = strategies[_i] | SAFE_TMPFILE_NO_OTMPFILE;
 	struct tdir d;
-	tdir_make(&d, "tmpfile");
+	tdir_make_xattrs(&d, "tmpfile");
 	mode_t old = umask(0);
 	int r = killed_writer_case(d.fd, fl, 0666) || killed_writer_case(d.fd, fl, 0644) ||
 		killed_writer_case(d.fd, fl, 04755) || killed_writer_case(d.fd, fl, 0);
@@ -1297,7 +1326,7 @@ START_TEST(sweep_unprivileged)
 {
 	REQUIRE_ROOT("chown of a directory to uid 65534");
 	struct tdir d;
-	tdir_make(&d, "tmpfile");
+	tdir_make_xattrs(&d, "tmpfile");
 	ck_assert_int_eq(fchmod(d.fd, 01777), 0);
 	ck_assert_int_eq(mkdirat(d.fd, "u", 0755), 0);
 	ck_assert_int_eq(fchownat(d.fd, "u", 65534, 65534, 0), 0);
@@ -1406,7 +1435,7 @@ START_TEST(concurrent_creators)
 	 * others get EEXIST; concurrent REPLACEs all succeed; no hidden name
 	 * survives. */
 	struct tdir d;
-	tdir_make(&d, "tmpfile");
+	tdir_make_xattrs(&d, "tmpfile");
 	struct ct_shared *c = calloc(1, sizeof(*c));
 	ck_assert_ptr_nonnull(c);
 	c->dirfd = d.fd;
@@ -1586,7 +1615,7 @@ static int child_scenario(void *arg)
 static void run_child(struct child_args *a)
 {
 	struct tdir d;
-	tdir_make(&d, "tmpfile");
+	tdir_make_xattrs(&d, "tmpfile");
 	ck_assert_int_eq(fchown(d.fd, 65534, 65534), 0);
 	a->dirfd = d.fd;
 	int r = sb_run(child_scenario, a);
@@ -1720,7 +1749,7 @@ START_TEST(unprivileged_dropbox)
 {
 	REQUIRE_ROOT("a root-owned directory that uid 65534 may not write");
 	struct tdir d;
-	tdir_make(&d, "tmpfile");
+	tdir_make_xattrs(&d, "tmpfile");
 	ck_assert_int_eq(mkdirat(d.fd, "ro", 0755), 0);
 	ck_assert_int_eq(fchmod(d.fd, 0733), 0);
 	struct child_args a = { .dirfd = d.fd, .flags = strategies[_i] };
@@ -1802,7 +1831,7 @@ START_TEST(sync_failures)
 {
 	REQUIRE_ROOT("chown of the test directory to root");
 	struct tdir d;
-	tdir_make(&d, "tmpfile");
+	tdir_make_xattrs(&d, "tmpfile");
 	ck_assert_int_eq(fchown(d.fd, 65534, 65534), 0);
 	struct child_args a = { .dirfd = d.fd, .flags = strategies[_i] };
 	int r = sb_run(sync_fail_child, &a);
@@ -1857,7 +1886,7 @@ START_TEST(unprivileged_setgid_directory)
 {
 	REQUIRE_ROOT("chown of a directory to gid 4242");
 	struct tdir d;
-	tdir_make(&d, "tmpfile");
+	tdir_make_xattrs(&d, "tmpfile");
 	ck_assert_int_eq(fchown(d.fd, 65534, 4242), 0);
 	ck_assert_int_eq(fchmod(d.fd, 02777), 0);
 	struct child_args a = { .dirfd = d.fd, .flags = strategies[_i] };
@@ -2068,13 +2097,15 @@ START_TEST(race_ext4)
 {
 	uint64_t fl = strategies[_i / 2];
 	bool replace = _i % 2;
-	char *dir = fx_mkdtemp("tmpfile-race");
-	int r = race_case(dir, fl, replace, race_n());
-	ck_assert_int_eq(fx_rmtree(dir), 0);
-	free(dir);
+	struct tdir d;
+	tdir_make_xattrs(&d, "tmpfile-race");
+	int r = race_case(d.path, fl, replace, race_n());
+	tdir_free(&d);
 	ck_assert_msg(r == 0, "see stderr");
 }
 END_TEST
+
+#define TMPFS_NO_USER_XATTRS "tmpfs without user xattrs (they came in Linux 6.6)"
 
 static int tmpfs_race_child(void *arg)
 {
@@ -2082,6 +2113,12 @@ static int tmpfs_race_child(void *arg)
 	CHILD_CHECK(fx_enter_mount_ns() == 0);
 	CHILD_CHECK(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0);
 	CHILD_CHECK(mount("none", a->path, "tmpfs", 0, "mode=0755,size=16m") == 0);
+	int dfd = open(a->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	CHILD_CHECK(dfd >= 0);
+	bool xattrs = user_xattrs_work(dfd);
+	close(dfd);
+	if (!xattrs)
+		CHILD_SKIP(TMPFS_NO_USER_XATTRS);
 	return race_case(a->path, a->flags, a->replace, race_n());
 }
 
@@ -2095,6 +2132,14 @@ START_TEST(race_tmpfs)
 	    access("/dev/shm", W_OK) == 0) {
 		char dir[] = "/dev/shm/safeopen-tmpfile-XXXXXX";
 		ck_assert_ptr_nonnull(mkdtemp(dir));
+		int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		ck_assert_int_ge(dfd, 0);
+		bool xattrs = user_xattrs_work(dfd);
+		close(dfd);
+		if (!xattrs) {
+			ck_assert_int_eq(fx_rmtree(dir), 0);
+			fx_skip(TMPFS_NO_USER_XATTRS);
+		}
 		r = race_case(dir, fl, replace, race_n());
 		ck_assert_int_eq(fx_rmtree(dir), 0);
 	} else if (sb_can_mount()) {
@@ -2103,6 +2148,8 @@ START_TEST(race_tmpfs)
 		r = sb_run(tmpfs_race_child, &a);
 		ck_assert_int_eq(fx_rmtree(dir), 0);
 		free(dir);
+		if (r == FX_CHILD_SKIP)
+			fx_skip(TMPFS_NO_USER_XATTRS);
 	} else {
 		fx_skip("no tmpfs: /dev/shm is not a writable tmpfs and mounting is not possible");
 	}
