@@ -23,6 +23,7 @@
 #include <sys/syscall.h>
 #include <time.h>
 #include <sys/wait.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 static void fdset_mark(struct fx_fdset *set, int fd)
@@ -380,6 +381,18 @@ char *fx_dir_listing(int dirfd, const char *path)
 	}
 	closedir(d);
 	return join_sorted(lines, n);
+}
+
+bool fx_user_xattrs(int dfd)
+{
+	static const char probe[] = ".user-xattr-probe";
+	int fd = openat(dfd, probe, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return true; /* the case itself reports what is wrong */
+	bool ok = fsetxattr(fd, "user.probe", "1", 1, 0) == 0 || errno != EOPNOTSUPP;
+	close(fd);
+	(void)unlinkat(dfd, probe, 0);
+	return ok;
 }
 
 bool fx_under_valgrind(void)

@@ -135,6 +135,13 @@ const char *fx_isolation(void);
  */
 __attribute__((noreturn, format(printf, 1, 2))) void fx_skip(const char *fmt, ...);
 
+/* Do new files in the directory dfd take user.* xattrs? tmpfs has them only
+ * from Linux 6.6 (a build tree on tmpfs, or /dev/shm, on an older kernel). */
+bool fx_user_xattrs(int dfd);
+#define FX_NO_USER_XATTRS                                                            \
+	"no user xattrs on the test directory's filesystem (tmpfs has them from Linux " \
+	"6.6; SAFEOPEN_TEST_DIR=a directory on ext4, xfs or btrfs runs these cases)"
+
 /* The skip reasons everybody needs. */
 #define FX_REQUIRE_ROOT(why)                                                               \
 	do {                                                                               \

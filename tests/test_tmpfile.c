@@ -73,24 +73,6 @@ struct tdir {
 	int fd;
 };
 
-/* Do new files in the directory dfd take user.* xattrs? tmpfs has them only
- * from Linux 6.6 (a build tree on tmpfs, or /dev/shm, on an older kernel). */
-static bool user_xattrs_work(int dfd)
-{
-	static const char probe[] = ".user-xattr-probe";
-	int fd = openat(dfd, probe, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0600);
-	if (fd < 0)
-		return true; /* the case itself reports what is wrong */
-	bool ok = fsetxattr(fd, "user.probe", "1", 1, 0) == 0 || errno != EOPNOTSUPP;
-	close(fd);
-	(void)unlinkat(dfd, probe, 0);
-	return ok;
-}
-
-#define NO_USER_XATTRS                                                               \
-	"no user xattrs on the test directory's filesystem (tmpfs has them from Linux " \
-	"6.6; SAFEOPEN_TEST_DIR=a directory on ext4, xfs or btrfs runs these cases)"
-
 static void tdir_free(struct tdir *d)
 {
 	close(d->fd);
@@ -110,9 +92,9 @@ static void tdir_make(struct tdir *d, const char *tag)
 static void tdir_make_xattrs(struct tdir *d, const char *tag)
 {
 	tdir_make(d, tag);
-	if (!user_xattrs_work(d->fd)) {
+	if (!fx_user_xattrs(d->fd)) {
 		tdir_free(d);
-		fx_skip(NO_USER_XATTRS);
+		fx_skip(FX_NO_USER_XATTRS);
 	}
 }
 
@@ -2115,7 +2097,7 @@ static int tmpfs_race_child(void *arg)
 	CHILD_CHECK(mount("none", a->path, "tmpfs", 0, "mode=0755,size=16m") == 0);
 	int dfd = open(a->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	CHILD_CHECK(dfd >= 0);
-	bool xattrs = user_xattrs_work(dfd);
+	bool xattrs = fx_user_xattrs(dfd);
 	close(dfd);
 	if (!xattrs)
 		CHILD_SKIP(TMPFS_NO_USER_XATTRS);
@@ -2134,7 +2116,7 @@ START_TEST(race_tmpfs)
 		ck_assert_ptr_nonnull(mkdtemp(dir));
 		int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		ck_assert_int_ge(dfd, 0);
-		bool xattrs = user_xattrs_work(dfd);
+		bool xattrs = fx_user_xattrs(dfd);
 		close(dfd);
 		if (!xattrs) {
 			ck_assert_int_eq(fx_rmtree(dir), 0);
