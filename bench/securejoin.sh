@@ -39,7 +39,7 @@ b=$top_builddir/bench
 exe=$b/securejoin-bench
 echo "building $exe ($("$GO" version))"
 # GOPATH mode: no module download; the build cache stays in the build tree.
-GO111MODULE=off GOPATH=$SECUREJOIN_GOPATH GOCACHE=$(cd "$b" && pwd)/.gocache GOFLAGS= \
+GO111MODULE=off GOPATH=$SECUREJOIN_GOPATH GOCACHE=$(cd "$b" && pwd)/.gocache GOFLAGS='' \
 	"$GO" build -o "$exe" "$top_srcdir/bench/securejoin/main.go" || exit 1
 
 walker_csv=$b/securejoin-walker.csv
