@@ -3,6 +3,10 @@
 #                       pattern and raw openat2
 #   make bench-httpd    requests/s of examples/safe-httpd
 #   make bench-extract  safeopen extract next to GNU tar and bsdtar
+#   make bench-securejoin  the walker against Go's filepath-securejoin
+#                       SecureJoin + open, per shape (needs go and Debian's
+#                       golang-github-cyphar-filepath-securejoin-dev; without
+#                       them it says so and does nothing)
 # bench/bench and bench/httpd-bench are built where the Check suites are (not
 # against tests/minicheck).
 if HAVE_CHECK
@@ -40,7 +44,27 @@ bench-httpd: bench/httpd-bench examples/safe-httpd
 	top_builddir='$(abs_top_builddir)' $(HTTPD_BENCH_ENV) $(SHELL) $(srcdir)/bench/httpd-bench.sh
 PHONY_TARGETS += bench-httpd
 EXTRA_DIST += bench/httpd-bench.sh
+
+# `make bench-securejoin`: bench/bench's shapes on the walker next to
+# SecureJoin(root, path) + open (bench/securejoin/main.go, built here in GOPATH
+# mode, offline) and the table of both (bench/securejoin.sh); BENCH_ARGS as for
+# `make bench`. GO and SECUREJOIN_GOPATH (where src/github.com/cyphar/
+# filepath-securejoin is) can be set.
+GO = go
+SECUREJOIN_GOPATH = /usr/share/gocode
+bench-securejoin: bench/bench
+	top_builddir='$(abs_top_builddir)' top_srcdir='$(abs_top_srcdir)' GO='$(GO)' \
+	  SECUREJOIN_GOPATH='$(SECUREJOIN_GOPATH)' AWK='$(AWK)' \
+	  $(SHELL) $(srcdir)/bench/securejoin.sh $(BENCH_ARGS)
+PHONY_TARGETS += bench-securejoin
 endif
+# Outside the conditional: distributed and cleaned whatever configure found.
+EXTRA_DIST += bench/securejoin.sh bench/securejoin/main.go
+CLEANFILES += bench/securejoin-bench bench/securejoin-walker.csv bench/securejoin-go.csv
+CLEAN_LOCAL_TARGETS += clean-securejoin
+clean-securejoin:
+	-rm -rf bench/.gocache
+PHONY_TARGETS += clean-securejoin
 
 # `make bench-extract`: safeopen extract (both paths) next to GNU tar and
 # bsdtar on a synthetic archive of 10,000 small files and on the release
