@@ -848,6 +848,45 @@ static int open_last(struct walk *w, const struct comp *c, bool *checked)
 }
 
 /*
+ * A trailing symlink (the last open said ELOOP), the common way: its body
+ * read by name into the free space in front of the path, then the checks of
+ * follow_link() in the same order, then the splice: three system calls
+ * where the careful way takes six. As in middle_nondir(), the name is a
+ * single component of cur, so whatever it is at that instant is a child of
+ * a directory beneath the root. Not here (WALK_RACE: take the careful way
+ * through an O_PATH descriptor): links on procfs (magic links are told apart
+ * by their inode), in a sticky world-writable directory (the link's owner
+ * decides, fs.protected_symlinks), bodies that do not fit, and names that are
+ * not a symlink (any more). Returns WALK_CONTINUE, WALK_FAIL or WALK_RACE.
+ */
+static int trailing_by_name(struct walk *w, const struct comp *c)
+{
+	ssize_t r = readlinkat(w->cur, c->name, w->buf, w->pos);
+	if (r < 0 || (size_t)r >= w->pos)
+		return WALK_RACE;
+	unsigned int fs;
+	struct stat dst;
+	if (cur_fs(w, &fs) < 0 || fstatat(w->cur, "", &dst, AT_EMPTY_PATH) < 0)
+		return WALK_FAIL;
+	if ((fs & FS_PROC) || (dst.st_mode & (S_ISVTX | S_IWOTH)) == (S_ISVTX | S_IWOTH))
+		return WALK_RACE;
+	mark_searched(w);
+	comp_restore(w, c);
+	if (w->links >= SO_MAXSYMLINKS)
+		return so_fail(ELOOP);
+	w->links++;
+	/* may_follow_link(): a directory that is not sticky and world-writable
+	 * allows it. */
+	if (w->resolve & SAFE_RESOLVE_NO_SYMLINKS)
+		return so_fail(ELOOP);
+	if (fs & FS_NOSYMFOLLOW)
+		return so_fail(ELOOP);
+	if (splice_body(w, (size_t)r, c->end) < 0)
+		return WALK_FAIL;
+	return WALK_CONTINUE;
+}
+
+/*
  * The last component. Returns the fd, WALK_FAIL, WALK_RACE, or
  * WALK_CONTINUE after splicing a trailing symlink.
  */
@@ -924,6 +963,11 @@ static int final_name(struct walk *w, const struct comp *c)
 	bool sticky_creat = creat && err == EACCES && !checked;
 	if (!follow || (err != ELOOP && err != ENOTDIR && !sticky_creat))
 		return -1;
+	if (err == ELOOP) {
+		int r = trailing_by_name(w, c);
+		if (r != WALK_RACE)
+			return r;
+	}
 	/* A symlink (or, for ENOTDIR, perhaps a non-directory): look at it. */
 	_cleanup_fd_ int lfd = walk_openat(w, w->cur, c->name, O_PATH | O_NOFOLLOW, 0);
 	if (lfd < 0 && errno == ENOENT && sticky_creat)
