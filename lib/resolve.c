@@ -302,10 +302,9 @@ static void retire(struct walk *w, int fd)
 	w->retired[w->nretired++] = fd;
 }
 
-/* Close every held level; the walk stands at the root again. */
-static void drop_chain(struct walk *w)
+/* The walk stands at the root again (no level held). */
+static void reset_chain(struct walk *w)
 {
-	close_levels(w, w->lo, w->depth);
 	w->depth = 0;
 	w->lo = 1;
 	w->cur = w->rootfd;
@@ -315,9 +314,26 @@ static void drop_chain(struct walk *w)
 	w->names_len = 0;
 }
 
+/* Close every held level; the walk stands at the root again. */
+static void drop_chain(struct walk *w)
+{
+	close_levels(w, w->lo, w->depth);
+	reset_chain(w);
+}
+
+/* An absolute symlink under IN_ROOT: back to the root. The held levels join
+ * the retired ones where they fit (closed with the rest of the walk's
+ * descriptors, mostly by one close_range()), else they are closed now. */
 static void jump_root(struct walk *w)
 {
-	drop_chain(w);
+	size_t n = w->depth >= w->lo ? w->depth - w->lo + 1 : 0;
+	if (w->nretired + n > WALK_RETIRED) {
+		drop_chain(w);
+		return;
+	}
+	for (size_t l = w->lo; l <= w->depth; l++)
+		w->retired[w->nretired++] = w->held[slot(l)];
+	reset_chain(w);
 }
 
 /* Descriptor pressure (EMFILE/ENFILE): give back the oldest held ancestor,
