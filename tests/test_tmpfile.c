@@ -2028,6 +2028,9 @@ static int race_case(const char *dirpath, uint64_t fl, bool replace, long n)
 			break;
 		}
 		close(fd);
+		/* Two full watcher loops see this file. Sleep, not spin,
+		 * while waiting: on a loaded machine a spinning creator takes
+		 * the CPU the watcher needs. */
 		long l0 = atomic_load(&w->loops);
 		while (atomic_load(&w->loops) < l0 + 2) {
 			if (waitpid(pid, NULL, WNOHANG) != 0) {
@@ -2035,7 +2038,7 @@ static int race_case(const char *dirpath, uint64_t fl, bool replace, long n)
 				r = 1;
 				break;
 			}
-			sched_yield();
+			usleep(20);
 		}
 		if (!replace && unlinkat(dfd, "target", 0) < 0) {
 			fprintf(stderr, "race: unlink: %s\n", strerror(errno));
