@@ -7,12 +7,12 @@
 #                       SecureJoin + open, per shape (needs go and Debian's
 #                       golang-github-cyphar-filepath-securejoin-dev; without
 #                       them it says so and does nothing)
-# bench/bench and bench/httpd-bench are built where the Check suites are (not
-# against tests/minicheck).
+# bench/bench and bench/httpd-bench are programs like the examples, built by
+# `make` where the Check suites are built (not against tests/minicheck).
 if HAVE_CHECK
 # `make bench BENCH_ARGS="--dir /dev/shm --cpu 1"` passes options. The only
 # test is a correctness smoke run (bench/smoke.sh: --verify-only).
-check_PROGRAMS += bench/bench
+noinst_PROGRAMS += bench/bench
 bench_bench_SOURCES = bench/bench.c bench/bench.h bench/alloc.c bench/shapes.c bench/methods.c \
 	bench/tmpfile.c bench/measure.c bench/report.c bench/targets.c bench/mkdir.c
 bench_bench_LDADD = lib/libsafeopen.la
