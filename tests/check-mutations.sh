@@ -40,7 +40,7 @@ for t in $(cut -f2 "$lines" | tr ',' '\n' | sed '/^$/d' | sort -u); do
 done
 
 # rebuild_lib [CPPFLAGS]: recompile lib/ only (the test programs load the
-# shared library from lib/.libs through their libtool wrappers).
+# shared library from lib/.libs through their run path).
 rebuild_lib() {
 	(cd "$src" && rm -rf lib/*.lo lib/*.o lib/.libs lib/libsafeopen.la &&
 		$MAKE -s -j"$JOBS" CPPFLAGS="$1" lib/libsafeopen.la) </dev/null >"$work/lib.log" 2>&1

@@ -15,12 +15,17 @@ tests_libtestutil_a_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 
 TEST_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) -I$(top_srcdir)/tests
 TEST_LDADD = tests/libtestutil.a lib/libsafeopen.la $(CHECK_LIBS)
+# -no-install: the suites are real binaries that find the library by their
+# run path, not libtool wrapper scripts (a shell started before every suite
+# and every valgrind or seccomp-profile run of it).
+SUITE_LINK = $(AM_LDFLAGS) -no-install
 
 # Suite "tmpfile".
 check_PROGRAMS += tests/test_tmpfile
 tests_test_tmpfile_SOURCES = tests/test_tmpfile.c
 tests_test_tmpfile_CFLAGS = $(TEST_CFLAGS)
 tests_test_tmpfile_LDADD = $(TEST_LDADD)
+tests_test_tmpfile_LDFLAGS = $(SUITE_LINK)
 TESTS += tests/test_tmpfile
 
 # Suite "ops".
@@ -28,6 +33,7 @@ check_PROGRAMS += tests/test_ops
 tests_test_ops_SOURCES = tests/test_ops.c
 tests_test_ops_CFLAGS = $(TEST_CFLAGS)
 tests_test_ops_LDADD = $(TEST_LDADD)
+tests_test_ops_LDFLAGS = $(SUITE_LINK)
 TESTS += tests/test_ops
 
 # Suite "base" and the check of the exported symbols.
@@ -35,6 +41,7 @@ check_PROGRAMS += tests/test_base
 tests_test_base_SOURCES = tests/test_base.c
 tests_test_base_CFLAGS = $(TEST_CFLAGS)
 tests_test_base_LDADD = $(TEST_LDADD)
+tests_test_base_LDFLAGS = $(SUITE_LINK)
 TESTS += tests/test_base tests/check-symbols.sh
 EXTRA_DIST += tests/check-symbols.sh tests/direct.sh
 
@@ -43,6 +50,7 @@ check_PROGRAMS += tests/test_resolve
 tests_test_resolve_SOURCES = tests/test_resolve.c
 tests_test_resolve_CFLAGS = $(TEST_CFLAGS)
 tests_test_resolve_LDADD = $(TEST_LDADD)
+tests_test_resolve_LDFLAGS = $(SUITE_LINK)
 TESTS += tests/test_resolve
 
 # Attack and robustness: differential random testing against openat2 (with
@@ -52,24 +60,28 @@ check_PROGRAMS += tests/test_fuzz
 tests_test_fuzz_SOURCES = tests/test_fuzz.c
 tests_test_fuzz_CFLAGS = $(TEST_CFLAGS)
 tests_test_fuzz_LDADD = fuzz/libdiffcore.a $(TEST_LDADD)
+tests_test_fuzz_LDFLAGS = $(SUITE_LINK)
 TESTS += tests/test_fuzz
 
 check_PROGRAMS += tests/test_fault
 tests_test_fault_SOURCES = tests/test_fault.c
 tests_test_fault_CFLAGS = $(TEST_CFLAGS)
 tests_test_fault_LDADD = fuzz/libdiffcore.a $(TEST_LDADD)
+tests_test_fault_LDFLAGS = $(SUITE_LINK)
 TESTS += tests/test_fault
 
 check_PROGRAMS += tests/test_limits
 tests_test_limits_SOURCES = tests/test_limits.c
 tests_test_limits_CFLAGS = $(TEST_CFLAGS)
 tests_test_limits_LDADD = $(TEST_LDADD)
+tests_test_limits_LDFLAGS = $(SUITE_LINK)
 TESTS += tests/test_limits
 
 check_PROGRAMS += tests/test_concurrency
 tests_test_concurrency_SOURCES = tests/test_concurrency.c
 tests_test_concurrency_CFLAGS = $(TEST_CFLAGS)
 tests_test_concurrency_LDADD = $(TEST_LDADD)
+tests_test_concurrency_LDFLAGS = $(SUITE_LINK)
 TESTS += tests/test_concurrency
 
 # Suite "api": mkdir_all, mknod, open_parent, rename/link across two roots,
@@ -79,6 +91,7 @@ check_PROGRAMS += tests/test_api
 tests_test_api_SOURCES = tests/test_api.c
 tests_test_api_CFLAGS = $(TEST_CFLAGS)
 tests_test_api_LDADD = $(TEST_LDADD)
+tests_test_api_LDFLAGS = $(SUITE_LINK)
 TESTS += tests/test_api
 
 TESTS += tests/check-header.sh tests/check-header-cxx.sh
@@ -92,6 +105,7 @@ check_PROGRAMS += tests/test_reuse
 tests_test_reuse_SOURCES = tests/test_reuse.c
 tests_test_reuse_CFLAGS = $(TEST_CFLAGS)
 tests_test_reuse_LDADD = $(TEST_LDADD) -lpthread
+tests_test_reuse_LDFLAGS = $(SUITE_LINK)
 TESTS += tests/test_reuse
 
 # The Check binaries that check-valgrind runs under memcheck (and
