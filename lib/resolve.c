@@ -649,6 +649,25 @@ static int follow_link(struct walk *w, int lfd, const struct info *in, size_t re
 }
 
 /*
+ * A symlink not on procfs whose body was read by name into buf[0..r) (a
+ * failure to read takes the careful way, in order): pick_link()'s checks
+ * after may_follow_link(), in the kernel's order, then the splice. cur's
+ * mount facts are `fs`.
+ */
+static int follow_read_body(struct walk *w, const struct comp *c, unsigned int fs, size_t r)
+{
+	comp_restore(w, c);
+	if (w->links >= SO_MAXSYMLINKS)
+		return so_fail(ELOOP);
+	w->links++;
+	if (w->resolve & SAFE_RESOLVE_NO_SYMLINKS)
+		return so_fail(ELOOP);
+	if (fs & FS_NOSYMFOLLOW)
+		return so_fail(ELOOP);
+	return splice_body(w, r, c->end);
+}
+
+/*
  * A component in the middle of the path that is not a directory (its
  * O_DIRECTORY open said ENOTDIR). Usually a symlink: read it by name into the free space in
  * front of the path, one syscall instead of open + fstat + readlink + close.
@@ -665,19 +684,8 @@ static int middle_nondir(struct walk *w, const struct comp *c)
 		unsigned int fs;
 		if (cur_fs(w, &fs) < 0)
 			return -1;
-		if (!(fs & FS_PROC)) {
-			/* pick_link()'s checks; the body is already read (a
-			 * failure to read takes the careful way, in order). */
-			comp_restore(w, c);
-			if (w->links >= SO_MAXSYMLINKS)
-				return so_fail(ELOOP);
-			w->links++;
-			if (w->resolve & SAFE_RESOLVE_NO_SYMLINKS)
-				return so_fail(ELOOP);
-			if (fs & FS_NOSYMFOLLOW)
-				return so_fail(ELOOP);
-			return splice_body(w, (size_t)r, c->end);
-		}
+		if (!(fs & FS_PROC))
+			return follow_read_body(w, c, fs, (size_t)r);
 	}
 	_cleanup_fd_ int fd = walk_openat(w, w->cur, c->name, O_PATH | O_NOFOLLOW, 0);
 	comp_restore(w, c);
@@ -887,17 +895,9 @@ static int trailing_by_name(struct walk *w, const struct comp *c)
 	if ((fs & FS_PROC) || (dst.st_mode & (S_ISVTX | S_IWOTH)) == (S_ISVTX | S_IWOTH))
 		return WALK_RACE;
 	mark_searched(w);
-	comp_restore(w, c);
-	if (w->links >= SO_MAXSYMLINKS)
-		return so_fail(ELOOP);
-	w->links++;
-	/* may_follow_link(): a directory that is not sticky and world-writable
-	 * allows it. */
-	if (w->resolve & SAFE_RESOLVE_NO_SYMLINKS)
-		return so_fail(ELOOP);
-	if (fs & FS_NOSYMFOLLOW)
-		return so_fail(ELOOP);
-	if (splice_body(w, (size_t)r, c->end) < 0)
+	/* may_follow_link() allows it: the directory is not sticky and
+	 * world-writable. */
+	if (follow_read_body(w, c, fs, (size_t)r) < 0)
 		return WALK_FAIL;
 	return WALK_CONTINUE;
 }
