@@ -19,6 +19,7 @@
 
 #include <linux/magic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
@@ -141,10 +142,15 @@ int so_procfs_mnt_id(int fd, uint64_t *mnt)
 	if (n < 0)
 		return -1;
 	buf[n] = '\0';
-	/* "pos:", "flags:", then "mnt_id:", one per line */
+	/* "pos:", "flags:", then "mnt_id:\t<decimal>", one per line */
+	static const char key[] = "mnt_id:";
 	for (const char *l = buf; l;) {
-		unsigned long long v;
-		if (sscanf(l, "mnt_id: %llu", &v) == 1) {
+		if (!strncmp(l, key, sizeof(key) - 1)) {
+			char *end;
+			errno = 0;
+			unsigned long long v = strtoull(l + sizeof(key) - 1, &end, 10);
+			if (errno || end == l + sizeof(key) - 1 || (*end != '\n' && *end))
+				break;
 			*mnt = v;
 			return 0;
 		}
