@@ -979,7 +979,7 @@ static int final_name(struct walk *w, const struct comp *c)
 	bool sticky_creat = creat && err == EACCES && !checked;
 	if (!follow || (err != ELOOP && err != ENOTDIR && !sticky_creat))
 		return -1;
-	if (err == ELOOP) {
+	if (err == ELOOP && !w->xdev) { /* NO_XDEV: the link's mount is checked below */
 		int r = trailing_by_name(w, c);
 		if (r != WALK_RACE)
 			return r;
