@@ -1531,8 +1531,7 @@ static int link_facts_child(void *arg)
 	snprintf(p, sizeof(p), "%s/root/pr", e->top);
 	bool proc = mount("/proc", p, NULL, MS_BIND | MS_REC, NULL) == 0;
 	if (!proc)
-		fprintf(stderr, "link facts: /proc cannot be bound here (%s): procfs rows not run\n",
-			strerror(errno));
+		fprintf(stderr, "link facts: /proc cannot be bound here (%s)\n", strerror(errno));
 	int topfd = open(e->top, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	int rootfd = topfd < 0 ? -1 : openat(topfd, "root", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (topfd >= 0)
@@ -1556,7 +1555,9 @@ static int link_facts_child(void *arg)
 	}
 	close(rootfd);
 	fprintf(stderr, "link facts: %d resolutions compared, %d failures\n", runs, failures);
-	return failures ? 1 : 0;
+	if (failures)
+		return 1;
+	return proc ? 0 : 4; /* 4: the procfs rows could not run (SKIP, not PASS) */
 }
 
 START_TEST(link_facts_per_mount)
@@ -1571,6 +1572,9 @@ START_TEST(link_facts_per_mount)
 	env_teardown(&e);
 	if (rc == 3)
 		fx_skip("the kernel has no nosymfollow mounts (MS_NOSYMFOLLOW, Linux 5.10)");
+	if (rc == 4)
+		fx_skip("/proc cannot be bound here: the procfs rows were not run (the other rows "
+			"agreed)");
 	ck_assert_int_eq(rc, 0);
 }
 END_TEST
