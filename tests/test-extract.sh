@@ -109,6 +109,7 @@ setup() {
 
 hostile=0
 k=0
+runs=0
 for arc in "$A"/*.tar "$A"/*.zip "$A"/*.cpio; do
 	base=${arc##*/}; base=${base%.*}
 	k=$((k + 1))
@@ -123,8 +124,9 @@ for arc in "$A"/*.tar "$A"/*.zip "$A"/*.cpio; do
 				esac
 			fi
 			w=; [ $path = walker ] && w=--walker
-			D=$T/dest
-			chmod -R u+rwx "$D" 2>/dev/null; rm -rf "$D"; mkdir "$D"
+			# a fresh destination per run (removed with $T at the end:
+			# no chmod -R and rm -rf of the last one each time)
+			runs=$((runs + 1)); D=$T/dest.$runs; mkdir "$D"
 			setup "$A/$base.expect" "$D"
 			# run from inside the sentinel: a /proc/self/cwd escape would show
 			(cd "$O" && exec "$SAFEOPEN" $gl $w "$D" extract $opts "$arc") >"$T/out" 2>"$T/err"
