@@ -571,6 +571,17 @@ static bool protected_symlinks(void)
 	return c != '0';
 }
 
+/* Is cur sticky and world-writable (where fs.protected_symlinks applies)?
+ * 1 yes, 0 no, -1 with errno; *owner is its owner. */
+static int cur_sticky_public(const struct walk *w, uid_t *owner)
+{
+	struct stat dst;
+	if (fstatat(w->cur, "", &dst, AT_EMPTY_PATH) < 0)
+		return -1;
+	*owner = dst.st_uid;
+	return (dst.st_mode & (S_ISVTX | S_IWOTH)) == (S_ISVTX | S_IWOTH);
+}
+
 /*
  * The kernel's may_follow_link() for a trailing symlink: with
  * fs.protected_symlinks, a link in a sticky world-writable directory is only
@@ -578,12 +589,11 @@ static bool protected_symlinks(void)
  */
 static int may_follow_trailing(const struct walk *w, const struct info *lin)
 {
-	struct stat dst;
-	if (fstatat(w->cur, "", &dst, AT_EMPTY_PATH) < 0)
-		return -1;
-	if ((dst.st_mode & (S_ISVTX | S_IWOTH)) != (S_ISVTX | S_IWOTH))
-		return 0;
-	if (lin->uid == dst.st_uid || lin->uid == (uid_t)setfsuid((uid_t)-1))
+	uid_t downer;
+	int sticky = cur_sticky_public(w, &downer);
+	if (sticky <= 0)
+		return sticky;
+	if (lin->uid == downer || lin->uid == (uid_t)setfsuid((uid_t)-1))
 		return 0;
 	return protected_symlinks() ? so_fail(EACCES) : 0;
 }
@@ -889,10 +899,16 @@ static int trailing_by_name(struct walk *w, const struct comp *c)
 	if (r < 0 || (size_t)r >= w->pos)
 		return WALK_RACE;
 	unsigned int fs;
-	struct stat dst;
-	if (cur_fs(w, &fs) < 0 || fstatat(w->cur, "", &dst, AT_EMPTY_PATH) < 0)
+	uid_t downer;
+	if (cur_fs(w, &fs) < 0)
 		return WALK_FAIL;
-	if ((fs & FS_PROC) || (dst.st_mode & (S_ISVTX | S_IWOTH)) == (S_ISVTX | S_IWOTH))
+	int sticky = cur_sticky_public(w, &downer);
+	if (sticky < 0)
+		return WALK_FAIL;
+#ifdef SAFEOPEN_MUTATE_TRAILING_STICKY
+	sticky = 0;
+#endif
+	if ((fs & FS_PROC) || sticky)
 		return WALK_RACE;
 	mark_searched(w);
 	/* may_follow_link() allows it: the directory is not sticky and

@@ -1045,7 +1045,19 @@ static int sticky_no_openat2_child(void *arg)
 	if (sb_seccomp(rules, 1) < 0)
 		return 2;
 	for (int way = RUN_DEFAULT; way < RUN_MODES; way++) {
-		int fd = open_way(way, a->rootfd, "sticky/l", O_WRONLY | O_CREAT, 0644, B);
+		/* A plain open reaches the walker's read-by-name shortcut for a
+		 * trailing link, which must leave sticky directories to the
+		 * careful path. */
+		int fd = open_way(way, a->rootfd, "sticky/l", O_RDONLY, 0, B);
+		if (a->on ? !(fd < 0 && errno == EACCES) : !(fd >= 0 && fx_same_object(fd, a->rootfd, "file")))
+			return 50 + way;
+		if (fd >= 0)
+			close(fd);
+		fd = open_way(way, a->rootfd, "sticky/ld/inner", O_RDONLY, 0, I);
+		if (!(fd >= 0 && fx_same_object(fd, a->rootfd, "dir/inner")))
+			return 60 + way;
+		close(fd);
+		fd = open_way(way, a->rootfd, "sticky/l", O_WRONLY | O_CREAT, 0644, B);
 		if (a->on ? !(fd < 0 && errno == EACCES) : !(fd >= 0 && fx_same_object(fd, a->rootfd, "file")))
 			return 10 + way;
 		if (fd >= 0)
