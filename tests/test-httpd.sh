@@ -49,6 +49,10 @@ not_ok() {
 	[ -f "$T/hdr" ] && sed 's/^/#   /' "$T/hdr" | head -8
 }
 check() { desc=$1; shift; if "$@"; then ok "$desc"; else not_ok "$desc"; fi; }
+# skip REASON: a part that cannot run here. The script then ends in SKIP (77),
+# not PASS, naming every part it left out.
+skips=
+skip() { skips="${skips:+$skips; }$1"; echo "# SKIP $1"; }
 leaked() { grep -q "$TOKEN" "$@" 2>/dev/null; }
 
 # req [CURL ARGS...] URL-PATH: one request; status in $code, body in
@@ -333,11 +337,17 @@ printf 'read me\n' >"$R/docs/readme.txt"
 head -c 100000 /dev/urandom >"$R/docs/data.bin"
 printf 'inside\n' >"$R/race/file.txt"
 printf 'typed\n' >"$R/docs/typed.dat"
-if command -v setfattr >/dev/null 2>&1; then
-	setfattr -n user.mime_type -v application/x-test "$R/docs/typed.dat"
+# User xattrs on the filesystem of $TMPDIR (tmpfs has them only since Linux
+# 6.6): the CLI's put is the probe, it exits 1 with EOPNOTSUPP and leaves
+# nothing behind where they are missing.
+if "$top_builddir/examples/safeopen" "$R" put --replace docs/typed.dat \
+	--xattr user.mime_type=application/x-test <"$R/docs/typed.dat" >/dev/null 2>"$T/xattr.err"; then
+	xattrs=yes
+elif grep -qi 'not supported' "$T/xattr.err"; then
+	xattrs=no
+	skip "Content-Type from user.mime_type: no user xattrs on ${TMPDIR:-/tmp}"
 else
-	"$top_builddir/examples/safeopen" "$R" put --replace docs/typed.dat \
-		--xattr user.mime_type=application/x-test <"$R/docs/typed.dat"
+	echo "FAIL: test-httpd: safeopen put --xattr: $(cat "$T/xattr.err")"; exit 1
 fi
 ln -s ../secret.txt "$R/link-out"
 ln -s "$T/secret.txt" "$R/abs-out"
@@ -427,8 +437,10 @@ check "If-Range not matching: 200, whole file" \
 raw "GET /docs/data.bin HTTP/1.1\\r\\nHost: x\\r\\nIf-Modified-Since: $LM\\r\\n\\r\\nGET /index.html HTTP/1.1\\r\\nHost: x\\r\\nConnection: close\\r\\n\\r\\n"
 check "304 then a pipelined request on the same connection" \
 	sh -c "grep -q '^HTTP/1.1 304' '$T/raw' && grep -c '^HTTP/1.1 ' '$T/raw' | grep -qx 2"
-req /docs/typed.dat
-check "Content-Type from user.mime_type" test "$(header Content-Type)" = application/x-test
+if [ $xattrs = yes ]; then
+	req /docs/typed.dat
+	check "Content-Type from user.mime_type" test "$(header Content-Type)" = application/x-test
+fi
 req /docs/sub/home
 check "GET through a link using .. inside" cmp -s "$T/body" "$R/index.html"
 req /
@@ -452,17 +464,25 @@ check "file used as a directory: 404" test "$code" = 404
 
 head -c 250000 /dev/urandom >"$T/up1"
 head -c 1500000 /dev/urandom >"$T/up2"
-req -T "$T/up1" -H 'Content-Type: image/png' /docs/new.png
+# A type the extension would not give: the GET proves the xattr was stored.
+req -T "$T/up1" -H 'Content-Type: image/x-uploaded' /docs/new.png
 check "PUT new file: 201" test "$code" = 201
 check "PUT: stored byte for byte" cmp -s "$T/up1" "$R/docs/new.png"
-if command -v getfattr >/dev/null 2>&1; then
+if [ $xattrs = yes ] && command -v getfattr >/dev/null 2>&1; then
 	check "PUT: Content-Type stored as user.mime_type" test \
 		"$(getfattr --absolute-names --only-values -n user.mime_type "$R/docs/new.png")" = \
-		image/png
+		image/x-uploaded
+elif [ $xattrs = yes ]; then
+	skip "user.mime_type read back with getfattr: getfattr (package attr) not installed"
 fi
 req /docs/new.png
-check "GET it back: byte for byte, type from the xattr" \
-	sh -c "cmp -s '$T/up1' '$T/body' && test '$(header Content-Type)' = image/png"
+if [ $xattrs = yes ]; then
+	check "GET it back: byte for byte, type from the xattr" \
+		sh -c "cmp -s '$T/up1' '$T/body' && test '$(header Content-Type)' = image/x-uploaded"
+else
+	check "GET it back: byte for byte, type by extension (no user xattrs)" \
+		sh -c "cmp -s '$T/up1' '$T/body' && test '$(header Content-Type)' = image/png"
+fi
 req -T "$T/up2" -H 'Expect: 100-continue' -H 'Content-Type: application/x-two' /docs/new.png
 check "PUT replace with Expect: 100-continue: 204" test "$code" = 204
 check "PUT replace: byte for byte" cmp -s "$T/up2" "$R/docs/new.png"
@@ -784,7 +804,7 @@ if [ -n "$PYTHON" ]; then
 	check "503 only when full: $(cat "$T/c.full")" cres full
 	stop TERM
 else
-	echo "# SKIP the connection model checks: $PYTHON not found"
+	skip "the connection model checks: python3 not found"
 fi
 
 # ---------------------------------------------------------------- PUT without user xattrs
@@ -807,7 +827,7 @@ if "${ns[@]}" sh -c 'mount -t ramfs ramfs "$1" && : >"$1/probe" &&
 		"$T/port5.log"
 	stop TERM
 else
-	echo "# SKIP PUT without user xattrs: cannot mount a ramfs in a private mount namespace here"
+	skip "PUT without user xattrs: cannot mount a ramfs in a private mount namespace here"
 fi
 
 # ---------------------------------------------------------------- --help
@@ -819,7 +839,10 @@ for o in in-root walker read-only no-listing max-conns threads head-timeout idle
 done
 check "--help documents every option" test $help_ok = yes
 
-if [ $failed -eq 0 ]; then
+if [ $failed -eq 0 ] && [ -n "$skips" ]; then
+	echo "SKIP: test-httpd: the $n checks that ran passed; not run: $skips"
+	exit 77
+elif [ $failed -eq 0 ]; then
 	echo "PASS: test-httpd ($n checks)"
 	exit 0
 fi
