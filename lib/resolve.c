@@ -34,7 +34,9 @@
  *     was defeated that way: rmdir + mkdir elsewhere). Without concurrent
  *     changes level d-1 is exactly the kernel's ".." of cur; under them the
  *     walk may use the level it came from where openat2 would see cur's new
- *     parent, an answer the walk could have got a moment earlier.
+ *     parent, an answer the walk could have got a moment earlier. The level
+ *     a ".." left is itself taken back when the next component is its name
+ *     again ("x/../x"), by the same argument (take_back()).
  *
  * Magic links (procfs links whose target is not a path: /proc/PID/fd/N, exe,
  * cwd, root, map_files/, ns/) are never followed: a symlink on a procfs whose
@@ -154,6 +156,11 @@ struct walk {
 	unsigned int fs;
 	int retired[WALK_RETIRED];
 	size_t nretired;
+	/* The level the last ".." left (the newest retired descriptor), for the
+	 * component right after it only, else -1 (take_back()); whether it was
+	 * entered on its parent's mount. */
+	int back;
+	bool back_same;
 	int links;         /* symlinks followed so far */
 
 	/* The names that led from each level to the next: levels 1..depth,
@@ -799,7 +806,9 @@ static int step_dotdot(struct walk *w)
 	if (w->crossed >> slot(w->depth) & 1)
 		w->fs = 0; /* cur was entered across a mount: up may differ */
 #endif
-	retire(w, w->held[slot(w->depth)]);
+	w->back = w->held[slot(w->depth)];
+	w->back_same = !(w->crossed >> slot(w->depth) & 1);
+	retire(w, w->back);
 	w->depth--;
 	pop_name(w);
 	if (up == 0)
@@ -808,6 +817,32 @@ static int step_dotdot(struct walk *w)
 	assert(w->depth == up && names_recorded(w) == up);
 	return 0;
 #endif
+}
+
+/*
+ * "x/.." followed by "x" again (a link body like "../x/y" read in x, or a
+ * path that climbs and comes back): the level ".." just left is still open
+ * (retired, not yet closed), and its name is still in the names buffer
+ * right after the end of the chain. When the component after the ".." is
+ * that name, the walk descends into the same descriptor again instead of
+ * opening the name. Safe for the same reason as step_dotdot(): the level was
+ * reached from the root by single-name lookups and held open since, so the
+ * walk still stands in a directory it reached by descending only. Without
+ * concurrent changes it is exactly what a lookup of the name in cur finds
+ * (the same directory, or the root of the same mount on it); under them it
+ * is what the name named when the walk descended a moment earlier. Returns
+ * true when it took the level back (the name is recorded again).
+ */
+static bool take_back(struct walk *w, const struct comp *c, int back)
+{
+	if (back < 0 || w->nretired == 0 || w->retired[w->nretired - 1] != back ||
+	    strcmp(w->names + w->names_len, c->name) != 0)
+		return false;
+	if (push_name(w, c->name, c->len) < 0) /* rewrites the same bytes: no allocation */
+		return false;
+	w->nretired--;
+	push_level(w, back, w->back_same);
+	return true;
 }
 
 /*
@@ -1081,12 +1116,15 @@ static int walk_once(struct walk *w, const char *path, size_t len)
 	w->lo = 1;
 	drop_chain(w);
 	w->links = 0;
+	w->back = -1;
 	w->pos = w->cap - len - 1;
 	memcpy(w->buf + w->pos, path, len + 1);
 
 	for (;;) {
 		struct comp c;
 		size_t next = next_comp(w, &c);
+		int back = w->back; /* only for the component right after a ".." */
+		w->back = -1;
 		if (c.len == 0)
 			return open_cur(w, true); /* "" after slashes: the walk is there */
 		if (is_dot(&c) || is_dotdot(&c)) {
@@ -1109,6 +1147,11 @@ static int walk_once(struct walk *w, const char *path, size_t len)
 			continue;
 		}
 		/* In the middle: a directory, or a symlink to follow. */
+		if (take_back(w, &c, back)) {
+			comp_restore(w, &c);
+			w->pos = next;
+			continue;
+		}
 		bool same;
 		int fd = open_child(w, c.name, &same);
 		if (fd < 0 && errno == ENOTDIR) {

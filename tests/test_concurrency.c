@@ -223,6 +223,9 @@ static const char *const attack_paths[] = {
 	"s1/..",
 	"/mv/x/../../../out",
 	"mv/x/up/mv/x/up/mv/x/../../..",
+	"mv/x/../x/f",          /* ".." then the name it left (taken back) */
+	"mv/../mv/x/../../secret",
+	"mv/x/../x/../../a/f",
 	".",
 	"..",
 };
