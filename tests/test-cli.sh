@@ -8,6 +8,7 @@ set -u
 SAFEOPEN=${SAFEOPEN:-"$top_builddir/examples/safeopen"}
 [ -x "$SAFEOPEN" ] || { echo "FAIL: test-cli: $SAFEOPEN not built"; exit 1; }
 . "${top_srcdir:-.}/tests/direct.sh"
+. "${top_srcdir:-.}/tests/partial.sh"
 direct_binary SAFEOPEN
 
 T=$(mktemp -d "${TMPDIR:-/tmp}/test-cli.XXXXXX") || exit 99
@@ -18,9 +19,6 @@ SECRET="cli-secret-$$-token"
 
 n=0
 failed=0
-# skip REASON: a part that cannot run here; the script then ends in SKIP (77)
-skips=
-skip() { skips="${skips:+$skips; }$1"; echo "# SKIP $1"; }
 ok() { n=$((n + 1)); echo "ok $n - $1"; }
 not_ok() {
 	n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"
@@ -214,10 +212,8 @@ check "--help prints the usage" grep -q '^Usage: safeopen' "$T/out"
 so --version; expect "--version" 0
 check "--version prints the version" grep -q '^safeopen (libsafeopen) [0-9]' "$T/out"
 
-if [ $failed -eq 0 ] && [ -n "$skips" ]; then
-	echo "SKIP: test-cli: the $n checks that ran passed; not run: $skips"
-	exit 77
-elif [ $failed -eq 0 ]; then
+if [ $failed -eq 0 ]; then
+	skips_exit test-cli $n
 	echo "PASS: test-cli ($n checks)"
 	exit 0
 fi

@@ -12,6 +12,7 @@ for p in serve-url upload extract port-realpath port-openat2 seccomp fdpass; do
 done
 top_builddir=$builddir
 . "${top_srcdir:-.}/tests/direct.sh"
+. "${top_srcdir:-.}/tests/partial.sh"
 probe=$cb/serve-url
 direct_binary probe
 cb=${probe%/*}
@@ -19,9 +20,6 @@ T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 fails=0
 n=0
-# skip REASON: a part that cannot run here; the script then ends in SKIP (77)
-skips=
-skip() { skips="${skips:+$skips; }$1"; echo "test-cookbook: SKIP $1"; }
 check() { # check DESCRIPTION COMMAND...: the command must succeed
 	d=$1; shift
 	n=$((n + 1))
@@ -149,7 +147,4 @@ check "fdpass: the worker cannot leave it" sh -c "! '$cb/fdpass' '$P/www' out/se
 check "nothing changed outside the roots" test "$(snapshot)" = "$before"
 echo "test-cookbook: $n checks, $fails failed"
 [ $fails = 0 ] || exit 1
-if [ -n "$skips" ]; then
-	echo "SKIP: test-cookbook: the $n checks that ran passed; not run: $skips"
-	exit 77
-fi
+skips_exit test-cookbook $n

@@ -20,6 +20,7 @@ set -u
 HTTPD=${HTTPD:-"$top_builddir/examples/safe-httpd"}
 SWAP=${SWAP:-"$top_builddir/examples/race-swap"}
 CURL=${CURL:-curl}
+. "${top_srcdir:-.}/tests/partial.sh"
 command -v "$CURL" >/dev/null 2>&1 || { echo "SKIP: test-httpd: curl not found"; exit 77; }
 for p in "$HTTPD" "$SWAP"; do
 	[ -x "$p" ] || { echo "FAIL: test-httpd: $p not built"; exit 1; }
@@ -49,10 +50,6 @@ not_ok() {
 	[ -f "$T/hdr" ] && sed 's/^/#   /' "$T/hdr" | head -8
 }
 check() { desc=$1; shift; if "$@"; then ok "$desc"; else not_ok "$desc"; fi; }
-# skip REASON: a part that cannot run here. The script then ends in SKIP (77),
-# not PASS, naming every part it left out.
-skips=
-skip() { skips="${skips:+$skips; }$1"; echo "# SKIP $1"; }
 leaked() { grep -q "$TOKEN" "$@" 2>/dev/null; }
 
 # req [CURL ARGS...] URL-PATH: one request; status in $code, body in
@@ -839,10 +836,8 @@ for o in in-root walker read-only no-listing max-conns threads head-timeout idle
 done
 check "--help documents every option" test $help_ok = yes
 
-if [ $failed -eq 0 ] && [ -n "$skips" ]; then
-	echo "SKIP: test-httpd: the $n checks that ran passed; not run: $skips"
-	exit 77
-elif [ $failed -eq 0 ]; then
+if [ $failed -eq 0 ]; then
+	skips_exit test-httpd $n
 	echo "PASS: test-httpd ($n checks)"
 	exit 0
 fi
