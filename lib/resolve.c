@@ -579,13 +579,14 @@ static bool protected_symlinks(void)
 }
 
 /* Is cur sticky and world-writable (where fs.protected_symlinks applies)?
- * 1 yes, 0 no, -1 with errno; *owner is its owner. */
+ * 1 yes, 0 no, -1 with errno; *owner (if not NULL) is its owner. */
 static int cur_sticky_public(const struct walk *w, uid_t *owner)
 {
 	struct stat dst;
 	if (fstatat(w->cur, "", &dst, AT_EMPTY_PATH) < 0)
 		return -1;
-	*owner = dst.st_uid;
+	if (owner)
+		*owner = dst.st_uid;
 	return (dst.st_mode & (S_ISVTX | S_IWOTH)) == (S_ISVTX | S_IWOTH);
 }
 
@@ -934,10 +935,9 @@ static int trailing_by_name(struct walk *w, const struct comp *c)
 	if (r < 0 || (size_t)r >= w->pos)
 		return WALK_RACE;
 	unsigned int fs;
-	uid_t downer;
 	if (cur_fs(w, &fs) < 0)
 		return WALK_FAIL;
-	int sticky = cur_sticky_public(w, &downer);
+	int sticky = cur_sticky_public(w, NULL);
 	if (sticky < 0)
 		return WALK_FAIL;
 #ifdef SAFEOPEN_MUTATE_TRAILING_STICKY
