@@ -85,6 +85,15 @@ int so_path_len(const char *path, size_t *len);
 
 /* Maximum number of symlinks followed in one resolution (the kernel's MAXSYMLINKS). */
 #define SO_MAXSYMLINKS 40
+/* Internal resolve bit (never accepted from a caller: validation is done
+ * before it is set): the fast path's openat2 answered ELOOP, and the walker
+ * runs only to confirm it (open.c). */
+#define SO_RESOLVE_KERNEL_ELOOP (1ULL << 62)
+/* The kernel counts the links of one open across its attempts (RCU walk,
+ * ref walk, LOOKUP_REVAL: total_link_count lives in the nameidata), so a
+ * walk with n links may be counted up to 3n: its ELOOP can be spurious only
+ * when 3n > SO_MAXSYMLINKS. With at most this many links it is the answer. */
+#define SO_ELOOP_TRUSTED (SO_MAXSYMLINKS / 3)
 /* Bounded retries when the walker or an operation detects a race (EAGAIN). */
 #define SO_RACE_RETRIES 128
 /* openat2 fails a lookup with ".." with EAGAIN whenever anything is renamed

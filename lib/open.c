@@ -110,10 +110,13 @@ int so_validate_how(const struct safe_open_how *how)
  * - ELOOP: the kernel counts the links followed in an abandoned RCU-walk
  *   attempt again in the ref-walk retry (total_link_count is per open, not
  *   per attempt). RCU walks are abandoned, e.g., at ".." in the root under
- *   BENEATH, so a walk with more than 20 links can get ELOOP where the
- *   answer is EXDEV (or, after a dcache miss, success). The walker counts
- *   each link once; it confirms every ELOOP (an error path: nothing was
- *   opened or created), so both paths give the same, deterministic answer.
+ *   BENEATH, so a walk with more than SO_ELOOP_TRUSTED links can get ELOOP
+ *   where the answer is EXDEV (or, after a dcache miss, success). The walker
+ *   counts each link once and overrides the kernel's ELOOP only in that case:
+ *   a walk that follows at most SO_ELOOP_TRUSTED links keeps the kernel's
+ *   ELOOP (NO_SYMLINKS, NO_MAGICLINKS, nosymfollow, O_NOFOLLOW are the
+ *   kernel's to judge), and stops before its final open, so nothing the
+ *   kernel refused is opened or created (SO_RESOLVE_KERNEL_ELOOP).
  */
 int so_open_validated(int dirfd, const char *path, const struct safe_open_how *how)
 {
@@ -126,6 +129,13 @@ int so_open_validated(int dirfd, const char *path, const struct safe_open_how *h
 			return fd;
 		if (errno != ENOSYS && errno != EAGAIN && errno != ELOOP)
 			return fd;
+		if (errno == ELOOP) {
+			struct safe_open_how h = *how;
+#ifndef SAFEOPEN_MUTATE_ELOOP_RECHECK
+			h.resolve |= SO_RESOLVE_KERNEL_ELOOP;
+#endif
+			return so_walk_open(dirfd, path, &h);
+		}
 	}
 	/* Only the kernel can look a path up from its caches alone. */
 	if (how->resolve & SO_RESOLVE_CACHED)

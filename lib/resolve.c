@@ -93,6 +93,9 @@
 #ifndef STATX_MNT_ID
 #define STATX_MNT_ID 0x1000U
 #endif
+#ifndef STATX_ATTR_MOUNT_ROOT
+#define STATX_ATTR_MOUNT_ROOT 0x2000
+#endif
 
 /* procfs allocates the inode numbers of its static entries (proc_dir_entry:
  * /proc/self, /proc/thread-self, proc_symlink() links such as /proc/mounts)
@@ -108,6 +111,13 @@
 #define WALK_RETIRED 8
 #define WALK_NAMES ((size_t)PATH_MAX)
 #define WALK_BUF ((size_t)2 * PATH_MAX)
+
+/* Where a name of cur is, as far as a lookup showed it (link_on_cur_mount()). */
+enum mnt_rel {
+	REL_UNKNOWN, /* no openat2 to tell */
+	REL_SAME,    /* on cur's mount: not a mount point */
+	REL_CROSS,   /* a mount point: the object is on another mount */
+};
 
 /* What a step of the walk returns: a descriptor (>= 0), or one of these. */
 enum walk_code {
@@ -179,6 +189,15 @@ struct walk {
 static void comp_restore(struct walk *w, const struct comp *c)
 {
 	w->buf[c->end] = c->saved;
+}
+
+/* The walk runs to confirm a kernel ELOOP (SO_RESOLVE_KERNEL_ELOOP) and has
+ * followed too few links for the kernel to have counted them more than
+ * SO_MAXSYMLINKS times: the kernel's ELOOP is the answer. Asked before
+ * every final open, so nothing the kernel refused is opened or created. */
+static bool kernel_eloop_stands(const struct walk *w)
+{
+	return (w->resolve & SO_RESOLVE_KERNEL_ELOOP) && w->links <= SO_ELOOP_TRUSTED;
 }
 
 /* What get_info() reports about an fd. */
@@ -373,13 +392,14 @@ static int walk_openat(struct walk *w, int dfd, const char *name, int flags, mod
 /*
  * Open the single name `name` of cur as a directory for the descent
  * (O_PATH|O_NOFOLLOW|O_DIRECTORY). Where openat2 exists, RESOLVE_NO_XDEV
- * also tells whether the child is on cur's mount (*same): a mount point
- * fails with EXDEV and is then opened across the mount. Without openat2 the
- * answer is not known (*same = false).
+ * also tells where the name is (*rel): on cur's mount (the open succeeded,
+ * or failed with ENOTDIR: the kernel crosses a mount before it looks at the
+ * type), or a mount point (EXDEV: then opened across the mount). Without
+ * openat2 it is not known (REL_UNKNOWN).
  */
-static int open_child(struct walk *w, const char *name, bool *same)
+static int open_child(struct walk *w, const char *name, enum mnt_rel *rel)
 {
-	*same = false;
+	*rel = REL_UNKNOWN;
 	if (so_have_openat2()) {
 		static const struct safe_open_how how = {
 			.flags = O_PATH | O_NOFOLLOW | O_DIRECTORY,
@@ -389,14 +409,42 @@ static int open_child(struct walk *w, const char *name, bool *same)
 		do
 			fd = so_openat2_fast(w->cur, name, &how);
 		while (fd < 0 && make_room(w, errno));
-		if (fd >= 0) {
-			*same = true;
+		if (fd >= 0 || errno == ENOTDIR) {
+			*rel = REL_SAME;
 			return fd;
 		}
-		if (errno != EXDEV && errno != ENOSYS)
+		if (errno == EXDEV)
+			*rel = REL_CROSS;
+		else if (errno != ENOSYS)
 			return -1;
 	}
 	return walk_openat(w, w->cur, name, O_PATH | O_NOFOLLOW | O_DIRECTORY, 0);
+}
+
+/*
+ * May a symlink `name` of cur, read by name, be judged by cur's mount facts?
+ * The kernel judges a link by its own mount (pick_link(): nosymfollow, and
+ * procfs for magic links; NO_XDEV counts the crossing into it), and a symlink
+ * can itself be a mount point (open_tree() + move_mount(), 5.2+), so only a
+ * name shown to be on cur's mount may: by openat2's RESOLVE_NO_XDEV (*rel
+ * from the lookup that found the link), else by statx's STATX_ATTR_MOUNT_ROOT
+ * (5.8+). Anything not shown (older kernels, a failing statx) is false: the
+ * careful way opens the link itself and reads its own mount's facts.
+ * Premise: nothing is mounted or unmounted on the name between that answer
+ * and the read (mounting is outside the threat model, design.md).
+ */
+static bool link_on_cur_mount(const struct walk *w, const char *name, enum mnt_rel rel)
+{
+#ifdef SAFEOPEN_MUTATE_LINK_OWN_MOUNT
+	return true; /* mutation (tests only): a link is judged by its parent's mount */
+#endif
+	if (rel != REL_UNKNOWN)
+		return rel == REL_SAME;
+	struct statx stx;
+	if (statx(w->cur, name, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT, STATX_TYPE, &stx) < 0)
+		return false;
+	return (stx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT) &&
+	       !(stx.stx_attributes & STATX_ATTR_MOUNT_ROOT);
 }
 
 /* The fstatfs() facts about cur's mount that the walk needs. */
@@ -516,8 +564,8 @@ static int redescend(struct walk *w, size_t up)
 	w->names_len = names_len;
 	const char *n = w->names;
 	for (size_t level = 1; level <= up; level++) {
-		bool same;
-		int fd = open_child(w, n, &same);
+		enum mnt_rel rel;
+		int fd = open_child(w, n, &rel);
 		if (fd < 0)
 			return errno == EMFILE || errno == ENFILE || errno == ENOMEM ? -1 : WALK_RACE;
 		if (w->xdev) {
@@ -531,7 +579,7 @@ static int redescend(struct walk *w, size_t up)
 				return WALK_RACE;
 			}
 		}
-		push_level(w, fd, same);
+		push_level(w, fd, rel == REL_SAME);
 		n += strlen(n) + 1;
 	}
 	assert(w->depth == up && (size_t)(n - w->names) == w->names_len);
@@ -687,16 +735,20 @@ static int follow_read_body(struct walk *w, const struct comp *c, unsigned int f
 
 /*
  * A component in the middle of the path that is not a directory (its
- * O_DIRECTORY open said ENOTDIR). Usually a symlink: read it by name into the free space in
- * front of the path, one syscall instead of open + fstat + readlink + close.
- * The name is a single component of cur, so whatever it is at that instant
- * is a child of a directory beneath the root. Links on procfs (magic links
+ * O_DIRECTORY open said ENOTDIR; `rel`: where that lookup found it). Usually
+ * a symlink: read it by name into the free space in front of the path, one
+ * syscall instead of open + fstat + readlink + close. The name is a single
+ * component of cur, so whatever it is at that instant is a child of a
+ * directory beneath the root. Links not shown to be on cur's mount (a link
+ * can be a mount point: link_on_cur_mount()), links on procfs (magic links
  * are told apart by their inode), bodies that do not fit, and anything that
- * is not a symlink take the careful way through an O_PATH descriptor.
+ * is not a symlink take the careful way through an O_PATH descriptor of the
+ * name, whose own mount then supplies the facts (follow_link()).
  */
-static int middle_nondir(struct walk *w, const struct comp *c)
+static int middle_nondir(struct walk *w, const struct comp *c, enum mnt_rel rel)
 {
-	ssize_t r = readlinkat(w->cur, c->name, w->buf, w->pos);
+	ssize_t r = link_on_cur_mount(w, c->name, rel) ? readlinkat(w->cur, c->name, w->buf, w->pos)
+						       : -1;
 	if (r >= 0 && (size_t)r < w->pos) {
 		mark_searched(w);
 		unsigned int fs;
@@ -856,6 +908,8 @@ static bool take_back(struct walk *w, const struct comp *c, int back)
  */
 static int open_cur(struct walk *w, bool no_component)
 {
+	if (kernel_eloop_stands(w))
+		return so_fail(ELOOP);
 	int fd = walk_openat(w, w->cur, ".", w->oflags, w->mode);
 	if (fd >= 0 || !no_component || errno != EACCES || !(w->oflags & O_PATH))
 		return fd;
@@ -886,21 +940,37 @@ static int open_cur(struct walk *w, bool no_component)
 #define LAST_NO_SYMLINKS 0
 #define LAST_NOFOLLOW 0
 #endif
-static int open_last(struct walk *w, const struct comp *c, bool *checked)
+static int open_last(struct walk *w, const struct comp *c, bool *checked, enum mnt_rel *rel)
 {
 	*checked = false;
+	*rel = REL_UNKNOWN;
 	if (so_have_openat2()) {
-		const struct safe_open_how how = {
+		/* RESOLVE_NO_XDEV also when the caller did not ask for it: then
+		 * an ELOOP is about a link on cur's mount (link_on_cur_mount()),
+		 * and a mount point on the name (EXDEV, reported by the lookup
+		 * before anything is opened or created) is opened again across
+		 * the mount. */
+		struct safe_open_how how = {
 			.flags = (uint64_t)w->oflags,
 			.mode = w->mode,
 			.resolve = SAFE_RESOLVE_BENEATH | LAST_NO_SYMLINKS |
-				   SAFE_RESOLVE_NO_MAGICLINKS | (w->xdev ? SAFE_RESOLVE_NO_XDEV : 0),
+				   SAFE_RESOLVE_NO_MAGICLINKS | SAFE_RESOLVE_NO_XDEV,
 		};
 		comp_restore(w, c); /* "name" or "name/" (only slashes follow) */
 		int fd;
-		do
+		*rel = REL_SAME;
+		for (;;) {
 			fd = so_openat2_fast(w->cur, c->name, &how);
-		while (fd < 0 && make_room(w, errno));
+			if (fd >= 0)
+				break;
+			if (errno == EXDEV && !w->xdev && *rel == REL_SAME) {
+				*rel = REL_CROSS;
+				how.resolve &= ~SAFE_RESOLVE_NO_XDEV;
+				continue;
+			}
+			if (!make_room(w, errno))
+				break;
+		}
 		int err = errno;
 		w->buf[c->end] = '\0';
 		if (fd >= 0 || err != ENOSYS) {
@@ -910,6 +980,7 @@ static int open_last(struct walk *w, const struct comp *c, bool *checked)
 		}
 		/* ENOSYS: openat2 is refused here after all (a sandbox installed
 		 * since the probe); the fast path has recorded that. */
+		*rel = REL_UNKNOWN;
 	}
 	int f = w->oflags | LAST_NOFOLLOW | O_CLOEXEC;
 	if (c->slash)
@@ -924,13 +995,17 @@ static int open_last(struct walk *w, const struct comp *c, bool *checked)
  * where the careful way takes six. As in middle_nondir(), the name is a
  * single component of cur, so whatever it is at that instant is a child of
  * a directory beneath the root. Not here (WALK_RACE: take the careful way
- * through an O_PATH descriptor): links on procfs (magic links are told apart
- * by their inode), in a sticky world-writable directory (the link's owner
- * decides, fs.protected_symlinks), bodies that do not fit, and names that are
- * not a symlink (any more). Returns WALK_CONTINUE, WALK_FAIL or WALK_RACE.
+ * through an O_PATH descriptor): links not shown to be on cur's mount
+ * (link_on_cur_mount(): the link's own mount has the facts), links on procfs
+ * (magic links are told apart by their inode), in a sticky world-writable
+ * directory (the link's owner decides, fs.protected_symlinks), bodies that
+ * do not fit, and names that are not a symlink (any more). Returns
+ * WALK_CONTINUE, WALK_FAIL or WALK_RACE.
  */
-static int trailing_by_name(struct walk *w, const struct comp *c)
+static int trailing_by_name(struct walk *w, const struct comp *c, enum mnt_rel rel)
 {
+	if (!link_on_cur_mount(w, c->name, rel))
+		return WALK_RACE;
 	ssize_t r = readlinkat(w->cur, c->name, w->buf, w->pos);
 	if (r < 0 || (size_t)r >= w->pos)
 		return WALK_RACE;
@@ -996,8 +1071,11 @@ static int final_name(struct walk *w, const struct comp *c)
 		}
 	}
 
+	if (kernel_eloop_stands(w))
+		return so_fail(ELOOP);
 	bool checked;
-	_cleanup_fd_ int fd = open_last(w, c, &checked);
+	enum mnt_rel rel;
+	_cleanup_fd_ int fd = open_last(w, c, &checked, &rel);
 	if (fd >= 0) {
 		/* O_PATH without O_NOFOLLOW opens a symlink itself through
 		 * openat(O_NOFOLLOW): follow it here. */
@@ -1031,7 +1109,7 @@ static int final_name(struct walk *w, const struct comp *c)
 	if (!follow || (err != ELOOP && err != ENOTDIR && !sticky_creat))
 		return -1;
 	if (err == ELOOP && !w->xdev) { /* NO_XDEV: the link's mount is checked below */
-		int r = trailing_by_name(w, c);
+		int r = trailing_by_name(w, c, rel);
 		if (r != WALK_RACE)
 			return r;
 	}
@@ -1152,15 +1230,15 @@ static int walk_once(struct walk *w, const char *path, size_t len)
 			w->pos = next;
 			continue;
 		}
-		bool same;
-		int fd = open_child(w, c.name, &same);
+		enum mnt_rel rel;
+		int fd = open_child(w, c.name, &rel);
 		if (fd < 0 && errno == ENOTDIR) {
-			r = middle_nondir(w, &c); /* restores `saved` */
+			r = middle_nondir(w, &c, rel); /* restores `saved` */
 			if (r < 0)
 				return r;
 			continue;
 		}
-		r = fd < 0 ? WALK_FAIL : descend(w, &c, fd, same);
+		r = fd < 0 ? WALK_FAIL : descend(w, &c, fd, rel == REL_SAME);
 		comp_restore(w, &c);
 		if (r < 0)
 			return r;
@@ -1229,6 +1307,8 @@ int so_walk_open(int dirfd, const char *path, const struct safe_open_how *how)
 	for (int i = 0; i < SO_RACE_RETRIES; i++) {
 		ret = walk_once(w, path, len);
 		drop_chain(w);
+		if (ret == WALK_FAIL && kernel_eloop_stands(w))
+			errno = ELOOP; /* the walk's own error is no better answer */
 		if (ret != WALK_RACE)
 			goto out;
 		/* Buffers may have grown; keep them for the retry. */
