@@ -106,9 +106,16 @@
 /* The walk holds descriptors of the deepest WALK_HELD levels of its chain
  * (see the safety argument at the top). */
 #define WALK_HELD 32
+/* Below the held levels, checkpoints: a few shallower levels kept open at
+ * spacings that grow with their distance from cur (ck_keep()), so that a
+ * ".." below the held levels re-descends from a nearby checkpoint instead of
+ * the root (redescend()). */
+#define WALK_CKPT 24
 /* Descriptors of levels left by ".." wait here and are closed together
  * (mostly by one close_range()): see retire(). */
 #define WALK_RETIRED 8
+/* Every descriptor the chain may hold at once. */
+#define WALK_FDS (WALK_HELD + WALK_CKPT + WALK_RETIRED)
 #define WALK_NAMES ((size_t)PATH_MAX)
 #define WALK_BUF ((size_t)2 * PATH_MAX)
 
@@ -156,6 +163,8 @@ struct walk {
 	size_t depth;
 	size_t lo;
 	int held[WALK_HELD];
+	/* names_len right after the name of that held level. */
+	size_t held_nend[WALK_HELD];
 	uint64_t searched;
 	/* Bit (level % WALK_HELD): that level was entered across a mount
 	 * boundary, or without knowing (no openat2 to tell). */
@@ -164,6 +173,14 @@ struct walk {
 	 * descent that stays on the mount keeps it, ".." keeps it unless the
 	 * level it leaves was entered across a mount (cur_fs()). */
 	unsigned int fs;
+	/* Checkpoints: levels below lo still held, ascending (ck_keep()). */
+	struct ckpt {
+		size_t level;
+		size_t nend;  /* names_len right after its name */
+		int fd;
+		bool crossed; /* entered across a mount (or not known) */
+	} ck[WALK_CKPT];
+	size_t nck;
 	int retired[WALK_RETIRED];
 	size_t nretired;
 	/* The level the last ".." left (the newest retired descriptor), for the
@@ -267,37 +284,47 @@ static int fd_at(const struct walk *w, size_t level)
 	return level == 0 ? w->rootfd : w->held[slot(level)];
 }
 
-/* Insert fd into the sorted fds[0..*n). */
-static void add_sorted(int *fds, size_t *n, int fd)
+/* Descriptors of the walk to close together (sorted, distinct). */
+struct fd_batch {
+	int fd[WALK_FDS];
+	size_t n;
+};
+
+/* Add fd to the batch, keeping it sorted. Each of the walk's descriptors is
+ * held in exactly one place (a level, a checkpoint or the retired list), so
+ * no number can come twice: close_batch() relies on it. */
+static void batch_add(struct fd_batch *b, int fd)
 {
-	size_t i = (*n)++;
-	for (; i > 0 && fds[i - 1] > fd; i--)
-		fds[i] = fds[i - 1];
-	fds[i] = fd;
+	assert(fd >= 0 && b->n < WALK_FDS);
+	size_t i = b->n++;
+	for (; i > 0 && b->fd[i - 1] > fd; i--)
+		b->fd[i] = b->fd[i - 1];
+	assert(i == 0 || b->fd[i - 1] != fd);
+	b->fd[i] = fd;
 }
 
 /*
- * Close the retired descriptors and the held levels from..to (none when
- * from > to; at most WALK_HELD). Descriptors are mostly handed out in
- * sequence (the lowest free number), so sorted they form a few runs of
- * consecutive numbers: a run of k of our descriptors is exactly the k
- * numbers lo..hi, so no other descriptor can lie in it, and one close_range()
- * (5.9+) closes it. A single descriptor, or no close_range: close().
+ * Close the batch. Descriptors are mostly handed out in sequence (the lowest
+ * free number), so sorted they form a few runs of consecutive numbers.
+ * Premise of the shortcut: a run of k distinct descriptors of the walk is
+ * exactly the k numbers lo..hi, so no other descriptor (the caller's) can
+ * lie in it, and one close_range() (5.9+) closes it. A single descriptor,
+ * or no close_range: close().
  */
-static void close_levels(struct walk *w, size_t from, size_t to)
+static void close_batch(struct fd_batch *b)
 {
-	int fds[WALK_HELD + WALK_RETIRED];
-	size_t n = 0;
-	for (size_t l = from; l <= to; l++)
-		add_sorted(fds, &n, w->held[slot(l)]);
-	assert(n <= WALK_HELD);
-	for (size_t r = 0; r < w->nretired; r++)
-		add_sorted(fds, &n, w->retired[r]);
-	w->nretired = 0;
+	int *fds = b->fd;
+	size_t n = b->n;
+	b->n = 0;
 	for (size_t i = 0; i < n;) {
 		size_t j = i + 1;
+#ifndef SAFEOPEN_MUTATE_CLOSE_RANGE_EXACT
 		while (j < n && fds[j] == fds[j - 1] + 1)
 			j++;
+#else
+		j = n; /* mutation (tests only): one range from the lowest to the highest */
+#endif
+		assert(j - i == (size_t)(fds[j - 1] - fds[i]) + 1 || j == n);
 #ifdef SYS_close_range
 		if (j - i > 1 && !so_lacks(SO_FEAT_CLOSE_RANGE)) {
 			int saved = errno;
@@ -316,6 +343,20 @@ static void close_levels(struct walk *w, size_t from, size_t to)
 	}
 }
 
+/* Close the retired descriptors and the held levels from..to (none when
+ * from > to; at most WALK_HELD), in one batch. */
+static void close_levels(struct walk *w, size_t from, size_t to)
+{
+	struct fd_batch b = { .n = 0 };
+	assert(from > to || to - from < WALK_HELD);
+	for (size_t l = from; l <= to; l++)
+		batch_add(&b, w->held[slot(l)]);
+	for (size_t r = 0; r < w->nretired; r++)
+		batch_add(&b, w->retired[r]);
+	w->nretired = 0;
+	close_batch(&b);
+}
+
 /* A level left by "..": its descriptor is closed with the next batch
  * (the retired ones and the chain at the end of the walk are mostly one run
  * of consecutive numbers: one close_range() for all). At most WALK_RETIRED
@@ -326,6 +367,56 @@ static void retire(struct walk *w, int fd)
 	if (w->nretired == WALK_RETIRED)
 		close_levels(w, 1, 0);
 	w->retired[w->nretired++] = fd;
+}
+
+/*
+ * Is level `level` worth keeping as a checkpoint while cur is at `depth`?
+ * Yes when it is a multiple of 4^j and less than 4^(j+1) levels above cur,
+ * for some j: the last 4 levels, the multiples of 4 among the last 16, of 16
+ * among the last 64, and so on: about three per power of 4 of the depth
+ * (at most WALK_CKPT for any depth a path with SO_MAXSYMLINKS link bodies
+ * can reach). Monotone: a level not worth keeping at one depth is not worth
+ * keeping deeper, so checkpoints are only ever thinned while descending.
+ * Climbing from depth d to the root by ".." then opens each level O(log4 d)
+ * times in all (each re-descent fills the gap below it at the next finer
+ * spacing), instead of re-descending from the root every WALK_HELD levels
+ * (quadratic in d). See design.md, "The cost of '..'".
+ */
+static bool ck_keep(size_t level, size_t depth)
+{
+#ifdef SAFEOPEN_MUTATE_CHECKPOINTS
+	return false; /* mutation (tests only): no checkpoints, re-descend from the root */
+#endif
+	assert(level <= depth);
+	size_t dist = depth - level;
+	for (size_t unit = 1; level % unit == 0; unit *= 4) {
+		if (dist / 4 < unit)
+			return true;
+		if (unit > SIZE_MAX / 16)
+			break;
+	}
+	return false;
+}
+
+/* Keep the checkpoints worth keeping at the current depth; close the others
+ * (into the batch). */
+static void ck_thin(struct walk *w, struct fd_batch *b)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < w->nck; i++) {
+		if (ck_keep(w->ck[i].level, w->depth))
+			w->ck[k++] = w->ck[i];
+		else
+			batch_add(b, w->ck[i].fd);
+	}
+	w->nck = k;
+}
+
+/* Close the checkpoints at level `from` and deeper (into the batch). */
+static void ck_drop_from(struct walk *w, size_t from, struct fd_batch *b)
+{
+	while (w->nck > 0 && w->ck[w->nck - 1].level >= from)
+		batch_add(b, w->ck[--w->nck].fd);
 }
 
 /* The walk stands at the root again (no level held). */
@@ -340,36 +431,56 @@ static void reset_chain(struct walk *w)
 	w->names_len = 0;
 }
 
-/* Close every held level; the walk stands at the root again. */
+/* Close every held level and checkpoint; the walk stands at the root again. */
 static void drop_chain(struct walk *w)
 {
-	close_levels(w, w->lo, w->depth);
+	struct fd_batch b = { .n = 0 };
+	for (size_t l = w->lo; l <= w->depth; l++)
+		batch_add(&b, w->held[slot(l)]);
+	ck_drop_from(w, 0, &b);
+	for (size_t r = 0; r < w->nretired; r++)
+		batch_add(&b, w->retired[r]);
+	w->nretired = 0;
+	close_batch(&b);
 	reset_chain(w);
 }
 
-/* An absolute symlink under IN_ROOT: back to the root. The held levels join
- * the retired ones where they fit (closed with the rest of the walk's
- * descriptors, mostly by one close_range()), else they are closed now. */
+/* An absolute symlink under IN_ROOT: back to the root. The held levels (and
+ * checkpoints) leave the chain for good: they join the retired ones where
+ * they fit (closed with the rest of the walk's descriptors, mostly by one
+ * close_range()), else they are closed now. Premise: a retired descriptor is
+ * never a level again, except the one the last ".." left, right after it
+ * (take_back(), which checks that it is the newest retired and the ".."'s). */
 static void jump_root(struct walk *w)
 {
-	size_t n = w->depth >= w->lo ? w->depth - w->lo + 1 : 0;
+	size_t n = (w->depth >= w->lo ? w->depth - w->lo + 1 : 0) + w->nck;
 	if (w->nretired + n > WALK_RETIRED) {
 		drop_chain(w);
 		return;
 	}
+	for (size_t i = 0; i < w->nck; i++)
+		w->retired[w->nretired++] = w->ck[i].fd;
+	w->nck = 0;
 	for (size_t l = w->lo; l <= w->depth; l++)
 		w->retired[w->nretired++] = w->held[slot(l)];
 	reset_chain(w);
 }
 
-/* Descriptor pressure (EMFILE/ENFILE): give back the oldest held ancestor,
- * which only costs a re-descent if a ".." climbs to it later. Never cur. */
+/* Descriptor pressure (EMFILE/ENFILE): give back what costs least: the
+ * retired descriptors, then the shallowest checkpoint, then the oldest held
+ * level (each only costs a longer re-descent if a ".." climbs to it later).
+ * Never cur. */
 static bool make_room(struct walk *w, int err)
 {
 	if (err != EMFILE && err != ENFILE)
 		return false;
 	if (w->nretired > 0) {
 		close_levels(w, 1, 0);
+		return true;
+	}
+	if (w->nck > 0) {
+		so_close(w->ck[0].fd);
+		memmove(w->ck, w->ck + 1, --w->nck * sizeof(w->ck[0]));
 		return true;
 	}
 	if (w->lo >= w->depth)
@@ -518,19 +629,46 @@ static void pop_name(struct walk *w)
 	w->names_len = i;
 }
 
+/* The older half of the held levels leaves the ring: those worth keeping
+ * become checkpoints (the shallowest one goes if there is no room), the
+ * others are closed with the checkpoints no longer worth keeping. */
+static void shed_half(struct walk *w)
+{
+	struct fd_batch b = { .n = 0 };
+	ck_thin(w, &b);
+	for (size_t l = w->lo; l < w->lo + WALK_HELD / 2; l++) {
+		int fd = w->held[slot(l)];
+		if (!ck_keep(l, w->depth)) {
+			batch_add(&b, fd);
+			continue;
+		}
+		if (w->nck == WALK_CKPT) {
+			batch_add(&b, w->ck[0].fd);
+			memmove(w->ck, w->ck + 1, --w->nck * sizeof(w->ck[0]));
+		}
+		assert(w->nck == 0 || w->ck[w->nck - 1].level < l);
+		w->ck[w->nck++] = (struct ckpt){
+			.level = l,
+			.nend = w->held_nend[slot(l)],
+			.fd = fd,
+			.crossed = w->crossed >> slot(l) & 1,
+		};
+	}
+	w->lo += WALK_HELD / 2;
+	close_batch(&b);
+}
+
 /* Descend: fd (owned, a child of cur; on cur's mount if `same`) becomes
- * level depth + 1. The oldest held level goes when WALK_HELD are held. The
- * name is already recorded. */
-static void push_level(struct walk *w, int fd, bool same)
+ * level depth + 1, whose name is already recorded and ends at names[nend].
+ * The older half of the held levels goes when WALK_HELD are held. */
+static void push_level(struct walk *w, int fd, bool same, size_t nend)
 {
 	mark_searched(w);
 	w->depth++;
-	if (w->depth - w->lo >= WALK_HELD) {
-		/* Full: give back the older half at once. */
-		close_levels(w, w->lo, w->lo + WALK_HELD / 2 - 1);
-		w->lo += WALK_HELD / 2;
-	}
+	if (w->depth - w->lo >= WALK_HELD)
+		shed_half(w);
 	w->held[slot(w->depth)] = fd;
+	w->held_nend[slot(w->depth)] = nend;
 	w->searched &= ~((uint64_t)1 << slot(w->depth));
 #ifdef SAFEOPEN_MUTATE_LINK_FACTS
 	same = true; /* mutation (tests only): a mount crossed keeps cur's link facts */
@@ -547,12 +685,16 @@ static void push_level(struct walk *w, int fd, bool same)
 
 /*
  * ".." onto level `up` = depth - 1, which is no longer held (a chain deeper
- * than WALK_HELD): drop the chain and descend again from the root by the
- * recorded names of levels 1..up, each a single name opened
- * O_PATH|O_NOFOLLOW|O_DIRECTORY relative to the level before it, exactly as
- * the first descent. The result was therefore reached from the root by
- * descending only. A name that no longer leads to a directory (or leaves
- * the root's mount under NO_XDEV) means the tree changed: a race.
+ * than WALK_HELD): close the held levels (all deeper than up) and the
+ * checkpoints deeper than up, then descend again from the deepest checkpoint
+ * at or above up (the root if there is none) by the recorded names, each a
+ * single name opened O_PATH|O_NOFOLLOW|O_DIRECTORY relative to the level
+ * before it, exactly as the first descent. A checkpoint is a level the walk
+ * reached from the root by single-name lookups and has held open since, like
+ * any held level, so the result was reached from the root by descending
+ * only (the argument of step_dotdot()). A name that no longer leads to a
+ * directory (or leaves the root's mount under NO_XDEV) means the tree
+ * changed: a race.
  */
 SO_UNUSED /* in a SAFEOPEN_MUTATE_DOTDOT_IDENTITY build */
 static int redescend(struct walk *w, size_t up)
@@ -560,10 +702,29 @@ static int redescend(struct walk *w, size_t up)
 	assert(up >= 1 && up < w->lo);
 	pop_name(w);
 	size_t names_len = w->names_len;
-	drop_chain(w);
+	struct fd_batch b = { .n = 0 };
+	for (size_t l = w->lo; l <= w->depth; l++)
+		batch_add(&b, w->held[slot(l)]);
+	ck_drop_from(w, up + 1, &b);
+	for (size_t r = 0; r < w->nretired; r++)
+		batch_add(&b, w->retired[r]);
+	w->nretired = 0;
+	close_batch(&b);
+
+	size_t nend = 0;
+	reset_chain(w);
 	w->names_len = names_len;
-	const char *n = w->names;
-	for (size_t level = 1; level <= up; level++) {
+	if (w->nck > 0) {
+		/* Start at the deepest checkpoint: it becomes the only held level. */
+		const struct ckpt *c = &w->ck[--w->nck];
+		assert(c->level <= up);
+		w->depth = w->lo = c->level;
+		w->cur = w->held[slot(c->level)] = c->fd;
+		w->held_nend[slot(c->level)] = nend = c->nend;
+		w->crossed = (uint64_t)c->crossed << slot(c->level);
+	}
+	const char *n = w->names + nend;
+	while (w->depth < up) {
 		enum mnt_rel rel;
 		int fd = open_child(w, n, &rel);
 		if (fd < 0)
@@ -579,8 +740,8 @@ static int redescend(struct walk *w, size_t up)
 				return WALK_RACE;
 			}
 		}
-		push_level(w, fd, rel == REL_SAME);
 		n += strlen(n) + 1;
+		push_level(w, fd, rel == REL_SAME, (size_t)(n - w->names));
 	}
 	assert(w->depth == up && (size_t)(n - w->names) == w->names_len);
 	return 0;
@@ -835,11 +996,16 @@ static int step_dotdot(struct walk *w)
 	w->depth--;
 	pop_name(w);
 	if (up > 0) {
-		if (up >= w->lo)
+		if (up >= w->lo) {
 			so_close(w->held[slot(up)]);
-		else
+		} else {
+			struct fd_batch b = { .n = 0 };
+			ck_drop_from(w, up, &b);
+			close_batch(&b);
 			w->lo = up;
+		}
 		w->held[slot(up)] = fd;
+		w->held_nend[slot(up)] = w->names_len;
 		w->cur = fd;
 	} else {
 		so_close(fd);
@@ -894,7 +1060,7 @@ static bool take_back(struct walk *w, const struct comp *c, int back)
 	if (push_name(w, c->name, c->len) < 0) /* rewrites the same bytes: no allocation */
 		return false;
 	w->nretired--;
-	push_level(w, back, w->back_same);
+	push_level(w, back, w->back_same, w->names_len);
 	return true;
 }
 
@@ -1183,7 +1349,7 @@ static int descend(struct walk *w, const struct comp *c, int fd, bool same)
 	}
 	if (push_name(w, c->name, c->len) < 0)
 		return WALK_FAIL;
-	push_level(w, take_fd(&dfd), same);
+	push_level(w, take_fd(&dfd), same, w->names_len);
 	return 0;
 }
 
@@ -1279,6 +1445,7 @@ int so_walk_open(int dirfd, const char *path, const struct safe_open_how *how)
 	w->lo = 1;
 	w->cur = dirfd;
 	w->nretired = 0;
+	w->nck = 0;
 	w->crossed = 0;
 	w->fs = 0;
 
