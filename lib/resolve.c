@@ -1054,9 +1054,15 @@ static int step_dotdot(struct walk *w)
  */
 static bool take_back(struct walk *w, const struct comp *c, int back)
 {
-	if (back < 0 || w->nretired == 0 || w->retired[w->nretired - 1] != back ||
-	    strcmp(w->names + w->names_len, c->name) != 0)
+	/* Premise: `back` is the level the ".." right before this component
+	 * left, still the newest retired descriptor (nothing retired or closed
+	 * since), and its recorded name follows the chain's names. */
+	if (back < 0 || w->nretired == 0 || w->retired[w->nretired - 1] != back)
 		return false;
+#ifndef SAFEOPEN_MUTATE_TAKE_BACK_NAME
+	if (strcmp(w->names + w->names_len, c->name) != 0)
+		return false;
+#endif
 	if (push_name(w, c->name, c->len) < 0) /* rewrites the same bytes: no allocation */
 		return false;
 	w->nretired--;

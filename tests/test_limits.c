@@ -11,6 +11,12 @@
  *   namespace): safe_tmpfile_xattr fails with ENOSPC (no inode; then no room
  *   for the xattr) and leaves nothing behind - proven by a final creation that
  *   needs all the space left.
+ * - The cost of ".." (case "cost"): "a/" x d, "../" x d, "f" through the
+ *   walker, counted in system calls by a ptrace()d child, stays within
+ *   3 system calls per component for d = 100..800 and grows linearly (the
+ *   walker's checkpoints, design.md "The cost of '..'"); a link whose body is
+ *   that d = 800 pattern, followed 10 times, too. And the walker's batched
+ *   close never touches a descriptor of the caller that lies between its own.
  * Each scenario runs in a forked child (sb_run), so the limits and mounts go
  * away with it.
  */
@@ -23,8 +29,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/mount.h>
+#include <sys/ptrace.h>
 #include <sys/resource.h>
+#include <sys/wait.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/xattr.h>
@@ -550,6 +559,202 @@ START_TEST(full_tmpfs_enospc)
 }
 END_TEST
 
+/* ------------------------------------------------------------------ cost of ".." */
+
+#define COST_DEPTH 800
+
+static char *cost_path;
+static int cost_root = -1;
+
+static void setup_cost(void)
+{
+	cost_path = fx_mkdtemp("limits-cost");
+	cost_root = open(cost_path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	ck_assert_int_ge(cost_root, 0);
+	int cur = dup(cost_root);
+	ck_assert_int_ge(cur, 0);
+	for (int i = 0; i < COST_DEPTH; i++) {
+		ck_assert_int_eq(mkdirat(cur, "a", 0755), 0);
+		int next = openat(cur, "a", O_PATH | O_DIRECTORY | O_CLOEXEC);
+		ck_assert_int_ge(next, 0);
+		close(cur);
+		cur = next;
+	}
+	close(cur);
+	static const char *const spec[] = { "f f x", NULL };
+	fx_build(cost_root, spec);
+}
+
+static void teardown_cost(void)
+{
+	close(cost_root);
+	cost_root = -1;
+	ck_assert_int_eq(fx_rmtree(cost_path), 0);
+	free(cost_path);
+	cost_path = NULL;
+}
+
+/* "a/" x d, "../" x d, then "f" (at most 4,001 bytes for d = 800). */
+static char *updown(int d)
+{
+	char *p = malloc((size_t)d * 5 + 2);
+	ck_assert_ptr_nonnull(p);
+	char *q = p;
+	for (int i = 0; i < d; i++)
+		q = stpcpy(q, "a/");
+	for (int i = 0; i < d; i++)
+		q = stpcpy(q, "../");
+	strcpy(q, "f");
+	return p;
+}
+
+/* Open `path` beneath cost_root with the walker and check it is cost_root/f. */
+static int open_f(void *arg)
+{
+	struct safe_open_how how = { .flags = O_RDONLY,
+				     .resolve = SAFE_RESOLVE_BENEATH | SAFE_RESOLVE_USERSPACE };
+	int fd = safe_openat2(cost_root, arg, &how, sizeof(how));
+	if (fd < 0)
+		return 2;
+	bool same = fx_same_object(fd, cost_root, "f");
+	close(fd);
+	return same ? 0 : 3;
+}
+
+/* Run fn(arg) in a child traced from its first stop to its exit and count
+ * the system calls it enters; -1 when it cannot be traced here (ptrace
+ * refused: a sandbox, valgrind). *rc: the child's exit status. */
+static long count_syscalls(int (*fn)(void *), void *arg, int *rc)
+{
+	pid_t pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		if (ptrace(PTRACE_TRACEME, 0, NULL, NULL) < 0)
+			_exit(FX_CHILD_SKIP);
+		raise(SIGSTOP);
+		_exit(fn(arg));
+	}
+	int st;
+	long stops = 0;
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	if (!WIFSTOPPED(st)) {
+		*rc = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+		return -1;
+	}
+	if (ptrace(PTRACE_SETOPTIONS, pid, NULL, (void *)(long)PTRACE_O_TRACESYSGOOD) < 0) {
+		kill(pid, SIGKILL);
+		waitpid(pid, &st, 0);
+		return -1;
+	}
+	int sig = 0;
+	for (;;) {
+		if (ptrace(PTRACE_SYSCALL, pid, NULL, (void *)(long)sig) < 0)
+			break;
+		sig = 0;
+		ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+		if (WIFEXITED(st) || WIFSIGNALED(st))
+			break;
+		if (WSTOPSIG(st) == (SIGTRAP | 0x80))
+			stops++;
+		else if (WSTOPSIG(st) != SIGSTOP && WSTOPSIG(st) != SIGTRAP)
+			sig = WSTOPSIG(st);
+	}
+	*rc = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+	return (stops + 1) / 2; /* an entry and an exit stop per call (exit_group: entry only) */
+}
+
+static long cost_of(const char *path)
+{
+	int rc;
+	long n = count_syscalls(open_f, (void *)path, &rc);
+	if (n < 0)
+		fx_skip("the cost cases need ptrace() of a child (refused here)");
+	ck_assert_msg(rc == 0, "%.40s...: the walker did not open root/f (child status %d)", path,
+		      rc);
+	return n;
+}
+
+START_TEST(dotdot_cost_linear)
+{
+	if (fx_under_valgrind())
+		fx_skip("system calls are not counted under valgrind (its own calls would be)");
+	long base = cost_of("f");
+	long prev = 0;
+	for (int d = 100; d <= COST_DEPTH; d *= 2) {
+		char *p = updown(d);
+		long n = cost_of(p) - base;
+		long comps = 2L * d;
+		fprintf(stderr, "# cost: d=%d, %ld components: %ld system calls (%.2f each)\n", d,
+			comps, n, (double)n / (double)comps);
+		ck_assert_msg(n <= 3 * comps, "d=%d: %ld system calls for %ld components", d, n,
+			      comps);
+		if (prev)
+			ck_assert_msg(n <= prev * 5 / 2, "d=%d: %ld system calls, %ld at d/2: not linear",
+				      d, n, prev);
+		prev = n;
+		free(p);
+	}
+}
+END_TEST
+
+START_TEST(dotdot_cost_link_bodies)
+{
+	if (fx_under_valgrind())
+		fx_skip("system calls are not counted under valgrind (its own calls would be)");
+	char *body = updown(COST_DEPTH);
+	body[strlen(body) - 2] = '\0'; /* "a/" x 800, "../" x 800: back where it started */
+	ck_assert_int_eq(symlinkat(body, cost_root, "L"), 0);
+	free(body);
+	const int uses = 10;
+	char path[3 * 10 + 2] = "";
+	for (int i = 0; i < uses; i++)
+		strcat(path, "L/");
+	strcat(path, "f");
+	long n = cost_of(path) - cost_of("f");
+	long comps = (long)uses * (2 * COST_DEPTH + 1);
+	fprintf(stderr, "# cost: link body of %d components used %d times: %ld system calls\n",
+		2 * COST_DEPTH, uses, n);
+	ck_assert_msg(n <= 3 * comps, "%ld system calls for %ld components", n, comps);
+	ck_assert_int_eq(unlinkat(cost_root, "L", 0), 0);
+}
+END_TEST
+
+/* The walker's descriptors are closed in batches, runs of consecutive
+ * numbers by one close_range(): a descriptor of the caller lying between
+ * two of the walker's (a hole below it, filled by the walk) must survive. */
+START_TEST(batched_close_spares_callers_fds)
+{
+	static const char *const spec[] = { "d b1", "d b1/b2", "d b1/b2/b3", "f b1/b2/b3/f x",
+					    NULL };
+	fx_build(cost_root, spec);
+	int hole1 = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	int hole2 = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	int keep = open(cost_path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	ck_assert_int_ge(hole1, 0);
+	ck_assert_int_eq(hole2, hole1 + 1);
+	ck_assert_int_eq(keep, hole2 + 1);
+	close(hole1);
+	close(hole2);
+	static const char *const paths[] = { "b1/b2/b3/f", "b1/b2/b3/../../b2/b3/f",
+					     "b1/../b1/b2/../b2/b3/f" };
+	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
+		struct safe_open_how how = { .flags = O_RDONLY,
+					     .resolve = SAFE_RESOLVE_BENEATH |
+							SAFE_RESOLVE_USERSPACE };
+		int fd = safe_openat2(cost_root, paths[i], &how, sizeof(how));
+		ck_assert_msg(fd >= 0, "%s: %s", paths[i], strerror(errno));
+		close(fd);
+		ck_assert_msg(fcntl(keep, F_GETFD) >= 0, "%s: the caller's descriptor %d was closed",
+			      paths[i], keep);
+	}
+	struct stat a, b;
+	ck_assert_int_eq(fstat(keep, &a), 0);
+	ck_assert_int_eq(fstat(cost_root, &b), 0);
+	ck_assert_msg(a.st_ino == b.st_ino, "descriptor %d now refers to something else", keep);
+	close(keep);
+}
+END_TEST
+
 static Suite *limits_suite(void)
 {
 	Suite *s = suite_create("limits");
@@ -561,6 +766,15 @@ static Suite *limits_suite(void)
 	tcase_add_test(tc, operations_under_fd_pressure);
 	tcase_add_test(tc, procfs_paths_under_fd_pressure);
 	tcase_add_test(tc, procfs_realpath_under_fd_pressure);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("cost");
+	tcase_add_checked_fixture(tc, setup_cost, teardown_cost);
+	tcase_add_checked_fixture(tc, fx_fd_setup, fx_fd_teardown);
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, dotdot_cost_linear);
+	tcase_add_test(tc, dotdot_cost_link_bodies);
+	tcase_add_test(tc, batched_close_spares_callers_fds);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("tmpfs");
