@@ -28,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -1767,11 +1768,26 @@ static int lm_tmpfs(const char *top, const char *name, unsigned long mflags, con
 	return fd;
 }
 
+#define LM_REASON_MAX 512
+struct lm_arg {
+	const struct env *e;
+	char *skip; /* shared with the parent (LM_REASON_MAX): why the child skipped */
+};
+
+/* The child cannot run (some of) the rows: say why, return FX_CHILD_SKIP. */
+#define LM_SKIP(a, ...)                                                 \
+	do {                                                            \
+		snprintf((a)->skip, LM_REASON_MAX, __VA_ARGS__);        \
+		fprintf(stderr, "link mounts: skip: %s\n", (a)->skip); \
+		return FX_CHILD_SKIP;                                   \
+	} while (0)
+
 static int link_mounts_child(void *arg)
 {
-	const struct env *e = arg;
+	struct lm_arg *a = arg;
+	const struct env *e = a->e;
 	if (fx_enter_mount_ns() < 0)
-		CHILD_SKIP("no private mount namespace: %s", strerror(errno));
+		LM_SKIP(a, "no private mount namespace: %s", strerror(errno));
 	/* The magic link names the child's cwd: "/", outside the root. */
 	CHILD_CHECK(chdir("/") == 0);
 	bool have[LM_SETS];
@@ -1790,9 +1806,9 @@ static int link_mounts_child(void *arg)
 		close(src);
 		close(rootfd);
 		if (err == ENOSYS || err == EPERM)
-			CHILD_SKIP("no open_tree()/move_mount() here (Linux 5.2; valgrind does "
-				   "not know them): %s",
-				   errname(err));
+			LM_SKIP(a, "no open_tree()/move_mount() here (Linux 5.2; valgrind "
+				   "does not know them): %s",
+				errname(err));
 		errno = err;
 		CHILD_CHECK(false, "mounting a link on d/l");
 	}
@@ -1850,8 +1866,8 @@ static int link_mounts_child(void *arg)
 		return 1;
 	for (int s = 0; s < LM_SETS; s++)
 		if (!have[s])
-			CHILD_SKIP("the rows of %s were not run (%s); the others agreed",
-				   lm_set_names[s], why[s]);
+			LM_SKIP(a, "the rows of %s were not run (%s); the others agreed",
+				lm_set_names[s], why[s]);
 	return 0;
 }
 
@@ -1871,8 +1887,20 @@ START_TEST(link_mount_points)
 	};
 	fx_build(e.topfd, top_spec);
 	fx_build(e.rootfd, spec);
-	fx_run_child(link_mounts_child, &e, "links that are mount points");
+	/* Not fx_run_child(): a SKIP must not leave the tree behind. */
+	struct lm_arg a = { &e, mmap(NULL, LM_REASON_MAX, PROT_READ | PROT_WRITE,
+				     MAP_SHARED | MAP_ANONYMOUS, -1, 0) };
+	ck_assert_ptr_ne(a.skip, MAP_FAILED);
+	a.skip[0] = '\0';
+	int rc = sb_run(link_mounts_child, &a);
+	char skip[LM_REASON_MAX];
+	snprintf(skip, sizeof(skip), "%s", a.skip[0] ? a.skip : "(the child gave no reason)");
+	munmap(a.skip, LM_REASON_MAX);
 	env_teardown(&e);
+	if (rc == FX_CHILD_SKIP)
+		fx_skip("links that are mount points: %s", skip);
+	ck_assert_msg(rc == 0, "links that are mount points: the child failed with %d (details "
+		      "on stderr)", rc);
 }
 END_TEST
 
