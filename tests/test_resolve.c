@@ -28,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -176,6 +177,13 @@ static const char *const root_spec[] = {
 	"l lfifo fifo",
 	"l a/b/lupup3 ../../../",
 	"l ljump /a/b/lupup3",
+	"d tb",
+	"d tb/x",
+	"d tb/y",
+	"f tb/x/f x-file",
+	"f tb/y/f y-file",
+	"l tb/x/ly ../y/f",
+	"l tb/x/lyd ../y",
 	NULL,
 };
 
@@ -323,6 +331,10 @@ static const struct row rows[] = {
 	ROW("a/b/c/../c/../../b/c/file", RD, 0, OBJ("a/b/c/file"), OBJ("a/b/c/file")),
 	ROW("a/b/../b", P, 0, OBJ("a/b"), OBJ("a/b")),
 	ROW("a/b/../c/file", RD, 0, ERR(ENOENT), ERR(ENOENT)),
+	/* ".." then another name: x is not taken back (tb/x/f differs) */
+	ROW("tb/x/../y/f", RD, 0, OBJ("tb/y/f"), OBJ("tb/y/f")),
+	ROW("tb/x/ly", RD, 0, OBJ("tb/y/f"), OBJ("tb/y/f")),
+	ROW("tb/x/lyd/f", RD, 0, OBJ("tb/y/f"), OBJ("tb/y/f")),
 	ROW("a/b/lsame/file", RD, 0, OBJ("a/b/c/file"), OBJ("a/b/c/file")),
 	ROW("a/b/lsame/../lsame/file", RD, 0, OBJ("a/b/c/file"), OBJ("a/b/c/file")),
 	ROW("a/b/lsame/../../b/./c/file", RD, 0, OBJ("a/b/c/file"), OBJ("a/b/c/file")),
@@ -1600,6 +1612,298 @@ START_TEST(link_facts_per_mount)
 }
 END_TEST
 
+/* ------------------------------------------------------------------ links that are mount points */
+
+/*
+ * A symlink can itself be a mount point (open_tree() of a link, move_mount()
+ * onto a link's name), and the kernel judges a link by its own mount
+ * (fs/namei.c, pick_link() after the mount is traversed): the body it
+ * follows is the mounted link's, nosymfollow is the mounted link's mount's,
+ * a magic link is magic because the mounted link is procfs's, and reaching
+ * the link is already a mount crossing (NO_XDEV: EXDEV). The tree, rebuilt
+ * in a private mount namespace (d/ is on the root's filesystem):
+ *   d/x/f, d/y/f   two different files
+ *   d/l  -> x      covered by a mounted link "y"     (the kernel follows "y")
+ *   d/la -> x      covered by a mounted link "/d/y"  (absolute: BENEATH EXDEV)
+ *   d/n  -> x      covered by a link "y" from a nosymfollow tmpfs (ELOOP)
+ *   d/n2           a regular file covered by that same link
+ *   d/m  -> x      covered by the magic link /proc/self/cwd (the child's
+ *                  cwd is "/": a walker that reads its text as an ordinary
+ *                  body lands on the root under IN_ROOT, and finds root/f)
+ * Each row gives the kernel's answer (taken from openat2 on Linux 6.18)
+ * under BENEATH and under IN_ROOT, each with nothing, NO_XDEV,
+ * NO_MAGICLINKS and NO_SYMLINKS added; every answer is checked three ways,
+ * and the number of resolutions run is checked too. A setup this kernel
+ * cannot build (nosymfollow is 5.10) leaves its rows out and makes the case
+ * a SKIP, not a PASS, unless another row failed.
+ */
+enum { LM_LINK, LM_NOSYMFOLLOW, LM_MAGIC, LM_SETS };
+static const char *const lm_set_names[] = {
+	"a link mounted on a link",
+	"a link from a nosymfollow mount",
+	"a procfs magic link mounted into the tree",
+};
+
+struct lm_want {
+	const char *obj; /* relative to the root, or NULL and err */
+	int err;
+};
+
+struct lmrow {
+	const char *path;
+	uint64_t flags;
+	int set; /* LM_*: the setup the row needs */
+	struct lm_want b[4], i[4]; /* BENEATH, IN_ROOT; each + 0, NX, NM, NS */
+};
+
+static const uint64_t lm_extra[4] = { 0, NX, NM, NS };
+
+#define Y(o) { (o), 0 }
+#define EX { NULL, EXDEV }
+#define LP { NULL, ELOOP }
+#define NOTDIR { NULL, ENOTDIR }
+#define OD O_DIRECTORY
+static const struct lmrow lmrows[] = {
+	/* (a) the body followed is the mounted link's ("y", not "x") */
+	{ "d/l/f", RD, LM_LINK, { Y("d/y/f"), EX, Y("d/y/f"), LP },
+	  { Y("d/y/f"), EX, Y("d/y/f"), LP } },
+	{ "d/l/f", PN, LM_LINK, { Y("d/y/f"), EX, Y("d/y/f"), LP },
+	  { Y("d/y/f"), EX, Y("d/y/f"), LP } },
+	{ "d/l/f", OD, LM_LINK, { NOTDIR, EX, NOTDIR, LP }, { NOTDIR, EX, NOTDIR, LP } },
+	{ "d/l", P, LM_LINK, { Y("d/y"), EX, Y("d/y"), LP }, { Y("d/y"), EX, Y("d/y"), LP } },
+	{ "d/l", PN, LM_LINK, { Y("d/l"), EX, Y("d/l"), Y("d/l") },
+	  { Y("d/l"), EX, Y("d/l"), Y("d/l") } },
+	{ "d/l", RD, LM_LINK, { Y("d/y"), EX, Y("d/y"), LP }, { Y("d/y"), EX, Y("d/y"), LP } },
+	{ "d/l", OD, LM_LINK, { Y("d/y"), EX, Y("d/y"), LP }, { Y("d/y"), EX, Y("d/y"), LP } },
+	{ "d/la/f", RD, LM_LINK, { EX, EX, EX, LP }, { Y("d/y/f"), EX, Y("d/y/f"), LP } },
+	{ "d/la/f", PN, LM_LINK, { EX, EX, EX, LP }, { Y("d/y/f"), EX, Y("d/y/f"), LP } },
+	{ "d/la", P, LM_LINK, { EX, EX, EX, LP }, { Y("d/y"), EX, Y("d/y"), LP } },
+	{ "d/la", PN, LM_LINK, { Y("d/la"), EX, Y("d/la"), Y("d/la") },
+	  { Y("d/la"), EX, Y("d/la"), Y("d/la") } },
+	{ "d/la", OD, LM_LINK, { EX, EX, EX, LP }, { Y("d/y"), EX, Y("d/y"), LP } },
+	/* (b) the mounted link's mount is nosymfollow: ELOOP, though d/ is not */
+	{ "d/n/f", RD, LM_NOSYMFOLLOW, { LP, EX, LP, LP }, { LP, EX, LP, LP } },
+	{ "d/n/f", PN, LM_NOSYMFOLLOW, { LP, EX, LP, LP }, { LP, EX, LP, LP } },
+	{ "d/n", P, LM_NOSYMFOLLOW, { LP, EX, LP, LP }, { LP, EX, LP, LP } },
+	{ "d/n", PN, LM_NOSYMFOLLOW, { Y("d/n"), EX, Y("d/n"), Y("d/n") },
+	  { Y("d/n"), EX, Y("d/n"), Y("d/n") } },
+	{ "d/n", RD, LM_NOSYMFOLLOW, { LP, EX, LP, LP }, { LP, EX, LP, LP } },
+	{ "d/n", OD, LM_NOSYMFOLLOW, { LP, EX, LP, LP }, { LP, EX, LP, LP } },
+	{ "d/n2/f", RD, LM_NOSYMFOLLOW, { LP, EX, LP, LP }, { LP, EX, LP, LP } },
+	{ "d/n2", P, LM_NOSYMFOLLOW, { LP, EX, LP, LP }, { LP, EX, LP, LP } },
+	{ "d/n2", PN, LM_NOSYMFOLLOW, { Y("d/n2"), EX, Y("d/n2"), Y("d/n2") },
+	  { Y("d/n2"), EX, Y("d/n2"), Y("d/n2") } },
+	{ "d/n2", RD, LM_NOSYMFOLLOW, { LP, EX, LP, LP }, { LP, EX, LP, LP } },
+	/* (c) a magic link, wherever it is mounted: EXDEV under a scope, ELOOP
+	 * with NO_MAGICLINKS (or NO_SYMLINKS) */
+	{ "d/m/f", RD, LM_MAGIC, { EX, EX, LP, LP }, { EX, EX, LP, LP } },
+	{ "d/m/f", PN, LM_MAGIC, { EX, EX, LP, LP }, { EX, EX, LP, LP } },
+	{ "d/m", P, LM_MAGIC, { EX, EX, LP, LP }, { EX, EX, LP, LP } },
+	{ "d/m", PN, LM_MAGIC, { Y("d/m"), EX, Y("d/m"), Y("d/m") },
+	  { Y("d/m"), EX, Y("d/m"), Y("d/m") } },
+	{ "d/m", RD, LM_MAGIC, { EX, EX, LP, LP }, { EX, EX, LP, LP } },
+	{ "d/m", OD, LM_MAGIC, { EX, EX, LP, LP }, { EX, EX, LP, LP } },
+	/* reached after "..", left by "..", and the tree around them */
+	{ "d/l/../x/f", RD, LM_LINK, { Y("d/x/f"), EX, Y("d/x/f"), LP },
+	  { Y("d/x/f"), EX, Y("d/x/f"), LP } },
+	{ "d/x/../l/f", RD, LM_LINK, { Y("d/y/f"), EX, Y("d/y/f"), LP },
+	  { Y("d/y/f"), EX, Y("d/y/f"), LP } },
+	{ "d/x/../n/f", RD, LM_NOSYMFOLLOW, { LP, EX, LP, LP }, { LP, EX, LP, LP } },
+	{ "d/y/../m/f", RD, LM_MAGIC, { EX, EX, LP, LP }, { EX, EX, LP, LP } },
+	{ "d/x/../y/f", RD, LM_LINK, { Y("d/y/f"), Y("d/y/f"), Y("d/y/f"), Y("d/y/f") },
+	  { Y("d/y/f"), Y("d/y/f"), Y("d/y/f"), Y("d/y/f") } },
+};
+#undef Y
+#undef EX
+#undef LP
+#undef NOTDIR
+#undef OD
+
+#ifndef OPEN_TREE_CLONE
+#define OPEN_TREE_CLONE 1 /* Linux 5.2, <linux/mount.h> */
+#endif
+#ifndef MOVE_MOUNT_F_EMPTY_PATH
+#define MOVE_MOUNT_F_EMPTY_PATH 0x00000004
+#endif
+#ifndef OPEN_TREE_CLOEXEC
+#define OPEN_TREE_CLOEXEC O_CLOEXEC
+#endif
+#ifndef SYS_move_mount
+#ifdef __alpha__
+#define SYS_move_mount 539 /* 5.2; alpha adds 110 to the common numbers */
+#else
+#define SYS_move_mount 429 /* 5.2 */
+#endif
+#endif
+
+/* Mount the link src (itself, not what it names) on dst (not followed:
+ * without MOVE_MOUNT_T_SYMLINKS a link at dst is covered). 0, or -1 with
+ * errno. */
+static int lm_mount_link(int srcdir, const char *src, int dstdir, const char *dst)
+{
+	long t = syscall(SYS_open_tree, srcdir, src,
+			 OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_SYMLINK_NOFOLLOW);
+	if (t < 0)
+		return -1;
+	long r = syscall(SYS_move_mount, (int)t, "", dstdir, dst, MOVE_MOUNT_F_EMPTY_PATH);
+	int saved = errno;
+	close((int)t);
+	errno = saved;
+	return r < 0 ? -1 : 0;
+}
+
+/* A tmpfs on top/name holding the link `link` -> `body`; its directory, or -1. */
+static int lm_tmpfs(const char *top, const char *name, unsigned long mflags, const char *link,
+		    const char *body)
+{
+	char p[PATH_MAX];
+	snprintf(p, sizeof(p), "%s/%s", top, name);
+	if (mount("tmpfs", p, "tmpfs", mflags, "size=64k") < 0)
+		return -1;
+	int fd = open(p, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (fd >= 0 && symlinkat(body, fd, link) < 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+#define LM_REASON_MAX 512
+struct lm_arg {
+	const struct env *e;
+	char *skip; /* shared with the parent (LM_REASON_MAX): why the child skipped */
+};
+
+/* The child cannot run (some of) the rows: say why, return FX_CHILD_SKIP. */
+#define LM_SKIP(a, ...)                                                 \
+	do {                                                            \
+		snprintf((a)->skip, LM_REASON_MAX, __VA_ARGS__);        \
+		fprintf(stderr, "link mounts: skip: %s\n", (a)->skip); \
+		return FX_CHILD_SKIP;                                   \
+	} while (0)
+
+static int link_mounts_child(void *arg)
+{
+	struct lm_arg *a = arg;
+	const struct env *e = a->e;
+	if (fx_enter_mount_ns() < 0)
+		LM_SKIP(a, "no private mount namespace: %s", strerror(errno));
+	/* The magic link names the child's cwd: "/", outside the root. */
+	CHILD_CHECK(chdir("/") == 0);
+	bool have[LM_SETS];
+	char why[LM_SETS][128];
+	int src = lm_tmpfs(e->top, "lmsrc", 0, "ly", "y");
+	CHILD_CHECK(src >= 0, "tmpfs with the links to mount");
+	CHILD_CHECK(symlinkat("/d/y", src, "lay") == 0);
+	/* Opened only now: a descriptor from before unshare() is on the old
+	 * mount table (move_mount() would refuse it). */
+	char rp[PATH_MAX];
+	snprintf(rp, sizeof(rp), "%s/root", e->top);
+	int rootfd = open(rp, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	CHILD_CHECK(rootfd >= 0);
+	if (lm_mount_link(src, "ly", rootfd, "d/l") < 0) {
+		int err = errno;
+		close(src);
+		close(rootfd);
+		if (err == ENOSYS || err == EPERM)
+			LM_SKIP(a, "no open_tree()/move_mount() here (Linux 5.2; valgrind "
+				   "does not know them): %s",
+				errname(err));
+		errno = err;
+		CHILD_CHECK(false, "mounting a link on d/l");
+	}
+	CHILD_CHECK(lm_mount_link(src, "lay", rootfd, "d/la") == 0);
+	close(src);
+	have[LM_LINK] = true;
+	/* MS_NOSYMFOLLOW is Linux 5.10: EINVAL before. */
+	int nsf = lm_tmpfs(e->top, "lmnsf", MS_NOSYMFOLLOW, "s", "y");
+	have[LM_NOSYMFOLLOW] = nsf >= 0;
+	if (nsf < 0) {
+		snprintf(why[LM_NOSYMFOLLOW], sizeof(why[0]),
+			 "no nosymfollow mount (Linux 5.10): %s", errname(errno));
+	} else {
+		CHILD_CHECK(lm_mount_link(nsf, "s", rootfd, "d/n") == 0);
+		CHILD_CHECK(lm_mount_link(nsf, "s", rootfd, "d/n2") == 0);
+		close(nsf);
+	}
+	have[LM_MAGIC] = lm_mount_link(AT_FDCWD, "/proc/self/cwd", rootfd, "d/m") == 0;
+	if (!have[LM_MAGIC])
+		snprintf(why[LM_MAGIC], sizeof(why[0]), "/proc/self/cwd cannot be mounted here: %s",
+			 errname(errno));
+	struct stat st;
+	CHILD_CHECK(fstatat(rootfd, "d/l", &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode));
+	bool kernel = kernel_has_openat2();
+	int ways = kernel ? RUN_MODES : RUN_MODES - 1;
+	int failures = 0, runs = 0, want_runs = 0;
+	for (size_t k = 0; k < sizeof(lmrows) / sizeof(lmrows[0]); k++) {
+		const struct lmrow *r = &lmrows[k];
+		if (!have[r->set])
+			continue;
+		want_runs += 2 * 4 * ways;
+		char kind[48];
+		snprintf(kind, sizeof(kind), "link-mount (flags %#llo)",
+			 (unsigned long long)r->flags);
+		for (int s = 0; s < 2; s++) {
+			for (int x = 0; x < 4; x++) {
+				const struct lm_want *w = s ? &r->i[x] : &r->b[x];
+				uint64_t res = (s ? I : B) | lm_extra[x];
+				for (int way = 0; way < RUN_MODES; way++) {
+					if (way == RUN_KERNEL && !kernel)
+						continue;
+					int fd = open_way(way, rootfd, r->path, r->flags, 0, res);
+					failures += row_verdict(kind, rootfd, r->path, res,
+								way, w->obj, w->err, fd,
+								fd < 0 ? errno : 0);
+					runs++;
+				}
+			}
+		}
+	}
+	close(rootfd);
+	fprintf(stderr, "link mounts: %d resolutions compared, %d failures\n", runs, failures);
+	CHILD_CHECK(runs == want_runs && runs > 0, "ran %d of %d resolutions", runs, want_runs);
+	if (failures)
+		return 1;
+	for (int s = 0; s < LM_SETS; s++)
+		if (!have[s])
+			LM_SKIP(a, "the rows of %s were not run (%s); the others agreed",
+				lm_set_names[s], why[s]);
+	return 0;
+}
+
+START_TEST(link_mount_points)
+{
+	if (!sb_can_mount())
+		fx_skip("cannot mount here (not root, no user namespace): link mount-point "
+			"rows not run");
+	struct env e;
+	env_setup(&e);
+	static const char *const top_spec[] = { "d lmsrc", "d lmnsf", NULL };
+	static const char *const spec[] = {
+		"d d",	   "d d/x",	     "d d/y",	"f d/x/f x-file", "f d/y/f y-file",
+		"l d/l x", "l d/la x", "l d/n x", "f d/n2 covered", "l d/m x",
+		"f f root-f", /* what taking d/m's text "/" as a body finds under IN_ROOT */
+		NULL,
+	};
+	fx_build(e.topfd, top_spec);
+	fx_build(e.rootfd, spec);
+	/* Not fx_run_child(): a SKIP must not leave the tree behind. */
+	struct lm_arg a = { &e, mmap(NULL, LM_REASON_MAX, PROT_READ | PROT_WRITE,
+				     MAP_SHARED | MAP_ANONYMOUS, -1, 0) };
+	ck_assert_ptr_ne(a.skip, MAP_FAILED);
+	a.skip[0] = '\0';
+	int rc = sb_run(link_mounts_child, &a);
+	char skip[LM_REASON_MAX];
+	snprintf(skip, sizeof(skip), "%s", a.skip[0] ? a.skip : "(the child gave no reason)");
+	munmap(a.skip, LM_REASON_MAX);
+	env_teardown(&e);
+	if (rc == FX_CHILD_SKIP)
+		fx_skip("links that are mount points: %s", skip);
+	ck_assert_msg(rc == 0, "links that are mount points: the child failed with %d (details "
+		      "on stderr)", rc);
+}
+END_TEST
+
 /* ------------------------------------------------------------------ the kernel selftest's tree */
 
 /*
@@ -2152,6 +2456,7 @@ static Suite *resolve_suite(void)
 	tcase_add_test(tc, no_xdev_mounts);
 	tcase_add_test(tc, no_xdev_bind_without_handles);
 	tcase_add_test(tc, link_facts_per_mount);
+	tcase_add_test(tc, link_mount_points);
 	tcase_add_test(tc, kernel_selftest_tree);
 	tcase_add_test(tc, without_openat2_enosys);
 	tcase_add_test(tc, without_openat2_eperm);
