@@ -679,6 +679,48 @@ START_TEST(procfs_spoofed)
 }
 END_TEST
 
+/*
+ * The default path hands a kernel ELOOP to the walker only to undo the
+ * kernel's double count of links (more than SO_MAXSYMLINKS / 3 of them).
+ * With fewer, the kernel's ELOOP is the answer even when the walker would
+ * say something else: here it cannot read links at all (readlinkat fails
+ * with EIO), and "self/cwd" beneath /proc under NO_MAGICLINKS must still be
+ * the kernel's ELOOP, not the walker's EIO.
+ */
+static int child_kernel_eloop(void *arg)
+{
+	(void)arg;
+	int proc = open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (proc < 0)
+		return FX_CHILD_SKIP;
+	struct sb_rule rule = SB_ALWAYS(SYS_readlinkat, EIO);
+	CHILD_CHECK(sb_seccomp(&rule, 1) == 0, "seccomp: %s", strerror(errno));
+	int fds = fx_fd_count();
+	struct safe_open_how how = { .flags = O_PATH,
+				     .resolve = SAFE_RESOLVE_BENEATH | SAFE_RESOLVE_NO_MAGICLINKS };
+	int fd = safe_openat2(proc, "self/cwd", &how, sizeof(how));
+	CHILD_CHECK(fd < 0 && errno == ELOOP, "default path: %d %s (the kernel says ELOOP)", fd,
+		    strerror(errno));
+	how.resolve |= SAFE_RESOLVE_USERSPACE;
+	fd = safe_openat2(proc, "self/cwd", &how, sizeof(how));
+	CHILD_CHECK(fd < 0 && errno == EIO, "walker without readlinkat: %d %s", fd,
+		    strerror(errno));
+	CHILD_CHECK(fx_fd_count() == fds, "descriptors: %d before, %d after", fds, fx_fd_count());
+	close(proc);
+	return 0;
+}
+
+START_TEST(kernel_eloop_stands)
+{
+	if (!dc_kernel_has_openat2())
+		fx_skip("no openat2 here: the default path is the walker");
+	int rc = sb_run(child_kernel_eloop, NULL);
+	if (rc == FX_CHILD_SKIP)
+		fx_skip("no /proc here");
+	ck_assert_int_eq(rc, 0);
+}
+END_TEST
+
 static Suite *fault_suite(void)
 {
 	Suite *s = suite_create("fault");
@@ -692,6 +734,7 @@ static Suite *fault_suite(void)
 	tcase_add_test(tc, openat2_eperm_after_first_use);
 	tcase_add_test(tc, openat2_enosys_with_mounts);
 	tcase_add_test(tc, openat2_and_statx_enosys_with_mounts);
+	tcase_add_test(tc, kernel_eloop_stands);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("tmpfile");
