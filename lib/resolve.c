@@ -5,73 +5,86 @@
  * readlinkat, fstatfs/statx where a link or NO_XDEV needs them, and one final
  * open of a single name with the caller's flags.
  *
- * Safety argument (see also doc/design.md, "The resolver").
+ * Safety argument (the full one, with the costs: doc/design.md, "The
+ * resolver"; this is its summary at the code).
  *
  * Invariant: the walk stands in a directory `cur` at level `depth` of a chain
  * root = level 0 -> level 1 -> ... -> level depth, in which every level was
  * reached from the one before it by opening a single name, and nothing else
- * (no ".." of the kernel, no path with '/'). The walk holds an O_PATH
- * descriptor of each of the deepest WALK_HELD (32) levels of that chain and
- * remembers the name of every level.
+ * (no ".." of the kernel, no path with '/'). The walk remembers the name of
+ * every level and holds O_PATH descriptors of some of them: a ring of up to
+ * WALK_HELD (32) consecutive levels ending at cur (the older half is given
+ * back when it is full, the oldest one under EMFILE), and up to WALK_CKPT
+ * (24) checkpoints above the ring, spaced more widely the farther they are
+ * from cur (ck_keep()).
  *
  *  1. Descending: a single name (never containing '/') is opened relative to
  *     cur with O_PATH|O_NOFOLLOW. Whatever the name is at that instant, the
  *     object is a child of cur (or the root of a mount on that child), so it
  *     is beneath whenever cur is. Symlinks are never followed by the kernel:
- *     the walker reads the body (readlinkat() of the single name relative to
- *     cur, or of the link's own O_PATH fd) and splices it in front of the
- *     rest of the path, so a body is resolved with exactly the same rules
- *     as the path (an absolute body is EXDEV under BENEATH and restarts at
- *     the root under IN_ROOT; its ".." are checked).
+ *     the walker reads the body and splices it in front of the rest of the
+ *     path, so a body is resolved with exactly the same rules as the path
+ *     (an absolute body is EXDEV under BENEATH and restarts at the root under
+ *     IN_ROOT; its ".." are checked).
  *  2. Climbing: ".." at depth 0 is EXDEV (BENEATH) or a no-op (IN_ROOT) and
  *     touches nothing above the root. At depth d > 0 the kernel's ".." is
  *     never used: the walk goes back to level d-1 of its own chain, through
- *     the descriptor it holds for it, or (more than WALK_HELD levels up) by
- *     descending again from the root by the recorded names. So ".." always
- *     lands on a directory reached from the root by single-name lookups; no
- *     identity is compared, so no inode number can be reused against it
- *     (an identity check by (st_dev, st_ino) of a directory not held open
- *     was defeated that way: rmdir + mkdir elsewhere). Without concurrent
- *     changes level d-1 is exactly the kernel's ".." of cur; under them the
- *     walk may use the level it came from where openat2 would see cur's new
- *     parent, an answer the walk could have got a moment earlier. The level
- *     a ".." left is itself taken back when the next component is its name
- *     again ("x/../x"), by the same argument (take_back()).
+ *     the descriptor it holds for it or, whenever level d-1 is not held, by
+ *     descending again by the recorded names from the deepest checkpoint
+ *     above it (the root if none): redescend(). A held level or checkpoint
+ *     was reached from the root by single-name lookups and held open since,
+ *     so ".." always lands on a directory reached that way; no identity is
+ *     compared, so no inode number can be reused against it (an identity
+ *     check by (st_dev, st_ino) of a directory not held open was defeated
+ *     that way: rmdir + mkdir elsewhere). Without concurrent changes level
+ *     d-1 is exactly the kernel's ".." of cur; under them the walk may use
+ *     the level it came from where openat2 would see cur's new parent, an
+ *     answer the walk could have got a moment earlier. The level a ".." left
+ *     is itself taken back when the next component is its name again
+ *     ("x/../x"), by the same argument (take_back()).
  *
- * Magic links (procfs links whose target is not a path: /proc/PID/fd/N, exe,
- * cwd, root, map_files/, ns/) are never followed: a symlink on a procfs whose
- * inode number is below the range of procfs' own static entries (0xF0000000,
- * where /proc/self, /proc/thread-self, /proc/mounts, /proc/net live) is a
- * magic link: ELOOP with NO_MAGICLINKS, else EXDEV, as the kernel. On a
- * nosymfollow mount no link is followed (ELOOP). Both are facts of the mount
- * a link is on: fstatfs() learns them once per mount and the walk keeps them
- * while it descends on that mount (openat2's RESOLVE_NO_XDEV reports a
- * descent that crosses one; without openat2 every descent counts as one)
- * and while ".." leaves only levels it entered on the same mount.
+ * Links are judged by their own mount, as the kernel's pick_link() does:
+ * on a nosymfollow mount no link is followed (ELOOP); a procfs link whose
+ * inode number is below procfs' static entries (0xF0000000, where
+ * /proc/self, /proc/thread-self, /proc/mounts live) is a magic link (ELOOP
+ * with NO_MAGICLINKS, else EXDEV); NO_XDEV counts the crossing into a link
+ * that is a mount point. fstatfs() of cur learns its mount's facts once per
+ * mount (cur_fs(): kept while the walk descends without crossing a mount,
+ * which openat2's RESOLVE_NO_XDEV reports; without openat2 every descent
+ * counts as a crossing). A link is read by name (readlinkat(cur, name)) and
+ * judged by cur's facts only when it is shown not to be a mount point
+ * (link_on_cur_mount()); otherwise its own O_PATH descriptor is opened and
+ * fstatfs()'d (the careful way, follow_link()).
  *
  * NO_XDEV: every object the walk visits must carry the root's mount id
- * (statx STATX_MNT_ID, else name_to_handle_at), which catches bind mounts on
- * the same filesystem and mounts crossed by "..".
+ * (statx STATX_MNT_ID, else name_to_handle_at or procfs fdinfo), which
+ * catches bind mounts on the same filesystem and mounts crossed by "..".
  *
  * The final component is opened with the caller's real flags by one call on
  * a single name relative to the verified parent that never follows a
  * symlink (openat2 RESOLVE_NO_SYMLINKS where it exists, else O_NOFOLLOW):
  * the object it touches (truncates, creates, opens as a FIFO/device) is a
  * child of a directory known to be beneath. If that open reports a symlink
- * (ELOOP, or ENOTDIR with O_DIRECTORY) and the link is to be followed, the
- * link is re-opened O_PATH|O_NOFOLLOW, checked to be a symlink and followed by
- * the walker. With NO_XDEV the name is checked O_PATH first, so the real open
- * never crosses a mount that was there before it.
+ * (ELOOP, or ENOTDIR with O_DIRECTORY) and the link is to be followed, its
+ * body is read by name (trailing_by_name(): not in a sticky world-writable
+ * directory, where the link's owner decides, and not for a link that may be
+ * a mount point), or through its own O_PATH descriptor, and spliced in.
+ * With NO_XDEV the name is checked O_PATH first, so the real open never
+ * crosses a mount that was there before it.
  *
- * The walker holds at most WALK_HELD + WALK_RETIRED + 4 fds of its own
- * whatever the depth (the held levels, cur among them; up to WALK_RETIRED
- * levels left by ".." that wait to be closed in one batch; the pinned cwd
- * for AT_FDCWD; at most three while examining the last component), all
- * O_CLOEXEC, closed on every path. Under EMFILE/ENFILE it gives back its oldest held level and retries,
- * so it still works with 3 free descriptors. It allocates no memory for a
- * path within PATH_MAX with link bodies that fit next to it (8 KiB) and
- * level names within PATH_MAX bytes; beyond that it grows heap buffers
- * rather than fail.
+ * The walker holds at most WALK_FDS + 4 descriptors of its own whatever the
+ * depth (the ring, cur among them; the checkpoints; up to WALK_RETIRED levels
+ * left by ".." or by an IN_ROOT jump that wait to be closed in one batch; the
+ * pinned cwd for AT_FDCWD; at most three while examining the last
+ * component), all O_CLOEXEC, closed on every path. Under EMFILE/ENFILE it
+ * gives back the retired ones, then its checkpoints, then its oldest held
+ * level, and retries, so it still works with 3 free descriptors. Its cost is
+ * linear in the components walked, link bodies included: a ".." onto a
+ * level that is not held re-descends from a checkpoint, each level being
+ * opened O(log4 depth) times in all (design.md, "The cost of '..'"). It
+ * allocates no memory for a path within PATH_MAX with link bodies that fit
+ * next to it (8 KiB) and level names within PATH_MAX bytes; beyond that it
+ * grows heap buffers rather than fail.
  */
 #include "internal.h"
 
@@ -563,6 +576,10 @@ static bool link_on_cur_mount(const struct walk *w, const char *name, enum mnt_r
 #define FS_PROC 2U        /* procfs: magic links live there */
 #define FS_NOSYMFOLLOW 4U /* mounted nosymfollow: no link is followed */
 
+/* cur's mount facts, learnt once per mount. Premise of the cache: w->fs
+ * is cleared whenever cur may be on another mount than the one it was
+ * learnt on (push_level() of a crossing or an unknown descent, a ".." out of
+ * a level entered that way, every re-descent and jump). */
 static int cur_fs(struct walk *w, unsigned int *fs)
 {
 	if (!(w->fs & FS_KNOWN)) {
@@ -1057,8 +1074,11 @@ static bool take_back(struct walk *w, const struct comp *c, int back)
 	/* Premise: `back` is the level the ".." right before this component
 	 * left, still the newest retired descriptor (nothing retired or closed
 	 * since), and its recorded name follows the chain's names. */
-	if (back < 0 || w->nretired == 0 || w->retired[w->nretired - 1] != back)
+	if (back < 0)
 		return false;
+	/* Nothing retires or closes a descriptor between a ".." and the next
+	 * component. */
+	assert(w->nretired > 0 && w->retired[w->nretired - 1] == back);
 #ifndef SAFEOPEN_MUTATE_TAKE_BACK_NAME
 	if (strcmp(w->names + w->names_len, c->name) != 0)
 		return false;
