@@ -70,10 +70,9 @@
  *   and then lets the walker, whose ".." check is local to the directories it
  *   walked, decide: @c EAGAIN is rarer than with openat2() and means that the
  *   directories of this walk kept moving.
- * - @c ELOOP: after an abandoned RCU walk the kernel can count some links
- *   twice and say @c ELOOP for a path of more than 20 links that resolves (or
- *   escapes); the library counts each link once (40 at most) and answers
- *   deterministically.
+ * - @c ELOOP: for a path of more than 13 links the kernel may count some
+ *   links more than once; the library then counts each once (40 at most).
+ *   Every other @c ELOOP is the kernel's (safe_openat2(3)).
  * - #SAFE_RESOLVE_CACHED is always @c EAGAIN when the walker does the work.
  * - The library's own rules: exactly one of #SAFE_RESOLVE_BENEATH and
  *   #SAFE_RESOLVE_IN_ROOT (@c EINVAL otherwise), #SAFE_RESOLVE_NO_DOTDOT, and
