@@ -1471,6 +1471,99 @@ SAFE_PUBLIC SAFE_NODISCARD ssize_t safe_realpath_beneath(int dirfd, const char *
 /** @} */
 
 /**
+ * @defgroup safeopen_walk Confined tree walks
+ *
+ * A tree walk beneath a root (find, du, chown -R, chmod -R, cp -a): every
+ * directory is entered by a single name opened @c O_NOFOLLOW from its parent,
+ * a symbolic link is reported and never followed, going back up never uses
+ * the kernel's "..", and the number of descriptors is bounded whatever the
+ * depth. Each entry comes with its parent's descriptor and its single name,
+ * for *at() calls that act on exactly that entry. The reference is
+ * safe_walk_open(3).
+ * @{
+ */
+
+/** safe_walk_open(): do not enter a directory on another mount than its
+ * parent (it is reported as #SAFE_WALK_MOUNT); like find -xdev. */
+#define SAFE_WALK_XDEV (1ULL << 56)
+/** safe_walk_open(): also report each directory after its entries
+ * (#SAFE_WALK_POST). */
+#define SAFE_WALK_POSTORDER (1ULL << 57)
+/** safe_walk_open(): do not stat entries that are not directories when the
+ * directory entry tells their type: their statx has only @c STATX_TYPE and
+ * @c STATX_INO. */
+#define SAFE_WALK_NO_STAT (1ULL << 58)
+/** safe_walk_open(): the first entry with an error ends the walk:
+ * safe_walk_next() returns -1 with that errno instead of reporting it. */
+#define SAFE_WALK_STOP_ON_ERROR (1ULL << 59)
+
+/** A directory, before its entries (its own descriptor is lent as @c fd). */
+#define SAFE_WALK_PRE 1
+/** A directory, after its entries (#SAFE_WALK_POSTORDER, or its listing
+ * ended early: @c error says why). */
+#define SAFE_WALK_POST 2
+/** An entry that is not entered: not a directory (a symlink included), or a
+ * directory that could not be opened (@c error). */
+#define SAFE_WALK_LEAF 3
+/** A directory on another mount, not entered because of #SAFE_WALK_XDEV. */
+#define SAFE_WALK_MOUNT 4
+
+/** @brief A walk in progress (opaque). */
+struct safe_walk;
+
+/** @brief One entry of a walk; valid until the next call on the walk. */
+struct safe_walk_entry {
+	const char *path;          /**< The start's path as given, then "/name" per level. */
+	const char *name;          /**< Its name in @c dirfd ("." for a start without parent). */
+	int dirfd;                 /**< Its parent's descriptor (lent): act with *at(dirfd, name). */
+	int fd;                    /**< #SAFE_WALK_PRE / #SAFE_WALK_POST: the directory's own
+	                                descriptor (lent, @c O_RDONLY); else -1. */
+	unsigned int visit;        /**< #SAFE_WALK_PRE, #SAFE_WALK_POST, #SAFE_WALK_LEAF or
+	                                #SAFE_WALK_MOUNT. */
+	int error;                 /**< 0, or the errno of what failed for this entry. */
+	size_t depth;              /**< 0 for the start. */
+	const struct statx *stx;   /**< Its statx (@c stx_mask says which fields; 0 on error). */
+};
+
+/**
+ * @brief Start a confined walk of the tree at @p path beneath @p dirfd.
+ *
+ * @param dirfd Root directory, or @c AT_FDCWD.
+ * @param path  The start (resolved with the @c SAFE_RESOLVE_* bits; a
+ *              trailing symlink is not followed: it is the walk's one entry).
+ * @param flags @c SAFE_RESOLVE_* bits, #SAFE_WALK_XDEV, #SAFE_WALK_POSTORDER,
+ *              #SAFE_WALK_NO_STAT, #SAFE_WALK_STOP_ON_ERROR.
+ * @param[out] w The walk, for safe_walk_next(); free it with safe_walk_close().
+ * @return 0, or -1 with @c errno set (resolution errors of the start,
+ *         @c EINVAL unknown flags, @c ENOMEM).
+ */
+SAFE_PUBLIC SAFE_NODISCARD int safe_walk_open(int dirfd, const char *path, uint64_t flags,
+                                              struct safe_walk **w);
+
+/**
+ * @brief The next entry of the walk: pre-order, each directory's entries in
+ * the order the kernel lists them.
+ *
+ * @return 1 with @p e filled, 0 at the end, -1 with @c errno set
+ *         (#SAFE_WALK_STOP_ON_ERROR: the entry's error; @c EINVAL after that).
+ */
+SAFE_PUBLIC SAFE_NODISCARD int safe_walk_next(struct safe_walk *w, struct safe_walk_entry *e);
+
+/**
+ * @brief Do not enter the directory just reported as #SAFE_WALK_PRE.
+ * @return 0, or -1 with @c EINVAL when the last entry was not a
+ *         #SAFE_WALK_PRE.
+ */
+SAFE_PUBLIC int safe_walk_skip(struct safe_walk *w);
+
+/**
+ * @brief End a walk: closes its descriptors and frees it (NULL is a no-op).
+ */
+SAFE_PUBLIC void safe_walk_close(struct safe_walk *w);
+
+/** @} */
+
+/**
  * @brief The library's version string (for example "0.1.0").
  * @return A static, NUL-terminated string.
  */

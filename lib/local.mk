@@ -15,6 +15,7 @@ lib_libsafeopen_la_SOURCES = \
 	lib/mkdir_all.c \
 	lib/rmtree.c \
 	lib/realpath.c \
+	lib/walk.c \
 	lib/util.c
 lib_libsafeopen_la_CFLAGS = $(AM_CFLAGS) -fvisibility=hidden
 lib_libsafeopen_la_LDFLAGS = $(AM_LDFLAGS) \

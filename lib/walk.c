@@ -1,0 +1,833 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * safe_walk_open() / safe_walk_next() / safe_walk_skip() / safe_walk_close():
+ * a tree walk (find, du, chown -R, cp -a) that stays beneath a root.
+ *
+ * Safety argument:
+ *  - The start is resolved by the resolver: its parent with
+ *    so_resolve_parent(), then its last name opened O_NOFOLLOW|O_DIRECTORY
+ *    from that parent (a symlink is an entry, never followed). So level 0 is
+ *    beneath the root.
+ *  - Every directory below is entered by openat(level, name,
+ *    O_RDONLY|O_DIRECTORY|O_NOFOLLOW) of a single name read from its parent's
+ *    getdents: whatever the name is at that instant, the object opened is a
+ *    child of a directory of the chain (or a mount on that child), and a
+ *    symlink is never followed (ELOOP/ENOTDIR: it is reported as an entry).
+ *    Every entry is reported as (parent descriptor, single name), so a
+ *    caller's *at(dirfd, name, AT_SYMLINK_NOFOLLOW) acts on that child.
+ *  - Going back up never uses the kernel's "..": the walk returns to the
+ *    level it descended from, through the descriptor it holds for it (a ring
+ *    of the SW_HELD deepest levels, level 0, and sparse checkpoints) or by
+ *    descending again from the deepest held level above it by the recorded
+ *    names (redescend()), single names opened as above. A held directory
+ *    cannot be freed, so no other directory can take its place by reusing
+ *    its inode number; a re-descended level must show the identity recorded
+ *    when it was first entered, else the rest of it is given up (EAGAIN):
+ *    the walk never continues in a directory it did not list from the start.
+ *  - A directory moved away while the walk is inside it: after every batch
+ *    of entries read from it, its recorded name in its parent (held) must
+ *    still lead to it (in_place()); if not, the batch is dropped and the rest
+ *    of the directory is given up (its post-order visit carries EAGAIN). So
+ *    no entry is reported from a directory that had already left its place
+ *    when the entry was read. Limit (documented in safe_walk_open(3)): a
+ *    directory whose ancestor (not the directory itself) is moved out of the
+ *    root is walked to its end, as its subtree was beneath the root when read
+ *    and is reached only by single names from it.
+ *  - Mounts: with SAFE_WALK_XDEV a directory on another mount (mount ids,
+ *    which tell bind mounts apart) is reported and not entered. Without it a
+ *    directory on another mount than its parent is entered unless it is one
+ *    of its own ancestors (a bind mount loop: ELOOP).
+ *
+ * Cost: memory O(depth) (one record and the name of each level) plus one
+ * getdents buffer per ring slot that is in use; descriptors at most
+ * SW_HELD + SW_CKPT + 3 whatever the depth (ring, checkpoints, level 0, the
+ * start's parent, one being opened); under EMFILE/ENFILE the shallowest held
+ * level below cur is given back and the open retried. A re-descent opens the
+ * levels between the deepest held one above and the target, and refills the
+ * ring: each level is opened O(log4 depth) times in all (checkpoints spaced
+ * as the resolver's, see ck_keep()).
+ */
+#include "internal.h"
+
+#include <assert.h>
+#include <dirent.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+/* Levels held in the ring (the deepest ones, cur among them). */
+#define SW_HELD 32
+/* Checkpoints below the ring (bound of ck_keep()'s choice). */
+#define SW_CKPT 24
+/* getdents buffer of one ring slot. */
+#define SW_BATCH 32768
+#define SW_NONE ((size_t)-1)
+
+#define SW_ALL_FLAGS \
+	(SAFE_WALK_XDEV | SAFE_WALK_POSTORDER | SAFE_WALK_NO_STAT | SAFE_WALK_STOP_ON_ERROR)
+
+struct sw_level {
+	struct so_ident id; /* as first entered */
+	int fd;             /* O_RDONLY|O_DIRECTORY, or -1 when not held */
+	off_t resume;       /* getdents offset after the last entry taken */
+	bool seek;          /* fd's position is not resume: lseek before reading */
+	bool eof;           /* listed to its end */
+	int err;            /* why its listing stopped early (0: it did not) */
+	size_t nstart;      /* its name: path[nstart..nend) */
+	size_t nend;
+};
+
+struct sw_slot {
+	char *buf;
+	size_t pos, len;
+	size_t owner; /* the level whose batch it holds, or SW_NONE */
+};
+
+struct safe_walk {
+	uint64_t flags;
+	int pfd;         /* the start's parent (O_PATH), or -1 */
+	const char *start_name; /* the start's name in pfd, or "." */
+	char last[NAME_MAX + 1];
+
+	struct sw_level *lv;
+	size_t depth, cap; /* lv[0..depth] is the chain */
+	size_t lo;         /* levels lo..depth are held (the ring), lo >= 1 */
+	size_t ck[SW_CKPT]; /* checkpoints below lo, ascending */
+	size_t nck;
+	struct sw_slot slot[SW_HELD];
+
+	char *path;
+	size_t pathcap;
+	size_t prefix; /* length of the start's path */
+
+	enum { SW_START, SW_RUN, SW_POP, SW_END, SW_DEAD } state;
+	bool start_dir;
+	bool pre_pending; /* the last entry was a PRE: skip() may prune it */
+	struct statx stx;
+	struct statx start_stx;
+};
+
+/* ------------------------------------------------------------------ helpers */
+
+/* (dev, ino) of fd or of name in fd, not following a symlink. */
+static int inode_at(int fd, const char *name, struct so_ident *id)
+{
+	struct statx stx;
+	int atflags = AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT | (*name ? 0 : AT_EMPTY_PATH);
+	if (statx(fd, name, atflags, STATX_TYPE | STATX_INO, &stx) == 0) {
+		*id = so_statx_ident(&stx);
+		return 0;
+	}
+	if (errno != ENOSYS)
+		return -1;
+	struct stat st;
+	if (fstatat(fd, name, &st, atflags) < 0)
+		return -1;
+	*id = so_stat_ident(&st);
+	return 0;
+}
+
+/* statx of name in fd ("" : fd itself) into *stx, never following a link;
+ * where statx is missing, the struct stat fields it has. */
+static int stat_at(int fd, const char *name, unsigned int mask, struct statx *stx)
+{
+	int atflags = AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT | (*name ? 0 : AT_EMPTY_PATH);
+	if (statx(fd, name, atflags, mask, stx) == 0)
+		return 0;
+	if (errno != ENOSYS)
+		return -1;
+	struct stat st;
+	if (fstatat(fd, name, &st, atflags) < 0)
+		return -1;
+	memset(stx, 0, sizeof(*stx));
+	stx->stx_mask = STATX_BASIC_STATS;
+	stx->stx_mode = (uint16_t)st.st_mode;
+	stx->stx_nlink = (uint32_t)st.st_nlink;
+	stx->stx_uid = st.st_uid;
+	stx->stx_gid = st.st_gid;
+	stx->stx_ino = st.st_ino;
+	stx->stx_size = (uint64_t)st.st_size;
+	stx->stx_blocks = (uint64_t)st.st_blocks;
+	stx->stx_blksize = (uint32_t)st.st_blksize;
+	stx->stx_dev_major = major(st.st_dev);
+	stx->stx_dev_minor = minor(st.st_dev);
+	stx->stx_rdev_major = major(st.st_rdev);
+	stx->stx_rdev_minor = minor(st.st_rdev);
+	stx->stx_atime.tv_sec = st.st_atim.tv_sec;
+	stx->stx_atime.tv_nsec = (uint32_t)st.st_atim.tv_nsec;
+	stx->stx_mtime.tv_sec = st.st_mtim.tv_sec;
+	stx->stx_mtime.tv_nsec = (uint32_t)st.st_mtim.tv_nsec;
+	stx->stx_ctime.tv_sec = st.st_ctim.tv_sec;
+	stx->stx_ctime.tv_nsec = (uint32_t)st.st_ctim.tv_nsec;
+	return 0;
+}
+
+/* The identity of the directory open as fd, whose statx is *stx: the mount
+ * id from statx, else from so_ident_at() (which fails rather than guess). */
+static int dir_ident(int fd, const struct statx *stx, struct so_ident *id)
+{
+	if (stx->stx_mask & STATX_MNT_ID) {
+		*id = so_statx_ident(stx);
+		return 0;
+	}
+	return so_ident_at(fd, NULL, id);
+}
+
+/* Keep level `level` open as a checkpoint while the walk stands at `depth`?
+ * Multiples of 4^j within 4^(j+1) levels of depth: at most 3 per power of 4,
+ * so a re-descent from the nearest one opens O(distance) levels and the
+ * whole walk opens each level O(log4 depth) times. */
+static bool ck_keep(size_t level, size_t depth)
+{
+#ifdef SAFEOPEN_MUTATE_WALK_CHECKPOINTS
+	return false; /* mutation (tests only): re-descend from the start */
+#endif
+	size_t dist = depth - level;
+	for (size_t unit = 1; level % unit == 0; unit *= 4) {
+		if (dist / 4 < unit)
+			return true;
+		if (unit > SIZE_MAX / 16)
+			break;
+	}
+	return false;
+}
+
+static void ck_thin(struct safe_walk *w)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < w->nck; i++) {
+		size_t l = w->ck[i];
+		if (ck_keep(l, w->depth))
+			w->ck[k++] = l;
+		else
+			so_closep(&w->lv[l].fd);
+	}
+	w->nck = k;
+}
+
+/* Level l (below the ring now) stays open as a checkpoint, or is closed. */
+static void leave_ring(struct safe_walk *w, size_t l)
+{
+	assert(l >= 1 && w->lv[l].fd >= 0);
+	if (ck_keep(l, w->depth) && w->nck < SW_CKPT) {
+		assert(w->nck == 0 || w->ck[w->nck - 1] < l);
+		w->ck[w->nck++] = l;
+	} else {
+		so_closep(&w->lv[l].fd);
+	}
+}
+
+/* Descriptor pressure: give back the shallowest held level that is neither
+ * level 0 nor cur (a later climb re-descends to it). */
+static bool make_room(struct safe_walk *w, int err)
+{
+	if (err != EMFILE && err != ENFILE)
+		return false;
+	if (w->nck > 0) {
+		so_closep(&w->lv[w->ck[0]].fd);
+		memmove(w->ck, w->ck + 1, (w->nck - 1) * sizeof(w->ck[0]));
+		w->nck--;
+		return true;
+	}
+	if (w->lo >= w->depth)
+		return false;
+	so_closep(&w->lv[w->lo++].fd);
+	return true;
+}
+
+static int open_dir(struct safe_walk *w, int dfd, const char *name)
+{
+	for (;;) {
+#ifdef SAFEOPEN_MUTATE_WALK_NOFOLLOW
+		/* Mutation (tests only): a name swapped for a link is followed. */
+		int c = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+#else
+		int c = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+#endif
+		if (c >= 0 || !make_room(w, errno))
+			return c;
+	}
+}
+
+static int path_reserve(struct safe_walk *w, size_t need)
+{
+	if (need <= w->pathcap)
+		return 0;
+	size_t ncap = w->pathcap * 2;
+	while (ncap < need)
+		ncap *= 2;
+	char *n = realloc(w->path, ncap);
+	if (!n)
+		return so_fail(ENOMEM);
+	w->path = n;
+	w->pathcap = ncap;
+	return 0;
+}
+
+/* Write "/name" after level d's path; returns the name's offset, or
+ * SW_NONE (ENOMEM). path is NUL-terminated after the name. */
+static size_t path_append(struct safe_walk *w, size_t d, const char *name)
+{
+	size_t at = w->lv[d].nend;
+	size_t n = strlen(name);
+	if (path_reserve(w, at + n + 2) < 0)
+		return SW_NONE;
+	if (at == 0 || w->path[at - 1] != '/')
+		w->path[at++] = '/';
+	memcpy(w->path + at, name, n + 1);
+	return at;
+}
+
+static const char *level_name(const struct safe_walk *w, size_t l)
+{
+	return w->path + w->lv[l].nstart;
+}
+
+/* The descriptor the entries of level l are reported against: its parent. */
+static int parent_fd(const struct safe_walk *w, size_t l)
+{
+	return l == 0 ? (w->pfd >= 0 ? w->pfd : w->lv[0].fd) : w->lv[l - 1].fd;
+}
+
+/* ------------------------------------------------------------------ the chain */
+
+/* Push the directory open as fd (owned), named path[nstart..nend), with
+ * identity *id, as level depth + 1. */
+static int push(struct safe_walk *w, int fd, const struct so_ident *id, size_t nstart, size_t nend)
+{
+	if (w->depth + 1 >= w->cap) {
+		size_t ncap = w->cap * 2;
+		struct sw_level *n = realloc(w->lv, ncap * sizeof(*n));
+		if (!n) {
+			so_close(fd);
+			return so_fail(ENOMEM);
+		}
+		w->lv = n;
+		w->cap = ncap;
+	}
+	size_t l = ++w->depth;
+	struct sw_level *lv = &w->lv[l];
+	*lv = (struct sw_level){ .id = *id, .fd = fd, .nstart = nstart, .nend = nend };
+	struct sw_slot *s = &w->slot[l % SW_HELD];
+	if (s->owner == l)
+		s->owner = SW_NONE; /* an earlier directory at this level */
+	if (l - w->lo >= SW_HELD) {
+		leave_ring(w, w->lo);
+		w->lo++;
+	}
+	ck_thin(w);
+	assert(w->lo >= 1 && w->depth - w->lo < SW_HELD && w->nck <= SW_CKPT);
+	return 0;
+}
+
+/* Pop level depth (closing it); the parent becomes cur. */
+static void pop(struct safe_walk *w)
+{
+	assert(w->depth >= 1);
+	size_t l = w->depth;
+	so_closep(&w->lv[l].fd);
+	if (w->slot[l % SW_HELD].owner == l)
+		w->slot[l % SW_HELD].owner = SW_NONE;
+	w->depth--;
+	if (w->lo > w->depth)
+		w->lo = w->depth >= 1 ? w->depth : 1;
+	while (w->nck > 0 && w->ck[w->nck - 1] >= w->lo)
+		w->nck--; /* a checkpoint inside the ring is an ordinary held level now */
+}
+
+/*
+ * Make level t (< depth) held again, if it is not: descend from the deepest
+ * held level above it by the recorded names, single names opened
+ * O_NOFOLLOW|O_DIRECTORY, each of which must show the identity recorded when
+ * it was first entered (never the kernel's "..", never an identity compared
+ * with a directory that is not held: the one compared is opened from a held
+ * level by its name, and held while compared). The levels opened refill the
+ * ring below cur. Returns 0, or -1 with errno (EAGAIN: a name no longer
+ * leads to the directory walked; the level's listing ends there).
+ */
+static int redescend(struct safe_walk *w, size_t t)
+{
+	if (w->lv[t].fd >= 0)
+		return 0;
+	if (w->lv[t].err)
+		return so_fail(w->lv[t].err);
+	assert(t + 1 == w->depth && w->lo == w->depth);
+	/* The deepest held level above t: the last checkpoint (all are below
+	 * the ring, so below t), else level 0. */
+	size_t c = w->nck > 0 ? w->ck[w->nck - 1] : 0;
+	assert(c < t && w->lv[c].fd >= 0);
+	/* The ring after it: levels newlo..depth (at most SW_HELD). */
+	size_t newlo = w->depth + 1 > SW_HELD ? w->depth + 1 - SW_HELD : 1;
+	if (newlo <= c)
+		newlo = c + 1;
+	size_t nck0 = w->nck;
+	for (size_t l = c + 1; l <= t; l++) {
+		struct sw_level *lv = &w->lv[l];
+		int fd = open_dir(w, w->lv[l - 1].fd, level_name(w, l));
+		struct so_ident id;
+		if (fd >= 0 && inode_at(fd, "", &id) < 0) {
+			so_closep(&fd);
+		} else if (fd >= 0 && !so_same_inode(&id, &lv->id)) {
+#ifndef SAFEOPEN_MUTATE_WALK_REDESCEND_ID
+			so_closep(&fd);
+			errno = EAGAIN; /* replaced: not the directory walked */
+#endif
+		}
+		if (fd < 0) {
+			int err = errno == ENOENT || errno == ENOTDIR || errno == ELOOP ? EAGAIN : errno;
+			/* Levels l..t are given up: their listings end here. */
+			for (size_t k = l; k <= t; k++)
+				w->lv[k].err = err;
+			/* Back to the chain as it was: no level above t held but
+			 * the checkpoints. */
+			for (size_t k = c + 1; k < l; k++)
+				so_closep(&w->lv[k].fd);
+			w->nck = nck0;
+			return so_fail(err);
+		}
+		lv->fd = fd;
+		lv->seek = true; /* a new description: resume where it was */
+		if (w->slot[l % SW_HELD].owner == l)
+			w->slot[l % SW_HELD].owner = SW_NONE;
+		/* The level above it, if shallower than the new ring and not c:
+		 * a checkpoint, or closed. */
+		size_t p = l - 1;
+		if (p > c && p < newlo) {
+			if (ck_keep(p, w->depth) && w->nck < SW_CKPT)
+				w->ck[w->nck++] = p;
+			else
+				so_closep(&w->lv[p].fd);
+		}
+	}
+	w->lo = newlo;
+	assert(w->lo >= 1 && w->lo <= t && w->depth - w->lo < SW_HELD);
+	return 0;
+}
+
+/* ------------------------------------------------------------------ reading */
+
+/* Level l's name in its parent still leads to it (the start's: in the held
+ * parent, if it has one). */
+static bool in_place(struct safe_walk *w, size_t l)
+{
+#ifdef SAFEOPEN_MUTATE_WALK_IN_PLACE
+	return true; /* mutation (tests only): a directory moved away is read on */
+#endif
+	if (l == 0 && w->pfd < 0)
+		return true; /* the start has no parent beneath the root */
+	/* The parent is held unless descriptors ran short: hold it again (a
+	 * fact that cannot be learned is a failed check). */
+	if (l > 0 && redescend(w, l - 1) < 0)
+		return false;
+	int pfd = l == 0 ? w->pfd : w->lv[l - 1].fd;
+	const char *name = l == 0 ? w->start_name : level_name(w, l);
+	struct so_ident id;
+	return inode_at(pfd, name, &id) == 0 && so_same_inode(&id, &w->lv[l].id);
+}
+
+/* The next entry of cur (".", ".." skipped), or NULL at its end or on an
+ * error (lv->err). */
+static struct dirent64 *next_dirent(struct safe_walk *w)
+{
+	size_t l = w->depth;
+	struct sw_level *lv = &w->lv[l];
+	struct sw_slot *s = &w->slot[l % SW_HELD];
+	for (;;) {
+		if (lv->err)
+			return NULL;
+		if (s->owner == l) {
+			while (s->pos < s->len) {
+				struct dirent64 *d = (struct dirent64 *)(void *)(s->buf + s->pos);
+				s->pos += d->d_reclen;
+				lv->resume = d->d_off;
+				if (!so_is_dot_or_dotdot(d->d_name))
+					return d;
+			}
+		}
+		if (lv->eof || lv->err)
+			return NULL;
+		if (s->owner != l) {
+			if (s->owner != SW_NONE && s->owner <= w->depth)
+				w->lv[s->owner].seek = true;
+			s->owner = l;
+			s->pos = s->len = 0;
+		}
+		if (!s->buf && !(s->buf = malloc(SW_BATCH))) {
+			lv->err = ENOMEM;
+			return NULL;
+		}
+		if (lv->seek) {
+			if (lseek(lv->fd, lv->resume, SEEK_SET) < 0) {
+				lv->err = errno;
+				return NULL;
+			}
+			lv->seek = false;
+		}
+		ssize_t n = getdents64(lv->fd, s->buf, SW_BATCH);
+		if (n <= 0) {
+			if (n < 0 && errno != ENOENT) /* ENOENT: removed meanwhile */
+				lv->err = errno;
+			lv->eof = true;
+			return NULL;
+		}
+		s->pos = 0;
+		s->len = (size_t)n;
+		if (!in_place(w, l)) {
+			s->len = 0;
+			lv->err = EAGAIN;
+			return NULL;
+		}
+	}
+}
+
+/* ------------------------------------------------------------------ the API */
+
+static void fill(struct safe_walk *w, struct safe_walk_entry *e, unsigned int visit, int err,
+		 size_t depth, const char *name, int dirfd, int fd)
+{
+	e->path = w->path;
+	e->name = name;
+	e->dirfd = dirfd;
+	e->fd = fd;
+	e->visit = visit;
+	e->error = err;
+	e->depth = depth;
+	e->stx = &w->stx;
+}
+
+static void walk_free(struct safe_walk *w)
+{
+	if (w->lv) {
+		for (size_t l = 0; l <= w->depth; l++)
+			so_closep(&w->lv[l].fd);
+		for (size_t i = 0; i < w->nck; i++)
+			so_closep(&w->lv[w->ck[i]].fd);
+	}
+	so_closep(&w->pfd);
+	for (size_t i = 0; i < SW_HELD; i++)
+		free(w->slot[i].buf);
+	free(w->lv);
+	free(w->path);
+	free(w);
+}
+
+int safe_walk_open(int dirfd, const char *path, uint64_t flags, struct safe_walk **wp)
+{
+	uint64_t resolve;
+	if (!wp)
+		return so_fail(EFAULT);
+	*wp = NULL;
+	if (so_op_resolve(flags, SW_ALL_FLAGS, &resolve) < 0)
+		return -1;
+	if (!path)
+		return so_fail(EFAULT);
+	struct safe_walk *w = calloc(1, sizeof(*w));
+	if (!w)
+		return so_fail(ENOMEM);
+	w->flags = flags & SW_ALL_FLAGS;
+	w->pfd = -1;
+	w->cap = 16;
+	w->pathcap = 256;
+	w->lv = calloc(w->cap, sizeof(*w->lv));
+	w->path = malloc(w->pathcap);
+	for (size_t i = 0; i < SW_HELD; i++)
+		w->slot[i].owner = SW_NONE;
+	if (!w->lv || !w->path) {
+		walk_free(w);
+		return so_fail(ENOMEM);
+	}
+	w->lv[0].fd = -1;
+	w->lo = 1;
+
+	/* The start's path as given, without trailing slashes (but "/"). */
+	size_t len = strlen(path);
+	while (len > 1 && path[len - 1] == '/')
+		len--;
+	if (path_reserve(w, len + 1) < 0)
+		goto fail;
+	memcpy(w->path, path, len);
+	w->path[len] = '\0';
+	w->prefix = len;
+	w->lv[0].nstart = 0;
+	w->lv[0].nend = len;
+
+	struct so_last *last = malloc(sizeof(*last));
+	if (!last)
+		goto fail_nomem;
+	w->pfd = so_resolve_parent(dirfd, path, resolve, last);
+	if (w->pfd < 0) {
+		free(last);
+		goto fail;
+	}
+	bool has_parent = !last->is_root && !so_is_dot_or_dotdot(last->name);
+	bool slash = last->trailing_slash;
+	if (has_parent && strlen(last->name) > NAME_MAX) {
+		free(last);
+		errno = ENAMETOOLONG;
+		goto fail;
+	}
+	if (has_parent)
+		memcpy(w->last, last->name, strlen(last->name) + 1);
+	free(last);
+	int top;
+	if (has_parent) {
+		w->start_name = w->last;
+		top = open_dir(w, w->pfd, w->last);
+		if (top < 0 && (errno == ENOTDIR || errno == ELOOP) && !slash) {
+			/* Not a directory (a symlink is not followed): one entry. */
+			if (stat_at(w->pfd, w->last, STATX_BASIC_STATS, &w->start_stx) < 0)
+				goto fail;
+			w->start_dir = false;
+			w->state = SW_START;
+			*wp = w;
+			return 0;
+		}
+	} else {
+		/* The root itself, or a path ending in "." / "..": no parent to
+		 * report it against; the start is reported as "." of itself. */
+		_cleanup_fd_ int p = so_op_open(dirfd, path, resolve, O_DIRECTORY);
+		top = p < 0 ? -1 : openat(p, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		so_closep(&w->pfd);
+		w->start_name = ".";
+	}
+	if (top < 0)
+		goto fail;
+	w->lv[0].fd = top;
+	if (stat_at(top, "", STATX_BASIC_STATS | STATX_MNT_ID, &w->start_stx) < 0 ||
+	    dir_ident(top, &w->start_stx, &w->lv[0].id) < 0)
+		goto fail;
+	if (has_parent && (resolve & SAFE_RESOLVE_NO_XDEV)) {
+		struct so_ident pid;
+		if (so_ident_at(w->pfd, NULL, &pid) < 0)
+			goto fail;
+		if (so_other_mount(&pid, &w->lv[0].id)) {
+			errno = EXDEV;
+			goto fail;
+		}
+	}
+	w->start_dir = true;
+	w->state = SW_START;
+	*wp = w;
+	return 0;
+fail_nomem:
+	errno = ENOMEM;
+fail:;
+	int err = errno;
+	walk_free(w);
+	return so_fail(err);
+}
+
+/* The walk ends with the caller's error (SAFE_WALK_STOP_ON_ERROR). */
+static int stop(struct safe_walk *w, int err)
+{
+	w->state = SW_DEAD;
+	return so_fail(err);
+}
+
+/* Report an entry: 1, or with SAFE_WALK_STOP_ON_ERROR and an error, -1. */
+static int report(struct safe_walk *w, struct safe_walk_entry *e)
+{
+	if (e->error && (w->flags & SAFE_WALK_STOP_ON_ERROR))
+		return stop(w, e->error);
+	return 1;
+}
+
+/* The end of cur's listing: its post-order visit (with
+ * SAFE_WALK_POSTORDER, or when the listing failed), else the climb. Returns
+ * 1 with *e filled, or 0 when nothing is to be reported (climbed). */
+static int end_of_dir(struct safe_walk *w, struct safe_walk_entry *e)
+{
+	size_t l = w->depth;
+	struct sw_level *lv = &w->lv[l];
+	/* The parent, held again if needed (if that fails, its own listing
+	 * ends with the error: reported at its post-order visit). */
+	if (l > 0)
+		(void)redescend(w, l - 1);
+#ifdef SAFEOPEN_MUTATE_WALK_CLIMB
+	/* Mutation (tests only): go on in the parent the kernel's ".." shows. */
+	if (l > 0 && lv->fd >= 0) {
+		int up = openat(lv->fd, "..", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (up >= 0) {
+			so_close(w->lv[l - 1].fd);
+			w->lv[l - 1].fd = up;
+			w->lv[l - 1].seek = true;
+			w->lv[l - 1].err = 0;
+			if (w->slot[(l - 1) % SW_HELD].owner == l - 1)
+				w->slot[(l - 1) % SW_HELD].owner = SW_NONE;
+		}
+	}
+#endif
+	int err = lv->err;
+	if (!(w->flags & SAFE_WALK_POSTORDER) && !err) {
+		if (l == 0) {
+			w->state = SW_END;
+			return 0;
+		}
+		pop(w);
+		return 0;
+	}
+	w->path[lv->nend] = '\0';
+	if (lv->fd < 0 || stat_at(lv->fd, "", STATX_BASIC_STATS, &w->stx) < 0) {
+		memset(&w->stx, 0, sizeof(w->stx));
+		if (!err)
+			err = errno;
+	}
+	int pfd = parent_fd(w, l);
+	fill(w, e, SAFE_WALK_POST, err, l, l == 0 ? w->start_name : level_name(w, l), pfd,
+	     lv->fd);
+	w->state = l == 0 ? SW_END : SW_POP;
+	return 1;
+}
+
+/* One entry of cur named d: fill *e. Returns 1 (reported), 0 (vanished). */
+static int entry(struct safe_walk *w, struct dirent64 *d, struct safe_walk_entry *e)
+{
+	size_t l = w->depth;
+	int cur = w->lv[l].fd;
+	size_t at = path_append(w, l, d->d_name);
+	if (at == SW_NONE) {
+		fill(w, e, SAFE_WALK_LEAF, ENOMEM, l + 1, "", cur, -1);
+		memset(&w->stx, 0, sizeof(w->stx));
+		return 1;
+	}
+	const char *name = w->path + at;
+	size_t nend = at + strlen(name);
+	unsigned char type = d->d_type;
+	if (type != DT_DIR) {
+		if (type != DT_UNKNOWN && (w->flags & SAFE_WALK_NO_STAT)) {
+			memset(&w->stx, 0, sizeof(w->stx));
+			w->stx.stx_mask = STATX_TYPE | STATX_INO;
+			w->stx.stx_mode = (uint16_t)DTTOIF(type);
+			w->stx.stx_ino = d->d_ino;
+			fill(w, e, SAFE_WALK_LEAF, 0, l + 1, name, cur, -1);
+			return 1;
+		}
+		if (stat_at(cur, name, STATX_BASIC_STATS, &w->stx) < 0) {
+			if (errno == ENOENT)
+				return 0;
+			memset(&w->stx, 0, sizeof(w->stx));
+			fill(w, e, SAFE_WALK_LEAF, errno, l + 1, name, cur, -1);
+			return 1;
+		}
+		if (!S_ISDIR(w->stx.stx_mode)) {
+			fill(w, e, SAFE_WALK_LEAF, 0, l + 1, name, cur, -1);
+			return 1;
+		}
+	}
+	/* A directory: opened by its single name, never through a link. */
+	int c = open_dir(w, cur, name);
+	if (c < 0) {
+		int err = errno;
+		if (err == ENOENT)
+			return 0;
+		/* Not a directory now (swapped for a link or a file), or not
+		 * readable: reported with its own stat. */
+		if (stat_at(cur, name, STATX_BASIC_STATS, &w->stx) < 0) {
+			if (errno == ENOENT)
+				return 0;
+			memset(&w->stx, 0, sizeof(w->stx));
+			fill(w, e, SAFE_WALK_LEAF, errno, l + 1, name, cur, -1);
+			return 1;
+		}
+		bool swapped = (err == ENOTDIR || err == ELOOP) && !S_ISDIR(w->stx.stx_mode);
+		fill(w, e, SAFE_WALK_LEAF, swapped ? 0 : err, l + 1, name, cur, -1);
+		return 1;
+	}
+	struct so_ident cid;
+	if (stat_at(c, "", STATX_BASIC_STATS | STATX_MNT_ID, &w->stx) < 0 ||
+	    dir_ident(c, &w->stx, &cid) < 0) {
+		int err = errno;
+		so_close(c);
+		fill(w, e, SAFE_WALK_LEAF, err, l + 1, name, cur, -1);
+		return 1;
+	}
+	if (so_other_mount(&w->lv[l].id, &cid)) {
+		if (w->flags & SAFE_WALK_XDEV) {
+#ifndef SAFEOPEN_MUTATE_WALK_XDEV
+			so_close(c);
+			fill(w, e, SAFE_WALK_MOUNT, 0, l + 1, name, cur, -1);
+			return 1;
+#endif
+		}
+		/* A mount of one of its ancestors (bind mount loop) is not entered. */
+		for (size_t k = 0; k <= l; k++) {
+			if (so_same_inode(&w->lv[k].id, &cid)) {
+				so_close(c);
+				fill(w, e, SAFE_WALK_LEAF, ELOOP, l + 1, name, cur, -1);
+				return 1;
+			}
+		}
+	}
+	if (push(w, c, &cid, at, nend) < 0) {
+		fill(w, e, SAFE_WALK_LEAF, errno, l + 1, name, cur, -1);
+		return 1;
+	}
+	fill(w, e, SAFE_WALK_PRE, 0, l + 1, name, cur, c);
+	w->pre_pending = true;
+	return 1;
+}
+
+int safe_walk_next(struct safe_walk *w, struct safe_walk_entry *e)
+{
+	if (!w || !e)
+		return so_fail(EFAULT);
+	w->pre_pending = false;
+	switch (w->state) {
+	case SW_DEAD:
+		return so_fail(EINVAL);
+	case SW_END:
+		return 0;
+	case SW_START:
+		w->state = SW_RUN;
+		w->stx = w->start_stx;
+		if (!w->start_dir) {
+			w->state = SW_END;
+			fill(w, e, SAFE_WALK_LEAF, 0, 0, w->start_name, w->pfd, -1);
+			return 1;
+		}
+		fill(w, e, SAFE_WALK_PRE, 0, 0, w->start_name, parent_fd(w, 0), w->lv[0].fd);
+		w->pre_pending = true;
+		return 1;
+	case SW_POP:
+		pop(w);
+		w->state = SW_RUN;
+		break;
+	case SW_RUN:
+		break;
+	}
+	for (;;) {
+		struct dirent64 *d = next_dirent(w);
+		if (!d) {
+			int r = end_of_dir(w, e);
+			if (r)
+				return report(w, e);
+			if (w->state == SW_END)
+				return 0;
+			continue;
+		}
+		if (entry(w, d, e))
+			return report(w, e);
+	}
+}
+
+int safe_walk_skip(struct safe_walk *w)
+{
+	if (!w)
+		return so_fail(EFAULT);
+	if (!w->pre_pending)
+		return so_fail(EINVAL);
+	w->pre_pending = false;
+	/* Its listing is over before it began: with SAFE_WALK_POSTORDER its
+	 * post-order visit still comes. */
+	w->lv[w->depth].eof = true;
+	return 0;
+}
+
+void safe_walk_close(struct safe_walk *w)
+{
+	if (w) {
+		int saved = errno;
+		walk_free(w);
+		errno = saved;
+	}
+}
