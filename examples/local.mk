@@ -3,7 +3,8 @@
 # smallest consumer (also the pkg-config check of .ci/run), and the programs
 # of the cookbook. Their tests are in tests/ (tests/local.mk).
 bin_PROGRAMS += examples/safeopen
-examples_safeopen_SOURCES = examples/safeopen.c examples/extract.c examples/extract.h
+examples_safeopen_SOURCES = examples/safeopen.c examples/extract.c examples/extract.h \
+	examples/tree.c examples/tree.h
 examples_safeopen_LDADD = lib/libsafeopen.la
 # safeopen extract (examples/extract.c); without libarchive it says it is not
 # built. (The per-target CPPFLAGS is set unconditionally: set only inside the

@@ -34,6 +34,7 @@
 #include <safeopen.h>
 
 #include "extract.h"
+#include "tree.h"
 
 enum { EXIT_OK = 0, EXIT_FAILED = 1, EXIT_USAGE = 2 };
 
@@ -60,11 +61,24 @@ static const char usage_text[] =
 	"  extract [OPTIONS] [ARCHIVE|-]\n"
 	"                           unpack an untrusted archive beneath ROOT\n"
 	"                           (see 'safeopen ROOT extract --help')\n"
+	"  find [PATH] [-type f|d|l] [-name GLOB] [-xdev] [-print0]\n"
+	"                           list the tree at PATH (default: ROOT), never\n"
+	"                           following a symbolic link\n"
+	"  chown -R OWNER[:GROUP] PATH\n"
+	"  chmod -R MODE PATH       change owners or modes of a whole tree (MODE octal\n"
+	"                           or symbolic); links are never followed\n"
+	"  du [-s] PATH             disk usage in KiB of each directory (-s: total)\n"
 	"  sweep [--age SECONDS] [DIR]\n"
 	"                           remove the hidden temporaries (.safeopen-*) that\n"
 	"                           interrupted writers left in DIR (default: ROOT)\n"
 	"                           if unchanged for SECONDS (default 3600); prints\n"
 	"                           how many were removed\n"
+	"\n"
+	"\n"
+	"  safeopen [OPTIONS] cp -a SRCROOT SRC DSTROOT DST\n"
+	"                           copy the tree SRC beneath SRCROOT to the new name\n"
+	"                           DST beneath DSTROOT: modes, times, xattrs, owners\n"
+	"                           (as root), links as links, hard links kept\n"
 	"\n"
 	"Options:\n"
 	"      --beneath        PATH must stay beneath ROOT: absolute paths and links,\n"
@@ -631,6 +645,29 @@ static int cmd_extract(int argc, char **argv)
 	return safeopen_extract(rootfd, resolve, argc, argv);
 }
 
+/* ------------------------------------------------------------------ tree commands */
+
+/* examples/tree.c */
+static int cmd_find(int argc, char **argv)
+{
+	return safeopen_find(rootfd, resolve, argc, argv);
+}
+
+static int cmd_chown(int argc, char **argv)
+{
+	return safeopen_chown(rootfd, resolve, argc, argv);
+}
+
+static int cmd_chmod(int argc, char **argv)
+{
+	return safeopen_chmod(rootfd, resolve, argc, argv);
+}
+
+static int cmd_du(int argc, char **argv)
+{
+	return safeopen_du(rootfd, resolve, argc, argv);
+}
+
 /* ------------------------------------------------------------------ main */
 
 static const struct command {
@@ -641,6 +678,8 @@ static const struct command {
 	{ "mkdir", cmd_mkdir }, { "put", cmd_put },   { "rm", cmd_rm },
 	{ "extract", cmd_extract },
 	{ "sweep", cmd_sweep },
+	{ "find", cmd_find },	{ "chown", cmd_chown }, { "chmod", cmd_chmod },
+	{ "du", cmd_du },
 };
 
 int main(int argc, char **argv)
@@ -700,6 +739,14 @@ int main(int argc, char **argv)
 		}
 	}
 	resolve |= extra;
+	/* cp takes two roots: "safeopen cp -a SRCROOT SRC DSTROOT DST" (a ROOT
+	 * named "cp" is written ./cp). */
+	if (optind < argc && !strcmp(argv[optind], "cp")) {
+		int ret = safeopen_cp(argc - optind, argv + optind, resolve);
+		if (fflush(stdout) != 0 || ferror(stdout))
+			return fail("write error", errno ? errno : EIO);
+		return ret;
+	}
 	if (optind >= argc)
 		usage_error("missing ROOT");
 	if (optind + 1 >= argc)
