@@ -278,9 +278,14 @@ static size_t path_append(struct safe_walk *w, size_t d, const char *name)
 	return at;
 }
 
-static const char *level_name(const struct safe_walk *w, size_t l)
+/* Level l's name, NUL-terminated in buf (the path buffer goes on after it). */
+static const char *level_name(const struct safe_walk *w, size_t l, char buf[NAME_MAX + 1])
 {
-	return w->path + w->lv[l].nstart;
+	size_t n = w->lv[l].nend - w->lv[l].nstart;
+	assert(n <= NAME_MAX);
+	memcpy(buf, w->path + w->lv[l].nstart, n);
+	buf[n] = '\0';
+	return buf;
 }
 
 /* The descriptor the entries of level l are reported against: its parent. */
@@ -363,7 +368,8 @@ static int redescend(struct safe_walk *w, size_t t)
 	size_t nck0 = w->nck;
 	for (size_t l = c + 1; l <= t; l++) {
 		struct sw_level *lv = &w->lv[l];
-		int fd = open_dir(w, w->lv[l - 1].fd, level_name(w, l));
+		char nm[NAME_MAX + 1];
+		int fd = open_dir(w, w->lv[l - 1].fd, level_name(w, l, nm));
 		struct so_ident id;
 		if (fd >= 0 && inode_at(fd, "", &id) < 0) {
 			so_closep(&fd);
@@ -420,7 +426,8 @@ static bool in_place(struct safe_walk *w, size_t l)
 	if (l > 0 && redescend(w, l - 1) < 0)
 		return false;
 	int pfd = l == 0 ? w->pfd : w->lv[l - 1].fd;
-	const char *name = l == 0 ? w->start_name : level_name(w, l);
+	char nm[NAME_MAX + 1];
+	const char *name = l == 0 ? w->start_name : level_name(w, l, nm);
 	struct so_ident id;
 	return inode_at(pfd, name, &id) == 0 && so_same_inode(&id, &w->lv[l].id);
 }
@@ -673,7 +680,7 @@ static int end_of_dir(struct safe_walk *w, struct safe_walk_entry *e)
 			err = errno;
 	}
 	int pfd = parent_fd(w, l);
-	fill(w, e, SAFE_WALK_POST, err, l, l == 0 ? w->start_name : level_name(w, l), pfd,
+	fill(w, e, SAFE_WALK_POST, err, l, l == 0 ? w->start_name : w->path + lv->nstart, pfd,
 	     lv->fd);
 	w->state = l == 0 ? SW_END : SW_POP;
 	return 1;

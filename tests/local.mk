@@ -108,11 +108,20 @@ tests_test_reuse_LDADD = $(TEST_LDADD) -lpthread
 tests_test_reuse_LDFLAGS = $(SUITE_LINK)
 TESTS += tests/test_reuse
 
+# Suite "walk": the confined tree walk (safe_walk_*): rows against a plain
+# fd-relative walk, the defences, deep and wide trees, races.
+check_PROGRAMS += tests/test_walk
+tests_test_walk_SOURCES = tests/test_walk.c
+tests_test_walk_CFLAGS = $(TEST_CFLAGS)
+tests_test_walk_LDADD = $(TEST_LDADD) -lpthread
+tests_test_walk_LDFLAGS = $(SUITE_LINK)
+TESTS += tests/test_walk
+
 # The Check binaries that check-valgrind runs under memcheck (and
 # check-kernels under each seccomp profile), in this order.
 VALGRIND_TESTS += tests/test_base tests/test_resolve tests/test_tmpfile tests/test_ops \
 	tests/test_fuzz tests/test_fault tests/test_limits tests/test_concurrency \
-	tests/test_api tests/test_reuse
+	tests/test_api tests/test_reuse tests/test_walk
 
 #   make check-long       every suite at its big size (SAFEOPEN_CHECK_LONG=1)
 #   make check-mutations  each defence disabled in turn must make a test fail

@@ -1,0 +1,821 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Suite "walk": safe_walk_open/next/skip/close.
+ *
+ *  - rows: the walk against a plain fd-relative walk (openat O_NOFOLLOW,
+ *    readdir) of a quiet tree: same entries, same order, same types, every
+ *    (dirfd, name) naming the entry reported;
+ *  - the API's errors, skip(), a start that is a link, a file, the root;
+ *  - the defences, deterministically: a directory moved out of the root while
+ *    the walk is inside it, a level replaced before the walk re-descends to
+ *    it, a mount (private mount namespace);
+ *  - 10,000 levels deep (descriptors bounded under RLIMIT_NOFILE, opens
+ *    linear), 10,000 wide (100,000 under check-long);
+ *  - races: an attacker thread exchanging a directory with a link to
+ *    outside, moving directories out of the root and back, removing and
+ *    recreating directories (inode numbers reused) while walks chmod every
+ *    entry: nothing outside changes, and the attacker's rounds are counted.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "fixture.h"
+#include "safeopen.h"
+
+#ifndef RENAME_EXCHANGE
+#define RENAME_EXCHANGE (1 << 1)
+#endif
+
+/* ---------------------------------------------------------------- counting opens */
+
+/* The library's openat() calls land here (the executable's definition
+ * interposes on libc's): counted, then made as the system call. */
+static atomic_long n_openat;
+
+int openat(int dfd, const char *path, int flags, ...)
+{
+	mode_t mode = 0;
+	if (flags & (O_CREAT | __O_TMPFILE)) {
+		va_list ap;
+		va_start(ap, flags);
+		mode = va_arg(ap, mode_t);
+		va_end(ap);
+	}
+	atomic_fetch_add(&n_openat, 1);
+	return (int)syscall(SYS_openat, dfd, path, flags, mode);
+}
+
+/* ---------------------------------------------------------------- text buffers */
+
+struct sbuf {
+	char *s;
+	size_t n, cap;
+};
+
+static void sb_add(struct sbuf *b, const char *fmt, ...)
+{
+	va_list ap;
+	for (;;) {
+		va_start(ap, fmt);
+		int k = vsnprintf(b->s ? b->s + b->n : NULL, b->s ? b->cap - b->n : 0, fmt, ap);
+		va_end(ap);
+		ck_assert(k >= 0);
+		if (b->s && b->n + (size_t)k < b->cap) {
+			b->n += (size_t)k;
+			return;
+		}
+		b->cap = (b->cap + (size_t)k + 1) * 2;
+		b->s = realloc(b->s, b->cap);
+		ck_assert(b->s != NULL);
+	}
+}
+
+static char type_char(unsigned int mode)
+{
+	switch (mode & S_IFMT) {
+	case S_IFDIR: return 'd';
+	case S_IFREG: return 'f';
+	case S_IFLNK: return 'l';
+	case S_IFIFO: return 'p';
+	default: return '?';
+	}
+}
+
+/* ---------------------------------------------------------------- the reference walk */
+
+/* Pre-order, readdir order, "P"/"Q" (post) for directories, "L" otherwise. */
+static void ref_walk(int dfd, const char *name, const char *path, bool post, struct sbuf *out)
+{
+	struct stat st;
+	ck_assert_msg(fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0, "%s", path);
+	if (!S_ISDIR(st.st_mode)) {
+		sb_add(out, "L %c %s\n", type_char(st.st_mode), path);
+		return;
+	}
+	sb_add(out, "P d %s\n", path);
+	int fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	ck_assert(fd >= 0);
+	DIR *d = fdopendir(fd);
+	ck_assert(d != NULL);
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		char *sub;
+		ck_assert(asprintf(&sub, "%s/%s", path, de->d_name) > 0);
+		ref_walk(fd, de->d_name, sub, post, out);
+		free(sub);
+	}
+	closedir(d);
+	if (post)
+		sb_add(out, "Q d %s\n", path);
+}
+
+/* The library's walk in the same format; checks each entry's (dirfd, name)
+ * and fd on the way. Returns the number of entries. */
+static long lib_walk(int root, const char *path, uint64_t flags, struct sbuf *out)
+{
+	struct safe_walk *w;
+	ck_assert_msg(safe_walk_open(root, path, flags, &w) == 0, "%s: %s", path, strerror(errno));
+	struct safe_walk_entry e;
+	int r;
+	long n = 0;
+	while ((r = safe_walk_next(w, &e)) > 0) {
+		n++;
+		ck_assert_msg(e.error == 0, "%s: %s", e.path, strerror(e.error));
+		char v = e.visit == SAFE_WALK_PRE ? 'P' : e.visit == SAFE_WALK_POST ? 'Q' : 'L';
+		sb_add(out, "%c %c %s\n", v, type_char(e.stx->stx_mode), e.path);
+		/* The entry is (dirfd, name). */
+		struct stat st;
+		ck_assert_msg(fstatat(e.dirfd, e.name, &st, AT_SYMLINK_NOFOLLOW) == 0, "%s", e.path);
+		ck_assert_msg(st.st_ino == e.stx->stx_ino, "%s: dirfd/name is another object", e.path);
+		if (e.visit != SAFE_WALK_LEAF) {
+			struct stat fst;
+			ck_assert(fstat(e.fd, &fst) == 0 && fst.st_ino == st.st_ino);
+		} else {
+			ck_assert_int_eq(e.fd, -1);
+		}
+	}
+	ck_assert_msg(r == 0, "next: %s", strerror(errno));
+	safe_walk_close(w);
+	return n;
+}
+
+static const char *const tree_spec[] = {
+	"d a",        "f a/f1 one",  "f a/f2 two",     "d a/b",      "d a/b/c",
+	"f a/b/c/x",  "d a/empty",   "l a/up ../..",   "l a/abs /etc", "l a/dir b",
+	"p a/fifo",   "h a/hl a/f1", "d a/b/c/d",      "f a/b/c/d/y", "d e",
+	"f top",      NULL,
+};
+
+START_TEST(data_rows)
+{
+	char *base = fx_mkdtemp("walk-rows");
+	int root = open(base, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	ck_assert(root >= 0);
+	fx_build(root, tree_spec);
+	static const struct {
+		const char *start;
+		uint64_t flags;
+	} rows[] = {
+		{ ".", 0 },
+		{ ".", SAFE_WALK_POSTORDER },
+		{ ".", SAFE_WALK_NO_STAT },
+		{ "a", SAFE_WALK_POSTORDER | SAFE_WALK_NO_STAT },
+		{ "a/", SAFE_WALK_POSTORDER },
+		{ "a/b/c", SAFE_RESOLVE_IN_ROOT },
+		{ "a/dir", 0 },  /* a link: one entry, not followed */
+		{ "top", 0 },    /* a file: one entry */
+		{ "a/empty", SAFE_WALK_POSTORDER },
+		{ "a/b/../b", SAFE_WALK_POSTORDER },
+	};
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		struct sbuf want = { 0 }, got = { 0 };
+		bool post = rows[i].flags & SAFE_WALK_POSTORDER;
+		/* The reference starts from the start's parent and name. */
+		const char *start = rows[i].start;
+		char *copy = strdup(start);
+		size_t len = strlen(copy);
+		while (len > 1 && copy[len - 1] == '/')
+			copy[--len] = '\0';
+		char *slash = strrchr(copy, '/');
+		int pfd = root;
+		const char *name = copy;
+		if (slash) {
+			*slash = '\0';
+			pfd = openat(root, copy, O_PATH | O_DIRECTORY | O_CLOEXEC);
+			ck_assert(pfd >= 0);
+			name = slash + 1;
+			*slash = '/';
+		}
+		char *label = strdup(copy);
+		if (slash)
+			name = strrchr(copy, '/') + 1;
+		ref_walk(pfd, name, label, post, &want);
+		if (pfd != root)
+			close(pfd);
+		lib_walk(root, start, rows[i].flags, &got);
+		ck_assert_msg(!strcmp(want.s, got.s), "row %zu (%s): want\n%s\ngot\n%s", i, start,
+			      want.s, got.s);
+		free(want.s);
+		free(got.s);
+		free(copy);
+		free(label);
+	}
+	close(root);
+	fx_rmtree(base);
+	free(base);
+}
+END_TEST
+
+START_TEST(api_errors)
+{
+	char *base = fx_mkdtemp("walk-api");
+	int root = open(base, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	ck_assert(root >= 0);
+	fx_build(root, tree_spec);
+	struct safe_walk *w = (struct safe_walk *)1;
+	ck_fails(safe_walk_open(root, ".", 1ULL << 62, &w), EINVAL);
+	ck_assert_ptr_null(w);
+	ck_fails(safe_walk_open(root, ".", SAFE_RESOLVE_BENEATH | SAFE_RESOLVE_IN_ROOT, &w), EINVAL);
+	ck_fails(safe_walk_open(root, NULL, 0, &w), EFAULT);
+	ck_fails(safe_walk_open(root, ".", 0, NULL), EFAULT);
+	ck_fails(safe_walk_open(root, "", 0, &w), ENOENT);
+	ck_fails(safe_walk_open(root, "nope", 0, &w), ENOENT);
+	ck_fails(safe_walk_open(root, "..", 0, &w), EXDEV);
+	ck_fails(safe_walk_open(root, "a/up/x", 0, &w), EXDEV);
+	ck_fails(safe_walk_open(root, "/etc", 0, &w), EXDEV);
+	ck_fails(safe_walk_open(root, "top/", 0, &w), ENOTDIR);
+	ck_fails(safe_walk_open(root, "a/dir/", 0, &w), ENOTDIR); /* a link: never followed */
+	ck_fails(safe_walk_next(NULL, NULL), EFAULT);
+	ck_fails(safe_walk_skip(NULL), EFAULT);
+	safe_walk_close(NULL);
+
+	/* skip(): only right after a PRE; prunes it; with POSTORDER its POST
+	 * still comes. */
+	ck_ok(safe_walk_open(root, "a", SAFE_WALK_POSTORDER, &w));
+	struct safe_walk_entry e;
+	ck_fails(safe_walk_skip(w), EINVAL); /* nothing reported yet */
+	int seen_b = 0, inside_b = 0, post_b = 0;
+	while (safe_walk_next(w, &e) > 0) {
+		if (!strcmp(e.path, "a/b") && e.visit == SAFE_WALK_PRE) {
+			seen_b++;
+			ck_ok(safe_walk_skip(w));
+			ck_fails(safe_walk_skip(w), EINVAL);
+		} else if (!strcmp(e.path, "a/b") && e.visit == SAFE_WALK_POST) {
+			post_b++;
+		} else if (!strncmp(e.path, "a/b/", 4)) {
+			inside_b++;
+		}
+		if (e.visit == SAFE_WALK_LEAF)
+			ck_fails(safe_walk_skip(w), EINVAL);
+	}
+	ck_assert_int_eq(seen_b, 1);
+	ck_assert_int_eq(post_b, 1);
+	ck_assert_int_eq(inside_b, 0);
+	ck_assert_int_eq(safe_walk_next(w, &e), 0); /* the end stays the end */
+	safe_walk_close(w);
+
+	/* The root itself: reported as "." of itself. */
+	ck_ok(safe_walk_open(root, ".", 0, &w));
+	ck_assert_int_eq(safe_walk_next(w, &e), 1);
+	ck_assert_str_eq(e.name, ".");
+	ck_assert_uint_eq(e.visit, SAFE_WALK_PRE);
+	ck_assert_uint_eq(e.depth, 0);
+	safe_walk_close(w); /* closed in the middle */
+
+	/* An unreadable directory: reported with EACCES, the walk goes on; with
+	 * STOP_ON_ERROR it ends the walk. (Root reads it anyway.) */
+	if (geteuid() != 0) {
+		ck_ok(mkdirat(root, "locked", 0));
+		int errs = 0, after = 0;
+		ck_ok(safe_walk_open(root, ".", 0, &w));
+		while (safe_walk_next(w, &e) > 0) {
+			if (e.error) {
+				ck_assert_int_eq(e.error, EACCES);
+				ck_assert_str_eq(e.path, "./locked");
+				ck_assert_uint_eq(e.visit, SAFE_WALK_LEAF);
+				ck_assert(S_ISDIR(e.stx->stx_mode));
+				errs++;
+			} else if (errs) {
+				after++;
+			}
+		}
+		safe_walk_close(w);
+		ck_assert_int_eq(errs, 1);
+		ck_ok(safe_walk_open(root, ".", SAFE_WALK_STOP_ON_ERROR, &w));
+		int r;
+		while ((r = safe_walk_next(w, &e)) > 0)
+			;
+		ck_assert_int_eq(r, -1);
+		ck_assert_int_eq(errno, EACCES);
+		ck_fails(safe_walk_next(w, &e), EINVAL);
+		safe_walk_close(w);
+		ck_ok(unlinkat(root, "locked", AT_REMOVEDIR));
+	}
+	close(root);
+	fx_rmtree(base);
+	free(base);
+}
+END_TEST
+
+/* ---------------------------------------------------------------- defences */
+
+/* Walk until the entry `path` is reported; returns the walk. */
+static struct safe_walk *walk_to(int root, const char *start, uint64_t flags, const char *path)
+{
+	struct safe_walk *w;
+	ck_assert(safe_walk_open(root, start, flags, &w) == 0);
+	struct safe_walk_entry e;
+	while (safe_walk_next(w, &e) > 0)
+		if (!strcmp(e.path, path))
+			return w;
+	ck_abort_msg("%s never reported", path);
+	return NULL;
+}
+
+/* A directory moved out of the root while the walk is inside it: nothing
+ * it contains after the move is reported, and the walk goes back to the
+ * level it came from, not to the moved directory's new parent. */
+START_TEST(moved_out)
+{
+	char *base = fx_mkdtemp("walk-moved");
+	int b = open(base, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	static const char *const spec[] = {
+		"d root",       "d root/t",         "d root/t/a",       "f root/t/a/inside",
+		"f root/t/z1",  "f root/t/z2",      "d out",            "f out/victim",
+		NULL,
+	};
+	fx_build(b, spec);
+	int root = openat(b, "root", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	struct safe_walk *w = walk_to(root, "t", SAFE_WALK_POSTORDER, "t/a");
+	ck_ok(renameat(b, "root/t/a", b, "out/a"));
+	int fd = openat(b, "out/a/evil", O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
+	ck_assert(fd >= 0);
+	close(fd);
+	struct safe_walk_entry e;
+	int r, post_a = 0;
+	while ((r = safe_walk_next(w, &e)) > 0) {
+		ck_assert_msg(!strstr(e.path, "evil") && !strstr(e.path, "inside") &&
+			      !strstr(e.path, "victim"),
+			      "reported %s from outside the root", e.path);
+		if (!strcmp(e.path, "t/a")) {
+			ck_assert_uint_eq(e.visit, SAFE_WALK_POST);
+			ck_assert_int_eq(e.error, EAGAIN);
+			post_a++;
+		}
+	}
+	ck_assert_int_eq(r, 0);
+	ck_assert_int_eq(post_a, 1);
+	safe_walk_close(w);
+	close(root);
+	close(b);
+	fx_rmtree(base);
+	free(base);
+}
+END_TEST
+
+/* A level the walk no longer holds is replaced (renamed away, a new one
+ * with the same names made): the walk does not go on in the new one. */
+START_TEST(replaced_level)
+{
+	char *base = fx_mkdtemp("walk-replaced");
+	int root = open(base, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	/* d0/d1/.../d59: deeper than the ring of held levels. */
+	char path[4096] = "d0";
+	ck_ok(mkdirat(root, path, 0755));
+	for (int i = 1; i < 60; i++) {
+		size_t n = strlen(path);
+		snprintf(path + n, sizeof(path) - n, "/d%d", i);
+		ck_ok(mkdirat(root, path, 0755));
+	}
+	/* Level 5 (d0/.../d5) gets files after its child, to be read later. */
+	for (int k = 0; k < 30; k++) {
+		char f[64];
+		snprintf(f, sizeof(f), "d0/d1/d2/d3/d4/d5/later%02d", k);
+		int fd = openat(root, f, O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
+		close(fd);
+	}
+	struct safe_walk *w = walk_to(root, "d0", SAFE_WALK_POSTORDER, path);
+	/* Replace levels 3..: a new d3/d4/d5/d6/d7/d8 with other files. */
+	ck_ok(renameat(root, "d0/d1/d2/d3", root, "old3"));
+	const char *nd[] = { "d0/d1/d2/d3", "d0/d1/d2/d3/d4", "d0/d1/d2/d3/d4/d5",
+			     "d0/d1/d2/d3/d4/d5/d6", "d0/d1/d2/d3/d4/d5/d6/d7",
+			     "d0/d1/d2/d3/d4/d5/d6/d7/d8" };
+	for (size_t i = 0; i < 6; i++) {
+		ck_ok(mkdirat(root, nd[i], 0755));
+		for (int k = 0; k < 30; k++) {
+			char f[128];
+			snprintf(f, sizeof(f), "%s/new%02d", nd[i], k);
+			int fd = openat(root, f, O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
+			close(fd);
+		}
+	}
+	struct safe_walk_entry e;
+	int r, gaveup = 0, later = 0;
+	while ((r = safe_walk_next(w, &e)) > 0) {
+		ck_assert_msg(!strstr(e.path, "/new"), "reported %s of the replacement", e.path);
+		if (strstr(e.path, "/later"))
+			later++;
+		if (e.visit == SAFE_WALK_POST && e.error == EAGAIN)
+			gaveup++;
+	}
+	ck_assert_int_eq(r, 0);
+	ck_assert_msg(gaveup > 0, "no level was given up");
+	(void)later; /* in old3 now: not reachable by its name */
+	safe_walk_close(w);
+	close(root);
+	fx_rmtree(base);
+	free(base);
+}
+END_TEST
+
+/* Mounts, in a private mount namespace: with SAFE_WALK_XDEV a mount point is
+ * reported and not entered; without, entered; a bind mount of an ancestor
+ * below itself is not entered (ELOOP). */
+static int xdev_child(void *arg)
+{
+	const char *base = arg;
+	if (fx_enter_mount_ns() < 0)
+		CHILD_SKIP("cannot enter a mount namespace: %s", strerror(errno));
+	char m[4096], loop[4096];
+	snprintf(m, sizeof(m), "%s/t/m", base);
+	snprintf(loop, sizeof(loop), "%s/t/d/loop", base);
+	if (mount("none", m, "tmpfs", 0, NULL) < 0)
+		CHILD_SKIP("cannot mount tmpfs: %s", strerror(errno));
+	int fd = open(m, O_RDONLY | O_DIRECTORY);
+	CHILD_CHECK(fd >= 0);
+	CHILD_CHECK(mkdirat(fd, "under", 0755) == 0);
+	close(fd);
+	char t[4096];
+	snprintf(t, sizeof(t), "%s/t", base);
+	CHILD_CHECK(mount(t, loop, NULL, MS_BIND, NULL) == 0);
+	int root = open(base, O_PATH | O_DIRECTORY);
+	CHILD_CHECK(root >= 0);
+	for (int xdev = 0; xdev < 2; xdev++) {
+		struct safe_walk *w;
+		CHILD_CHECK(safe_walk_open(root, "t", xdev ? SAFE_WALK_XDEV : 0, &w) == 0);
+		struct safe_walk_entry e;
+		int mounts = 0, under = 0, loops = 0, r;
+		while ((r = safe_walk_next(w, &e)) > 0) {
+			if (e.visit == SAFE_WALK_MOUNT)
+				mounts++;
+			if (strstr(e.path, "/under"))
+				under++;
+			if (e.error == ELOOP)
+				loops++;
+			CHILD_CHECK(!strstr(e.path, "loop/d"), "%s: went round the loop", e.path);
+		}
+		CHILD_CHECK(r == 0);
+		safe_walk_close(w);
+		if (xdev) {
+			CHILD_CHECK(mounts == 2 && under == 0, "xdev: %d mounts, %d under", mounts, under);
+		} else {
+			CHILD_CHECK(mounts == 0 && under == 1 && loops == 1,
+				    "%d mounts, %d under, %d loops", mounts, under, loops);
+		}
+	}
+	umount2(loop, MNT_DETACH);
+	umount2(m, MNT_DETACH);
+	return 0;
+}
+
+START_TEST(mounts)
+{
+	char *base = fx_mkdtemp("walk-mounts");
+	int b = open(base, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	static const char *const spec[] = { "d t", "d t/m", "d t/d", "d t/d/loop", "f t/f", NULL };
+	fx_build(b, spec);
+	close(b);
+	fx_run_child(xdev_child, base, "mounts");
+	fx_rmtree(base);
+	free(base);
+}
+END_TEST
+
+/* ---------------------------------------------------------------- sizes */
+
+static void make_chain(int root, const char *top, int depth, int file_every)
+{
+	int fd = openat(root, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	ck_ok(mkdirat(fd, top, 0755));
+	int n = openat(fd, top, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	close(fd);
+	fd = n;
+	for (int i = 0; i < depth; i++) {
+		ck_ok(mkdirat(fd, "d", 0755));
+		if (file_every && i % file_every == 0) {
+			int f = openat(fd, "f", O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
+			ck_assert(f >= 0);
+			close(f);
+		}
+		n = openat(fd, "d", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		ck_assert(n >= 0);
+		close(fd);
+		fd = n;
+	}
+	close(fd);
+}
+
+/* Highest descriptor number open now. */
+static int max_fd(void)
+{
+	int m = -1;
+	DIR *d = opendir("/proc/self/fd");
+	if (!d)
+		return -1;
+	struct dirent *de;
+	while ((de = readdir(d)))
+		if (de->d_name[0] != '.' && atoi(de->d_name) != dirfd(d) && atoi(de->d_name) > m)
+			m = atoi(de->d_name);
+	closedir(d);
+	return m;
+}
+
+/* 10,000 levels: every level and file reported once, in order of depth;
+ * at most 64 descriptors more than before whatever the depth; opens linear
+ * in the levels (checkpoints). */
+START_TEST(deep)
+{
+	char *base = fx_mkdtemp("walk-deep");
+	int root = open(base, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	const int depth = 10000;
+	make_chain(root, "top", depth, 100);
+	int before = fx_fd_count();
+	struct safe_walk *w;
+	ck_ok(safe_walk_open(root, "top", SAFE_WALK_POSTORDER, &w));
+	struct safe_walk_entry e;
+	long pre = 0, post = 0, files = 0, n = 0;
+	int peak = 0, r;
+	atomic_store(&n_openat, 0);
+	size_t last_post_depth = (size_t)depth + 1;
+	while ((r = safe_walk_next(w, &e)) > 0) {
+		ck_assert_int_eq(e.error, 0);
+		if (e.visit == SAFE_WALK_PRE)
+			ck_assert_uint_eq(e.depth, (size_t)pre++);
+		if (e.visit == SAFE_WALK_POST) {
+			ck_assert_uint_eq(e.depth, last_post_depth - 1);
+			last_post_depth = e.depth;
+			post++;
+		}
+		if (e.visit == SAFE_WALK_LEAF)
+			files++;
+		if (++n % 97 == 0) {
+			int c = fx_fd_count() - before;
+			if (c > peak)
+				peak = c;
+		}
+	}
+	long opens = atomic_load(&n_openat);
+	ck_assert_int_eq(r, 0);
+	safe_walk_close(w);
+	ck_assert_int_eq(pre, depth + 1);
+	ck_assert_int_eq(post, depth + 1);
+	ck_assert_int_eq(files, depth / 100);
+	ck_assert_msg(peak <= 64, "%d descriptors held", peak);
+	/* One open per level on the way down; re-descents from checkpoints
+	 * cost O(log4 depth) more per level, ~4.3 in all here (without
+	 * checkpoints: ~depth^2/64, 1.5 million). */
+	ck_assert_msg(opens <= 6L * depth, "%ld opens for %d levels", opens, depth);
+	fx_rmtree(base);
+	close(root);
+	free(base);
+}
+END_TEST
+
+static int rlimit_child(void *arg)
+{
+	int root = *(int *)arg;
+	/* The walk needs a handful of descriptors whatever the depth. */
+	int low = max_fd() + 6;
+	struct rlimit rl = { (rlim_t)low, (rlim_t)low };
+	CHILD_CHECK(setrlimit(RLIMIT_NOFILE, &rl) == 0);
+	struct safe_walk *w;
+	CHILD_CHECK(safe_walk_open(root, "top", SAFE_WALK_POSTORDER, &w) == 0);
+	struct safe_walk_entry e;
+	long pre = 0, post = 0;
+	int r;
+	while ((r = safe_walk_next(w, &e)) > 0) {
+		CHILD_CHECK(e.error == 0, "%s: %s", e.path, strerror(e.error));
+		pre += e.visit == SAFE_WALK_PRE;
+		post += e.visit == SAFE_WALK_POST;
+	}
+	CHILD_CHECK(r == 0, "next: %s", strerror(errno));
+	safe_walk_close(w);
+	CHILD_CHECK(pre == 301 && post == 301, "%ld %ld", pre, post);
+	return 0;
+}
+
+START_TEST(rlimit)
+{
+	char *base = fx_mkdtemp("walk-rlimit");
+	int root = open(base, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	make_chain(root, "top", 300, 7);
+	fx_run_child(rlimit_child, &root, "walk under RLIMIT_NOFILE");
+	close(root);
+	fx_rmtree(base);
+	free(base);
+}
+END_TEST
+
+START_TEST(wide)
+{
+	char *base = fx_mkdtemp("walk-wide");
+	int root = open(base, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	long width = fx_size(10000, 100000, 10);
+	ck_ok(mkdirat(root, "w", 0755));
+	int d = openat(root, "w", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	for (long i = 0; i < width; i++) {
+		char name[32];
+		snprintf(name, sizeof(name), "%s%06ld", i % 10 ? "f" : "d", i);
+		if (i % 10)
+			close(openat(d, name, O_CREAT | O_WRONLY | O_CLOEXEC, 0644));
+		else
+			ck_ok(mkdirat(d, name, 0755));
+	}
+	close(d);
+	struct sbuf want = { 0 }, got = { 0 };
+	ref_walk(root, "w", "w", true, &want);
+	long n = lib_walk(root, "w", SAFE_WALK_POSTORDER | SAFE_WALK_NO_STAT, &got);
+	ck_assert_int_eq(n, width + width / 10 + 2);
+	ck_assert_msg(!strcmp(want.s, got.s), "wide: listings differ");
+	free(want.s);
+	free(got.s);
+	close(root);
+	fx_rmtree(base);
+	free(base);
+}
+END_TEST
+
+/* ---------------------------------------------------------------- races */
+
+/* base/root/t/...: the tree walked; base/out: outside, with victims. */
+struct race {
+	int b;            /* base */
+	atomic_bool stop;
+	atomic_long rounds;
+	int kind;
+};
+
+enum { RACE_SWAP, RACE_MOVE, RACE_REUSE };
+
+static void *attacker(void *arg)
+{
+	struct race *r = arg;
+	char name[64];
+	while (!atomic_load(&r->stop)) {
+		switch (r->kind) {
+		case RACE_SWAP:
+			/* root/t/s/dir <-> root/t/s/lnk (-> ../../../out) */
+			if (syscall(SYS_renameat2, r->b, "root/t/s/dir", r->b, "root/t/s/lnk",
+				    RENAME_EXCHANGE) == 0)
+				atomic_fetch_add(&r->rounds, 1);
+			break;
+		case RACE_MOVE:
+			/* root/t/m/a out into out/moved/, and back */
+			if (renameat(r->b, "root/t/m/a", r->b, "out/moved/a") == 0) {
+				atomic_fetch_add(&r->rounds, 1);
+				(void)renameat(r->b, "out/moved/a", r->b, "root/t/m/a");
+			}
+			break;
+		case RACE_REUSE:
+			/* remove and recreate directories inside and outside, so
+			 * that inode numbers are reused between them */
+			for (int i = 0; i < 4; i++) {
+				snprintf(name, sizeof(name), "root/t/r/x%d", i);
+				if (unlinkat(r->b, name, AT_REMOVEDIR) == 0)
+					atomic_fetch_add(&r->rounds, 1);
+				(void)unlinkat(r->b, "out/reuse", AT_REMOVEDIR);
+				(void)mkdirat(r->b, "out/reuse", 0777);
+				(void)mkdirat(r->b, name, 0777);
+			}
+			break;
+		}
+	}
+	return NULL;
+}
+
+static const char *const race_spec[] = {
+	"d root",         "d root/t",        "d root/t/s",       "d root/t/s/dir",
+	"f root/t/s/dir/mine", "l root/t/s/lnk ../../../out",    "d root/t/m",
+	"d root/t/m/a",   "f root/t/m/a/mine", "d root/t/m/a/sub", "f root/t/m/a/sub/mine",
+	"d root/t/r",     "d root/t/r/x0",   "d root/t/r/x1",    "d root/t/r/x2",
+	"d root/t/r/x3",  "d out",           "f out/victim",     "d out/moved",
+	"f out/moved/victim", "d out/sub",   "f out/sub/victim", "d out/reuse",
+	NULL,
+};
+
+/* chmod every entry the way chmod -R does: a directory through its fd, any
+ * other entry by its single name without following it. */
+static long chmod_walk(int root)
+{
+	struct safe_walk *w;
+	if (safe_walk_open(root, "t", 0, &w) < 0)
+		return 0;
+	struct safe_walk_entry e;
+	long n = 0;
+	while (safe_walk_next(w, &e) > 0) {
+		if (e.error || S_ISLNK(e.stx->stx_mode))
+			continue;
+		if (e.fd >= 0)
+			(void)fchmod(e.fd, 0700);
+		else
+			(void)safe_fchmodat_beneath(e.dirfd, e.name, 0600, 0);
+		ck_assert_msg(!strstr(e.path, "victim"), "reached %s", e.path);
+		n++;
+	}
+	safe_walk_close(w);
+	return n;
+}
+
+/* Mode, owner and change time of the victims outside: any chmod, even to
+ * the same mode, moves the change time. */
+static char *victims(int b)
+{
+	static const char *const names[] = { "out/victim", "out/moved/victim", "out/sub",
+					     "out/sub/victim" };
+	struct sbuf s = { 0 };
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		struct stat st;
+		ck_assert(fstatat(b, names[i], &st, AT_SYMLINK_NOFOLLOW) == 0);
+		sb_add(&s, "%s %o %u:%u ctime=%lld.%09ld\n", names[i], (unsigned)st.st_mode,
+		       (unsigned)st.st_uid, (unsigned)st.st_gid, (long long)st.st_ctim.tv_sec,
+		       st.st_ctim.tv_nsec);
+	}
+	return s.s;
+}
+
+static void run_race(int kind)
+{
+	char *base = fx_mkdtemp("walk-race");
+	int b = open(base, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	fx_build(b, race_spec);
+	/* out/ and out/moved/ get and lose names from the attacker: their
+	 * change times move by its renames, not by the walk. */
+	char *before = victims(b);
+	int root = openat(b, "root", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	struct race r = { .b = b, .kind = kind };
+	pthread_t t;
+	ck_assert(pthread_create(&t, NULL, attacker, &r) == 0);
+	double end = fx_now() + (fx_long() ? 5.0 : 1.0);
+	long walks = 0, entries = 0;
+	while (fx_now() < end || atomic_load(&r.rounds) < 50) {
+		entries += chmod_walk(root);
+		walks++;
+		if (fx_now() > end + 10)
+			break;
+	}
+	atomic_store(&r.stop, true);
+	pthread_join(t, NULL);
+	long rounds = atomic_load(&r.rounds);
+	ck_assert_msg(rounds >= 50, "the attacker ran %ld rounds only", rounds);
+	ck_assert_msg(walks >= 10 && entries > 0, "%ld walks, %ld entries", walks, entries);
+	/* Put things back in place before comparing (a move may be halfway). */
+	(void)renameat(b, "out/moved/a", b, "root/t/m/a");
+	(void)mkdirat(b, "out/reuse", 0777);
+	char *after = victims(b);
+	ck_assert_msg(!strcmp(before, after), "outside changed:\n%s\n---\n%s", before, after);
+	fprintf(stderr, "# race %d: %ld walks, %ld entries, %ld attacker rounds\n", kind, walks,
+		entries, rounds);
+	free(before);
+	free(after);
+	close(root);
+	close(b);
+	fx_rmtree(base);
+	free(base);
+}
+
+START_TEST(race_swap_link)
+{
+	run_race(RACE_SWAP);
+}
+END_TEST
+
+START_TEST(race_move_out)
+{
+	run_race(RACE_MOVE);
+}
+END_TEST
+
+START_TEST(race_reuse)
+{
+	run_race(RACE_REUSE);
+}
+END_TEST
+
+static Suite *walk_suite(void)
+{
+	Suite *s = suite_create("walk");
+	TCase *tc = tcase_create("walk");
+	tcase_set_timeout(tc, 300);
+	tcase_add_checked_fixture(tc, fx_fd_setup, fx_fd_teardown);
+	tcase_add_test(tc, data_rows);
+	tcase_add_test(tc, api_errors);
+	tcase_add_test(tc, moved_out);
+	tcase_add_test(tc, replaced_level);
+	tcase_add_test(tc, mounts);
+	tcase_add_test(tc, deep);
+	tcase_add_test(tc, rlimit);
+	tcase_add_test(tc, wide);
+	tcase_add_test(tc, race_swap_link);
+	tcase_add_test(tc, race_move_out);
+	tcase_add_test(tc, race_reuse);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+FX_MAIN(walk_suite)
