@@ -36,7 +36,11 @@ MAN3_PAGES = \
 	doc/man/man3/safe_tmpfile_xattr.3 \
 	doc/man/man3/safe_unlinkat_beneath.3 \
 	doc/man/man3/safe_utimensat_beneath.3 \
-	doc/man/man3/safe_version.3
+	doc/man/man3/safe_version.3 \
+	doc/man/man3/safe_walk_close.3 \
+	doc/man/man3/safe_walk_next.3 \
+	doc/man/man3/safe_walk_open.3 \
+	doc/man/man3/safe_walk_skip.3
 MAN7_PAGES = doc/man/man7/libsafeopen.7
 dist_man3_MANS = $(MAN3_PAGES)
 dist_man7_MANS = $(MAN7_PAGES)
