@@ -203,6 +203,12 @@ endif
 TESTS += tests/test-cli.sh
 EXTRA_DIST += tests/test-cli.sh tests/test-httpd.sh
 
+# The tree commands (find, chown -R, chmod -R, du, cp -a) against the GNU
+# tools on a quiet tree, and under three attackers (examples/race-swap, a
+# mover, a remover).
+TESTS += tests/test-tree.sh
+EXTRA_DIST += tests/test-tree.sh
+
 # safeopen extract: hostile archives made by tests/gen-archives.py, a benign
 # corpus compared with GNU tar (tests/tree-manifest.py), the swap attack
 # (examples/race-swap). SKIPs when safeopen was built without libarchive.

@@ -1,0 +1,194 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# tests/test-tree.sh: the tree commands of safeopen (find, chown -R, chmod -R,
+# du, cp -a) on the confined walk. On a quiet tree their results are those of
+# GNU find, chown, chmod, du and cp -a; escapes are refused; and while an
+# attacker exchanges a directory with a link to outside, moves a directory out
+# of the root and back, or removes and recreates directories (inode numbers
+# reused), nothing outside the root changes (mode, owner, change time of the
+# victims) and no outside name is printed or copied. The attacker's rounds
+# are counted and must be > 0.
+set -u
+: "${top_builddir:=.}"
+SAFEOPEN=${SAFEOPEN:-"$top_builddir/examples/safeopen"}
+SWAP=${SWAP:-"$top_builddir/examples/race-swap"}
+[ -x "$SAFEOPEN" ] || { echo "FAIL: test-tree: $SAFEOPEN not built"; exit 1; }
+. "${top_srcdir:-.}/tests/direct.sh"
+. "${top_srcdir:-.}/tests/partial.sh"
+direct_binary SAFEOPEN
+
+T=$(mktemp -d "${TMPDIR:-/tmp}/test-tree.XXXXXX") || exit 99
+pids=
+trap 'for p in $pids; do kill "$p" 2>/dev/null; done; rm -rf "$T"' EXIT
+umask 022
+R=$T/root
+O=$T/out
+
+n=0
+failed=0
+ok() { n=$((n + 1)); echo "ok $n - $1"; }
+not_ok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"; }
+check() { desc=$1; shift; if "$@"; then ok "$desc"; else not_ok "$desc"; fi; }
+same() { # same DESC FILE1 FILE2
+	if cmp -s "$2" "$3"; then ok "$1"; else
+		not_ok "$1"; diff "$2" "$3" | head -10 | sed 's/^/#   /'; fi
+}
+
+# ---------------------------------------------------------------- a quiet tree
+mkdir -p "$R/t/a/b/c" "$R/t/e" "$R/t/s p a c e" "$O"
+printf 'one\n' >"$R/t/a/f1"
+head -c 70000 /dev/zero >"$R/t/a/b/big"
+printf 'x\n' >"$R/t/a/b/c/x.log"
+printf 'y\n' >"$R/t/e/y.log"
+printf 'z\n' >"$R/t/s p a c e/z"
+ln "$R/t/a/f1" "$R/t/a/b/hard"
+ln -s ../../../out "$R/t/a/up"
+ln -s /etc "$R/t/abs"
+mkfifo "$R/t/fifo"
+chmod 0750 "$R/t/e"
+touch -d '2001-02-03 04:05:06' "$R/t/a/f1" "$R/t/e"
+printf 'victim\n' >"$O/victim"
+setfattr -n user.k -v v "$R/t/a/f1" 2>/dev/null && xattrs=yes || xattrs=no
+
+(cd "$R" && find t) >"$T/want"
+"$SAFEOPEN" "$R" find t >"$T/got"; rc=$?
+check "find: exit 0" [ "$rc" -eq 0 ]
+same "find: the entries and order of GNU find" "$T/want" "$T/got"
+set -f # the patterns are find's
+for args in "-type f" "-type d" "-type l" "-name *.log" "-type f -name x*"; do
+	# shellcheck disable=SC2086
+	(cd "$R" && find t $args) >"$T/want"
+	# shellcheck disable=SC2086
+	"$SAFEOPEN" "$R" find t $args >"$T/got"
+	same "find t $args: as GNU find" "$T/want" "$T/got"
+done
+set +f
+(cd "$R" && find . -print0) >"$T/want"
+"$SAFEOPEN" "$R" find -print0 >"$T/got"
+same "find -print0 of the root: as GNU find ." "$T/want" "$T/got"
+"$SAFEOPEN" "$R" find ../out >"$T/got" 2>"$T/err"; rc=$?
+check "find ../out: refused (EXDEV), exit 1" [ "$rc" -eq 1 ] && grep -q EXDEV "$T/err"
+"$SAFEOPEN" "$R" find t/a/up >"$T/got"
+check "find of a link: the link only" [ "$(cat "$T/got")" = t/a/up ]
+
+(cd "$R" && du t) >"$T/want"
+"$SAFEOPEN" "$R" du t >"$T/got"
+same "du: as GNU du (hard links once)" "$T/want" "$T/got"
+(cd "$R" && du -s t/a) >"$T/want"
+"$SAFEOPEN" "$R" du -s t/a >"$T/got"
+same "du -s: as GNU du -s" "$T/want" "$T/got"
+
+# chmod -R: against GNU chmod on a copy (links left alone).
+modes() { (cd "$1" && find . ! -type l -printf '%p %m\n' | sort); }
+for m in 0700 go-rwx u+rwX,g=rX,o= a+t; do
+	rm -rf "$T/c1" "$T/c2"; cp -a "$R/t" "$T/c1"; cp -a "$R/t" "$T/c2"
+	chmod -R "$m" "$T/c1" 2>/dev/null
+	"$SAFEOPEN" "$T" chmod -R "$m" c2; rc=$?
+	modes "$T/c1" >"$T/want"; modes "$T/c2" >"$T/got"
+	same "chmod -R $m: as GNU chmod -R (exit $rc)" "$T/want" "$T/got"
+done
+check "chmod -R: the link's target outside untouched" [ "$(stat -c %a "$O/victim")" = 644 ]
+"$SAFEOPEN" "$R" chmod -R 0777 t/a/up; rc=$?
+check "chmod -R of a link: nothing changes, exit 0" \
+	[ "$rc" -eq 0 ] && [ "$(stat -c %a "$O")" = 755 ]
+
+if [ "$(id -u)" -eq 0 ]; then
+	rm -rf "$T/c1" "$T/c2"; cp -a "$R/t" "$T/c1"; cp -a "$R/t" "$T/c2"
+	chown -R -h 65534:65534 "$T/c1"
+	"$SAFEOPEN" "$T" chown -R 65534:65534 c2
+	owners() { (cd "$1" && find . -printf '%p %u %g\n' | sort); }
+	owners "$T/c1" >"$T/want"; owners "$T/c2" >"$T/got"
+	same "chown -R: as GNU chown -R -h" "$T/want" "$T/got"
+	check "chown -R: the link's target outside untouched" [ "$(stat -c %u "$O")" = 0 ]
+else
+	skip "chown -R against GNU chown (needs root)"
+fi
+
+# cp -a: against GNU cp -a.
+rm -rf "$T/dst" "$T/gnu"; mkdir "$T/dst"
+cp -a "$R/t" "$T/gnu"
+"$SAFEOPEN" cp -a "$R" t "$T/dst" copy; rc=$?
+check "cp -a: exit 0" [ "$rc" -eq 0 ]
+manifest() { (cd "$1" && find . -printf '%p %y %m %s %n %U %G %T@ %l\n' | sort); }
+manifest "$T/gnu" >"$T/want"; manifest "$T/dst/copy" >"$T/got"
+same "cp -a: types, modes, sizes, link counts, owners, times, link bodies as GNU cp -a" \
+	"$T/want" "$T/got"
+check "cp -a: contents" cmp -s "$R/t/a/b/big" "$T/dst/copy/a/b/big"
+check "cp -a: hard links kept" \
+	[ "$(stat -c %i "$T/dst/copy/a/f1")" = "$(stat -c %i "$T/dst/copy/a/b/hard")" ]
+if [ $xattrs = yes ]; then
+	check "cp -a: xattrs" [ "$(getfattr --only-values -n user.k "$T/dst/copy/a/f1" 2>/dev/null)" = v ]
+else
+	skip "cp -a xattrs (no user xattrs on $T)"
+fi
+"$SAFEOPEN" cp -a "$R" t "$T/dst" copy 2>"$T/err"; rc=$?
+check "cp -a onto an existing DST: exit 1" [ "$rc" -eq 1 ]
+"$SAFEOPEN" cp -a "$R" t "$T/dst" ../escape 2>"$T/err"; rc=$?
+check "cp -a to ../escape: refused, nothing created" [ "$rc" -eq 1 ] && [ ! -e "$T/escape" ]
+"$SAFEOPEN" cp -a "$R" ../out "$T/dst" o2 2>"$T/err"; rc=$?
+check "cp -a from ../out: refused" [ "$rc" -eq 1 ] && [ ! -e "$T/dst/o2" ]
+
+# ---------------------------------------------------------------- races
+# The victims outside: mode, owner and change time (a chmod or chown, even to
+# the same value, moves the change time).
+victims() { stat -c '%n %a %u %g %z' "$O/victim" "$O/sub" "$O/sub/victim" "$O/moved/victim"; }
+mkdir -p "$O/sub" "$O/moved"
+printf 'v\n' >"$O/sub/victim"; printf 'v\n' >"$O/moved/victim"
+rm -rf "$R/t"
+mkdir -p "$R/t/s/dir" "$R/t/m/a/deep" "$R/t/r/x"
+printf 'mine\n' >"$R/t/s/dir/mine"; printf 'mine\n' >"$R/t/m/a/deep/mine"
+ln -s ../../../out/sub "$R/t/s/lnk"
+victims >"$T/before"
+# run_cmds: each command once, with the outputs kept for the checks.
+run_cmds() {
+	"$SAFEOPEN" "$R" find t >>"$T/found" 2>/dev/null
+	"$SAFEOPEN" "$R" chmod -R 0700 t 2>/dev/null
+	"$SAFEOPEN" "$R" chmod -R go-rwx t 2>/dev/null
+	[ "$(id -u)" -ne 0 ] || "$SAFEOPEN" "$R" chown -R 65534:65534 t 2>/dev/null
+	rm -rf "$T/cpdst"; mkdir "$T/cpdst"
+	"$SAFEOPEN" cp -a "$R" t "$T/cpdst" c 2>/dev/null
+	find "$T/cpdst" -name victim >>"$T/copied"
+}
+race() { # race NAME: run the commands until the attacker ($apid) has done its rounds
+	: >"$T/found"; : >"$T/copied"; runs=0
+	while kill -0 "$apid" 2>/dev/null; do run_cmds; runs=$((runs + 1)); done
+	wait "$apid"; pids=
+	rounds=$(cat "$T/rounds" 2>/dev/null || echo 0)
+	check "$1: the attacker ran ($rounds rounds, $runs runs of the commands)" \
+		[ "${rounds:-0}" -gt 0 ] && [ "$runs" -gt 0 ]
+	victims >"$T/after"
+	same "$1: nothing outside changed" "$T/before" "$T/after"
+	check "$1: no outside name printed by find" sh -c "! grep -q victim '$T/found'"
+	check "$1: no outside file copied by cp -a" [ ! -s "$T/copied" ]
+}
+
+if [ -x "$SWAP" ]; then
+	("$SWAP" "$R/t/s" dir lnk 3 >"$T/rounds") & apid=$!; pids=$apid
+	race "link swap"
+else
+	skip "link swap race: examples/race-swap not built"
+fi
+
+# Move R/t/m/a out into O/moved and back, 3 seconds.
+(i=0; end=$(($(date +%s) + 3))
+ while [ "$(date +%s)" -lt "$end" ]; do
+	mv "$R/t/m/a" "$O/moved/a" 2>/dev/null && i=$((i + 1))
+	mv "$O/moved/a" "$R/t/m/a" 2>/dev/null
+ done; echo $i >"$T/rounds") & apid=$!; pids=$apid
+race "move out"
+
+# Remove and recreate directories inside and outside (inode numbers reused).
+(i=0; end=$(($(date +%s) + 3))
+ while [ "$(date +%s)" -lt "$end" ]; do
+	rmdir "$R/t/r/x" 2>/dev/null && i=$((i + 1))
+	rmdir "$O/reuse" 2>/dev/null; mkdir "$O/reuse" "$R/t/r/x" 2>/dev/null
+ done; echo $i >"$T/rounds") & apid=$!; pids=$apid
+race "inode reuse"
+
+if [ $failed -eq 0 ]; then
+	skips_exit test-tree $n
+	echo "PASS: test-tree ($n checks)"
+	exit 0
+fi
+echo "FAIL: test-tree ($failed of $n checks failed)"
+exit 1
