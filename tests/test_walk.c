@@ -341,6 +341,15 @@ START_TEST(moved_out)
 		NULL,
 	};
 	fx_build(b, spec);
+	/* Many names outside, so that a walk going on in out/ from t's
+	 * position (hash order) would meet some of them. */
+	for (int k = 0; k < 40; k++) {
+		char f[64];
+		snprintf(f, sizeof(f), "out/victim%02d", k);
+		int v = openat(b, f, O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
+		ck_assert(v >= 0);
+		close(v);
+	}
 	int root = openat(b, "root", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	struct safe_walk *w = walk_to(root, "t", SAFE_WALK_POSTORDER, "t/a");
 	ck_ok(renameat(b, "root/t/a", b, "out/a"));
@@ -390,6 +399,18 @@ START_TEST(replaced_level)
 		int fd = openat(root, f, O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
 		close(fd);
 	}
+	/* The inode of each level, as first walked. */
+	ino_t ino_at[61];
+	{
+		char p2[4096] = "d0";
+		struct stat st;
+		for (int i = 0; i < 60; i++) {
+			ck_assert(fstatat(root, p2, &st, AT_SYMLINK_NOFOLLOW) == 0);
+			ino_at[i] = st.st_ino;
+			size_t n = strlen(p2);
+			snprintf(p2 + n, sizeof(p2) - n, "/d%d", i + 1);
+		}
+	}
 	struct safe_walk *w = walk_to(root, "d0", SAFE_WALK_POSTORDER, path);
 	/* Replace levels 3..: a new d3/d4/d5/d6/d7/d8 with other files. */
 	ck_ok(renameat(root, "d0/d1/d2/d3", root, "old3"));
@@ -409,6 +430,17 @@ START_TEST(replaced_level)
 	int r, gaveup = 0, later = 0;
 	while ((r = safe_walk_next(w, &e)) > 0) {
 		ck_assert_msg(!strstr(e.path, "/new"), "reported %s of the replacement", e.path);
+		/* A directory reported after its entries without an error is
+		 * the one walked, not its replacement. */
+		if (e.visit == SAFE_WALK_POST && !e.error) {
+			struct stat st, old;
+			ck_assert(fstat(e.fd, &st) == 0);
+			ck_assert(fstatat(root, e.path, &old, AT_SYMLINK_NOFOLLOW) == 0 ||
+				  errno == ENOENT);
+			ck_assert_msg(st.st_ino == e.stx->stx_ino, "%s: fd and stat differ", e.path);
+			ck_assert_msg(st.st_ino == ino_at[e.depth], "%s: reported the replacement",
+				      e.path);
+		}
 		if (strstr(e.path, "/later"))
 			later++;
 		if (e.visit == SAFE_WALK_POST && e.error == EAGAIN)
