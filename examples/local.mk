@@ -41,7 +41,8 @@ PHONY_TARGETS += demo
 # against a temp dir.
 cookbook_progs = examples/cookbook/serve-url examples/cookbook/upload \
 	examples/cookbook/extract examples/cookbook/port-realpath \
-	examples/cookbook/port-openat2 examples/cookbook/seccomp examples/cookbook/fdpass
+	examples/cookbook/port-openat2 examples/cookbook/seccomp examples/cookbook/fdpass \
+	examples/cookbook/backup-walk
 noinst_PROGRAMS += $(cookbook_progs)
 examples_cookbook_serve_url_SOURCES = examples/cookbook/serve-url.c
 examples_cookbook_serve_url_LDADD = lib/libsafeopen.la
@@ -57,3 +58,5 @@ examples_cookbook_seccomp_SOURCES = examples/cookbook/seccomp.c
 examples_cookbook_seccomp_LDADD = lib/libsafeopen.la
 examples_cookbook_fdpass_SOURCES = examples/cookbook/fdpass.c
 examples_cookbook_fdpass_LDADD = lib/libsafeopen.la
+examples_cookbook_backup_walk_SOURCES = examples/cookbook/backup-walk.c
+examples_cookbook_backup_walk_LDADD = lib/libsafeopen.la

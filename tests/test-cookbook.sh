@@ -7,7 +7,7 @@
 set -eu
 builddir=${top_builddir:-.}
 cb="$builddir/examples/cookbook"
-for p in serve-url upload extract port-realpath port-openat2 seccomp fdpass; do
+for p in serve-url upload extract port-realpath port-openat2 seccomp fdpass backup-walk; do
 	[ -x "$cb/$p" ] || { echo "test-cookbook: $cb/$p not built"; exit 1; }
 done
 top_builddir=$builddir
@@ -143,6 +143,27 @@ done
 # ---- O_PATH root over a UNIX socket
 check "fdpass: the worker reads beneath the root it received" test "$("$cb/fdpass" "$P/www" f)" = ok
 check "fdpass: the worker cannot leave it" sh -c "! '$cb/fdpass' '$P/www' out/secret >/dev/null"
+
+# ---- a backup agent's walk, and a copy between two roots
+B="$T/home"
+mkdir -p "$B/u/docs/deep"
+echo report > "$B/u/docs/r.txt"
+echo deep > "$B/u/docs/deep/d.txt"
+ln -s "$T/outside" "$B/u/docs/out"
+ln -s ../../../outside/secret "$B/u/rel"
+out=$("$cb/backup-walk" "$B" u)
+check "backup-walk: every file read" test "$(printf '%s\n' "$out" | grep -c '^f ')" = 2
+check "backup-walk: links recorded, not followed" \
+	test "$(printf '%s\n' "$out" | grep -c '^l ')" = 2
+check "backup-walk: nothing outside read" sh -c "! printf '%s\n' '$out' | grep -q '^[fd] .*secret'"
+check "backup-walk: ../ refused" sh -c "! '$cb/backup-walk' '$B' u/../.. >/dev/null 2>&1"
+safeopen=$builddir/examples/safeopen
+direct_binary safeopen
+mkdir "$T/host"
+check "cp -a between two roots" "$safeopen" cp -a "$B" u/docs "$T/host" docs
+check "cp -a: the links copied as links" test "$(readlink "$T/host/docs/out")" = "$T/outside"
+check "cp -a: the files copied" test "$(cat "$T/host/docs/deep/d.txt")" = deep
+check "cp -a: nothing copied from outside" test ! -e "$T/host/docs/out/secret.copy"
 
 check "nothing changed outside the roots" test "$(snapshot)" = "$before"
 echo "test-cookbook: $n checks, $fails failed"
