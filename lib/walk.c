@@ -374,10 +374,15 @@ static int redescend(struct safe_walk *w, size_t t)
 		if (fd >= 0 && inode_at(fd, "", &id) < 0) {
 			so_closep(&fd);
 		} else if (fd >= 0 && !so_same_inode(&id, &lv->id)) {
-#ifndef SAFEOPEN_MUTATE_WALK_REDESCEND_ID
+			/* Replaced: not the directory walked. (Not a shortcut but
+			 * a second check: in_place() compares every batch read
+			 * from a level with the same recorded identity, so a
+			 * replacement is never listed even without this one; it
+			 * keeps the post-order visit's descriptor the directory
+			 * walked and stops the re-descent at the first
+			 * replaced level.) */
 			so_closep(&fd);
-			errno = EAGAIN; /* replaced: not the directory walked */
-#endif
+			errno = EAGAIN;
 		}
 		if (fd < 0) {
 			int err = errno == ENOENT || errno == ENOTDIR || errno == ELOOP ? EAGAIN : errno;

@@ -412,19 +412,16 @@ START_TEST(replaced_level)
 		}
 	}
 	struct safe_walk *w = walk_to(root, "d0", SAFE_WALK_POSTORDER, path);
-	/* Replace levels 3..: a new d3/d4/d5/d6/d7/d8 with other files. */
+	/* Replace level 3 by a new d3 that holds the old d4 (and the rest of
+	 * the chain below it), and files of its own. */
 	ck_ok(renameat(root, "d0/d1/d2/d3", root, "old3"));
-	const char *nd[] = { "d0/d1/d2/d3", "d0/d1/d2/d3/d4", "d0/d1/d2/d3/d4/d5",
-			     "d0/d1/d2/d3/d4/d5/d6", "d0/d1/d2/d3/d4/d5/d6/d7",
-			     "d0/d1/d2/d3/d4/d5/d6/d7/d8" };
-	for (size_t i = 0; i < 6; i++) {
-		ck_ok(mkdirat(root, nd[i], 0755));
-		for (int k = 0; k < 30; k++) {
-			char f[128];
-			snprintf(f, sizeof(f), "%s/new%02d", nd[i], k);
-			int fd = openat(root, f, O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
-			close(fd);
-		}
+	ck_ok(mkdirat(root, "d0/d1/d2/d3", 0755));
+	ck_ok(renameat(root, "old3/d4", root, "d0/d1/d2/d3/d4"));
+	for (int k = 0; k < 30; k++) {
+		char f[128];
+		snprintf(f, sizeof(f), "d0/d1/d2/d3/new%02d", k);
+		int fd = openat(root, f, O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
+		close(fd);
 	}
 	struct safe_walk_entry e;
 	int r, gaveup = 0, later = 0;
