@@ -892,9 +892,9 @@ static int rmtree_unpriv_child(void *arg)
 		"d u", "d u/ro", "f u/ro/keep k", "d u/rw", "f u/rw/gone g", "f u/f z", NULL,
 	};
 	fx_build(E.rootfd, spec);
-	CHILD_CHECK(fchownat(E.rootfd, "u", 65534, 65534, 0) == 0);
-	CHILD_CHECK(fchownat(E.rootfd, "u/rw", 65534, 65534, 0) == 0);
-	CHILD_CHECK(fchownat(E.rootfd, "u/rw/gone", 65534, 65534, 0) == 0);
+	CHILD_CHECK(sb_chown_for_dropped(E.rootfd, "u", 0) == 0);
+	CHILD_CHECK(sb_chown_for_dropped(E.rootfd, "u/rw", 0) == 0);
+	CHILD_CHECK(sb_chown_for_dropped(E.rootfd, "u/rw/gone", 0) == 0);
 	CHILD_CHECK(fchmodat(E.rootfd, "u/ro", 0555, 0) == 0);
 	CHILD_CHECK(sb_drop_privileges() == 0);
 	errno = 0;
@@ -1348,9 +1348,9 @@ END_TEST
 static int link_unpriv_child(void *arg)
 {
 	uint64_t m = *(uint64_t *)arg;
-	CHILD_CHECK(fchownat(E.rootfd, "a", 65534, 65534, 0) == 0);
-	CHILD_CHECK(fchownat(E.rootfd, "file", 65534, 65534, 0) == 0);
-	CHILD_CHECK(fchownat(E.rootfd, "link_file", 65534, 65534, AT_SYMLINK_NOFOLLOW) == 0);
+	CHILD_CHECK(sb_chown_for_dropped(E.rootfd, "a", 0) == 0);
+	CHILD_CHECK(sb_chown_for_dropped(E.rootfd, "file", 0) == 0);
+	CHILD_CHECK(sb_chown_for_dropped(E.rootfd, "link_file", AT_SYMLINK_NOFOLLOW) == 0);
 	CHILD_CHECK(sb_drop_privileges() == 0);
 	CHILD_CHECK(safe_linkat_beneath(E.rootfd, "chain", E.rootfd, "a/h", m | SAFE_FOLLOW) == 0);
 	struct stat st, st2;

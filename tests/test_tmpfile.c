@@ -1443,9 +1443,9 @@ END_TEST
 /* ---------------------------------------------------------------- sandboxed children */
 
 struct child_args {
-	int dirfd;            /* opened by the parent, writable by 65534 */
+	int dirfd;            /* opened by the parent, writable by the dropped user */
 	uint64_t flags;       /* strategy bits */
-	bool unpriv;          /* drop to 65534 */
+	bool unpriv;          /* sb_drop_privileges() */
 	bool no_proc;         /* private mount namespace without /proc */
 	bool no_empty_path;   /* linkat(AT_EMPTY_PATH) fails with ENOENT (kernels < 6.10) */
 	int tmpfile_errno;    /* O_TMPFILE opens fail with this errno (0: allowed) */
@@ -1598,7 +1598,7 @@ static void run_child(struct child_args *a)
 {
 	struct tdir d;
 	tdir_make_xattrs(&d, "tmpfile");
-	ck_assert_int_eq(fchown(d.fd, 65534, 65534), 0);
+	ck_assert_int_eq(sb_chown_for_dropped(d.fd, "", AT_EMPTY_PATH), 0);
 	a->dirfd = d.fd;
 	int r = sb_run(child_scenario, a);
 	char *ls = fx_dir_listing(d.fd, ".");
