@@ -1091,6 +1091,8 @@ START_TEST(mkdir_parents_race_symlink_swap)
 	struct swapper s = { .dirfd = tfd, .a = "d", .b = "l" };
 	pthread_t th;
 	ck_assert_int_eq(pthread_create(&th, NULL, swap_thread, &s), 0);
+	while (atomic_load(&s.swaps) == 0) /* the attacker is running */
+		sched_yield();
 	double end = fx_now() + (fx_under_valgrind() ? 1.0 : fx_long() ? 0.4 : 0.05);
 	long ok = 0, calls = 0;
 	/* the time, and at least 100 calls (a slow machine runs longer) */
