@@ -43,7 +43,7 @@ tests_test_base_CFLAGS = $(TEST_CFLAGS)
 tests_test_base_LDADD = $(TEST_LDADD)
 tests_test_base_LDFLAGS = $(SUITE_LINK)
 TESTS += tests/test_base tests/check-symbols.sh
-EXTRA_DIST += tests/check-symbols.sh tests/direct.sh tests/partial.sh
+EXTRA_DIST += tests/check-symbols.sh tests/direct.sh tests/partial.sh tests/strategy.h
 
 # Suite "resolve": the resolver table, each case three ways.
 check_PROGRAMS += tests/test_resolve

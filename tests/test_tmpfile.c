@@ -37,6 +37,7 @@
 
 #include "fixture.h"
 #include "safeopen.h"
+#include "strategy.h"
 #include "sandbox.h"
 
 #ifndef RENAME_NOREPLACE
@@ -53,9 +54,9 @@
 /* The strategy variants every functional test runs with (loop index). */
 static const uint64_t strategies[] = {
 	0,
-	SAFE_TMPFILE_NO_OTMPFILE,
+	T_NAMED,
 	SAFE_RESOLVE_USERSPACE,
-	SAFE_RESOLVE_USERSPACE | SAFE_TMPFILE_NO_OTMPFILE,
+	SAFE_RESOLVE_USERSPACE | T_NAMED,
 };
 #define N_STRATEGIES 4
 #define N_KERNEL_STRATEGIES 2 /* without the walker */
@@ -715,7 +716,7 @@ END_TEST
 START_TEST(two_phase)
 {
 	uint64_t fl = strategies[_i];
-	bool named = fl & SAFE_TMPFILE_NO_OTMPFILE;
+	bool named = fl & T_NAMED;
 	struct tdir d;
 	tdir_make_xattrs(&d, "tmpfile");
 	struct safe_tmpfile *t = NULL;
@@ -762,7 +763,7 @@ START_TEST(two_phase)
 	ck_assert_int_eq(errno, EEXIST);
 	ck_assert_int_eq(safe_tmpfile_link(t, xa3, 3, 1ULL << 60), -1);
 	ck_assert_int_eq(errno, EINVAL);
-	ck_assert_int_eq(safe_tmpfile_link(t, xa3, 3, SAFE_TMPFILE_NO_OTMPFILE), -1);
+	ck_assert_int_eq(safe_tmpfile_link(t, xa3, 3, SAFE_TMPFILE_PARENTS), -1);
 	ck_assert_int_eq(errno, EINVAL);
 	struct safe_xattr dup[] = { { "user.a", "", 0 }, { "user.a", "", 0 } };
 	ck_assert_int_eq(safe_tmpfile_link(t, dup, 2, 0), -1);
@@ -801,7 +802,7 @@ START_TEST(two_phase_lost_parent)
 	struct tdir d;
 	tdir_make_xattrs(&d, "tmpfile");
 	struct safe_tmpfile *t;
-	if (!(fl & SAFE_TMPFILE_NO_OTMPFILE)) {
+	if (!(fl & T_NAMED)) {
 		ck_assert_int_eq(mkdirat(d.fd, "sub", 0755), 0);
 		int fd = tmp_open(d.fd, "sub/f", 0644, fl, &t);
 		ck_assert_int_ge(fd, 0);
@@ -902,7 +903,7 @@ enum misuse { CLOSED, REUSED, REOPENED_RDONLY };
 
 static int misuse_case(int dfd, uint64_t fl, enum misuse how, bool via_link)
 {
-	bool named = fl & SAFE_TMPFILE_NO_OTMPFILE;
+	bool named = fl & T_NAMED;
 	int nfd = fx_fd_count();
 	int victim = openat(dfd, "victim", O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
 	CHILD_CHECK(victim >= 0);
@@ -969,7 +970,7 @@ START_TEST(two_phase_fd_misuse)
 	for (int via_link = 0; via_link < 2; via_link++) {
 		RUN(misuse_case(d.fd, fl, CLOSED, via_link));
 		RUN(misuse_case(d.fd, fl, REUSED, via_link));
-		if (fl & SAFE_TMPFILE_NO_OTMPFILE) /* the same inode, another open */
+		if (fl & T_NAMED) /* the same inode, another open */
 			RUN(misuse_case(d.fd, fl, REOPENED_RDONLY, via_link));
 	}
 	struct safe_tmpfile *t = NULL;
@@ -986,7 +987,7 @@ START_TEST(named_stays_private)
 	 * mode asked for), and again after a link that failed once the final
 	 * mode was applied (a malformed ACL is refused after the chmod); the
 	 * probe that asked the kernel for the mode is gone. */
-	uint64_t fl = strategies[_i] | SAFE_TMPFILE_NO_OTMPFILE;
+	uint64_t fl = strategies[_i] | T_NAMED;
 	struct tdir d;
 	tdir_make_xattrs(&d, "tmpfile");
 	mode_t old = umask(0);
@@ -1063,9 +1064,9 @@ static int killed_writer_case(int dfd, uint64_t fl, mode_t mode)
 	      mode);
 	free(name);
 	/* young: kept; any age: removed */
-	CHILD_CHECK(safe_tmpfile_sweep_beneath(dfd, ".", 3600, 0) == 0);
+	CHILD_CHECK(safe_tmpfile_sweep_beneath(dfd, ".", 3600, 0, NULL) == 0);
 	CHILD_CHECK(count_hidden(dfd) == 1);
-	CHILD_CHECK(safe_tmpfile_sweep_beneath(dfd, ".", 0, fl & SAFE_RESOLVE_USERSPACE) == 1);
+	CHILD_CHECK(safe_tmpfile_sweep_beneath(dfd, ".", 0, fl & SAFE_RESOLVE_USERSPACE, NULL) == 1);
 	char *ls = fx_dir_listing(dfd, ".");
 	int empty = !strcmp(ls, "");
 	free(ls);
@@ -1075,7 +1076,7 @@ static int killed_writer_case(int dfd, uint64_t fl, mode_t mode)
 
 START_TEST(killed_writer_leftover)
 {
-	uint64_t fl = strategies[_i] | SAFE_TMPFILE_NO_OTMPFILE;
+	uint64_t fl = strategies[_i] | T_NAMED;
 	struct tdir d;
 	tdir_make_xattrs(&d, "tmpfile");
 	mode_t old = umask(0);
@@ -1135,7 +1136,7 @@ START_TEST(sweep_only_own_leftovers)
 	make_file(in, OWN2, 0644);
 	char *snap = fx_tree_snapshot(d.path);
 	/* all young */
-	ck_assert_int_eq(safe_tmpfile_sweep_beneath(d.fd, "in", 3600, rf), 0);
+	ck_assert_int_eq(safe_tmpfile_sweep_beneath(d.fd, "in", 3600, rf, NULL), 0);
 	char *snap2 = fx_tree_snapshot(d.path);
 	ck_assert_str_eq(snap, snap2);
 	free(snap2);
@@ -1143,26 +1144,26 @@ START_TEST(sweep_only_own_leftovers)
 	 * mtime was set back an hour is still young by its ctime. */
 	struct timespec back[2] = { { .tv_nsec = UTIME_OMIT }, { .tv_sec = time(NULL) - 7200 } };
 	ck_assert_int_eq(utimensat(in, OWN1, back, AT_SYMLINK_NOFOLLOW), 0);
-	ck_assert_int_eq(safe_tmpfile_sweep_beneath(d.fd, "in", 3600, rf), 0);
+	ck_assert_int_eq(safe_tmpfile_sweep_beneath(d.fd, "in", 3600, rf, NULL), 0);
 	if (_i == 0) {
 		/* A second later, with a minimum age of 1 s: the two own names.
 		 * The age test does not depend on how "in" is resolved, so only
 		 * the first strategy waits for it. */
 		usleep(1100 * 1000);
-		ck_assert_int_eq(safe_tmpfile_sweep_beneath(d.fd, "in", 1, rf), 2);
+		ck_assert_int_eq(safe_tmpfile_sweep_beneath(d.fd, "in", 1, rf, NULL), 2);
 	} else {
-		ck_assert_int_eq(safe_tmpfile_sweep_beneath(d.fd, "in", 0, rf), 2);
+		ck_assert_int_eq(safe_tmpfile_sweep_beneath(d.fd, "in", 0, rf, NULL), 2);
 	}
 	ck_assert_int_eq(faccessat(in, OWN1, F_OK, AT_SYMLINK_NOFOLLOW), -1);
 	ck_assert_int_eq(faccessat(in, OWN2, F_OK, AT_SYMLINK_NOFOLLOW), -1);
-	ck_assert_int_eq(safe_tmpfile_sweep_beneath(in, ".", 0, rf), 0);
-	ck_assert_int_eq(safe_tmpfile_sweep_beneath(d.fd, "in/up/in", 0, rf), 0);
+	ck_assert_int_eq(safe_tmpfile_sweep_beneath(in, ".", 0, rf, NULL), 0);
+	ck_assert_int_eq(safe_tmpfile_sweep_beneath(d.fd, "in/up/in", 0, rf, NULL), 0);
 	/* everything else as it was */
 	make_file(in, OWN1, 0600);
 	make_file(in, OWN2, 0644);
 	snap2 = fx_tree_snapshot(d.path);
 	/* (the directory's own line changed with the names) */
-	ck_assert_int_eq(safe_tmpfile_sweep_beneath(d.fd, "in", 0, rf), 2);
+	ck_assert_int_eq(safe_tmpfile_sweep_beneath(d.fd, "in", 0, rf, NULL), 2);
 	char *snap3 = fx_tree_snapshot(d.path);
 	ck_assert_int_eq(unlinkat(d.fd, "in/keep", 0), 0);
 	make_file(in, "keep", 0644);
@@ -1189,23 +1190,23 @@ START_TEST(sweep_only_own_leftovers)
 	ck_assert_int_eq(faccessat(d.fd, "in/sub/.safeopen-SUBSUBSUBSUBSUB1", F_OK, 0), 0);
 	/* outside the root, bad arguments: errors, nothing removed */
 	ck_assert_int_eq(symlinkat("..", d.fd, "in/sub/out"), 0);
-	EXPECT_FAIL_CK(d.fd, EXDEV, safe_tmpfile_sweep_beneath(in, "..", 0, rf));
-	EXPECT_FAIL_CK(d.fd, EXDEV, safe_tmpfile_sweep_beneath(in, "sub/out/..", 0, rf));
-	EXPECT_FAIL_CK(d.fd, EXDEV, safe_tmpfile_sweep_beneath(in, "/", 0, rf));
-	EXPECT_FAIL_CK(d.fd, ENOTDIR, safe_tmpfile_sweep_beneath(in, "keep", 0, rf));
-	EXPECT_FAIL_CK(d.fd, ENOENT, safe_tmpfile_sweep_beneath(in, "nope", 0, rf));
-	EXPECT_FAIL_CK(d.fd, ENOENT, safe_tmpfile_sweep_beneath(in, "", 0, rf));
-	EXPECT_FAIL_CK(d.fd, EFAULT, safe_tmpfile_sweep_beneath(in, NULL, 0, rf));
-	EXPECT_FAIL_CK(d.fd, EINVAL, safe_tmpfile_sweep_beneath(in, ".", 0, 1ULL << 60));
+	EXPECT_FAIL_CK(d.fd, EXDEV, safe_tmpfile_sweep_beneath(in, "..", 0, rf, NULL));
+	EXPECT_FAIL_CK(d.fd, EXDEV, safe_tmpfile_sweep_beneath(in, "sub/out/..", 0, rf, NULL));
+	EXPECT_FAIL_CK(d.fd, EXDEV, safe_tmpfile_sweep_beneath(in, "/", 0, rf, NULL));
+	EXPECT_FAIL_CK(d.fd, ENOTDIR, safe_tmpfile_sweep_beneath(in, "keep", 0, rf, NULL));
+	EXPECT_FAIL_CK(d.fd, ENOENT, safe_tmpfile_sweep_beneath(in, "nope", 0, rf, NULL));
+	EXPECT_FAIL_CK(d.fd, ENOENT, safe_tmpfile_sweep_beneath(in, "", 0, rf, NULL));
+	EXPECT_FAIL_CK(d.fd, EFAULT, safe_tmpfile_sweep_beneath(in, NULL, 0, rf, NULL));
+	EXPECT_FAIL_CK(d.fd, EINVAL, safe_tmpfile_sweep_beneath(in, ".", 0, 1ULL << 60, NULL));
 	EXPECT_FAIL_CK(d.fd, EINVAL,
-		       safe_tmpfile_sweep_beneath(in, ".", 0, SAFE_TMPFILE_NO_OTMPFILE));
+		       safe_tmpfile_sweep_beneath(in, ".", 0, SAFE_TMPFILE_PARENTS, NULL));
 	EXPECT_FAIL_CK(d.fd, EINVAL,
 		       safe_tmpfile_sweep_beneath(in, ".", 0,
-						  SAFE_RESOLVE_BENEATH | SAFE_RESOLVE_IN_ROOT));
+						  SAFE_RESOLVE_BENEATH | SAFE_RESOLVE_IN_ROOT, NULL));
 	/* IN_ROOT: ".." at the root stays there */
 	make_file(in, OWN1, 0600);
 	ck_assert_int_eq(safe_tmpfile_sweep_beneath(in, "sub/out/..",
-						     0, rf | SAFE_RESOLVE_IN_ROOT), 1);
+						     0, rf | SAFE_RESOLVE_IN_ROOT, NULL), 1);
 	close(in);
 	free(snap);
 	tdir_free(&d);
@@ -1261,7 +1262,7 @@ START_TEST(sweep_swapped_name)
 	swap_name = OWN1;
 	atomic_store(&swap_done, 0);
 	atomic_store(&swap_armed, 1);
-	int n = safe_tmpfile_sweep_beneath(d.fd, ".", 0, rf);
+	int n = safe_tmpfile_sweep_beneath(d.fd, ".", 0, rf, NULL);
 	atomic_store(&swap_armed, 0);
 	ck_assert_int_eq(atomic_load(&swap_done), 1); /* the "attacker" ran */
 	ck_assert_int_eq(n, 0);
@@ -1288,7 +1289,7 @@ static int sweep_unpriv_child(void *arg)
 	int u = openat(a->dirfd, "u", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	CHILD_CHECK(u >= 0);
 	mode_t old = umask(022);
-	int r = killed_writer_case(u, SAFE_TMPFILE_NO_OTMPFILE, 0644);
+	int r = killed_writer_case(u, T_NAMED, 0644);
 	umask(old);
 	close(u);
 	if (r)
@@ -1298,7 +1299,7 @@ static int sweep_unpriv_child(void *arg)
 	CHILD_CHECK(fd >= 0);
 	close(fd);
 	errno = 0;
-	CHILD_CHECK(safe_tmpfile_sweep_beneath(a->dirfd, ".", 0, 0) == -1 && errno == EPERM);
+	CHILD_CHECK(safe_tmpfile_sweep_beneath(a->dirfd, ".", 0, 0, NULL) == -1 && errno == EPERM);
 	CHILD_CHECK(faccessat(a->dirfd, OWN2, F_OK, AT_SYMLINK_NOFOLLOW) == -1 && errno == ENOENT);
 	CHILD_CHECK(faccessat(a->dirfd, OWN1, F_OK, AT_SYMLINK_NOFOLLOW) == 0);
 	return 0;
@@ -1339,9 +1340,9 @@ static int sweep_mount_child(void *arg)
 	CHILD_CHECK(root >= 0);
 	int in = openat(root, "in", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	CHILD_CHECK(in >= 0);
-	int n = safe_tmpfile_sweep_beneath(root, "in", 0, 0);
+	int n = safe_tmpfile_sweep_beneath(root, "in", 0, 0, NULL);
 	close(root);
-	int n2 = safe_tmpfile_sweep_beneath(in, ".", 0, SAFE_RESOLVE_USERSPACE);
+	int n2 = safe_tmpfile_sweep_beneath(in, ".", 0, SAFE_RESOLVE_USERSPACE, NULL);
 	close(in);
 	CHILD_CHECK(n == 1 && n2 == 0, "sweep: %d then %d (%s)", n, n2, strerror(errno));
 	CHILD_CHECK(faccessat(a->dirfd, "in/" OWN1, F_OK, AT_SYMLINK_NOFOLLOW) == 0);
@@ -1613,7 +1614,7 @@ START_TEST(unprivileged)
 	/* Any route that works for uid 65534 (AT_EMPTY_PATH since Linux 6.10,
 	 * else procfs); the unnamed file in both cases. */
 	struct child_args a = { .flags = strategies[_i], .unpriv = true, .expect_nlink = -1 };
-	a.expect_nlink = (a.flags & SAFE_TMPFILE_NO_OTMPFILE) ? 1 : 0;
+	a.expect_nlink = (a.flags & T_NAMED) ? 1 : 0;
 	run_child(&a);
 }
 END_TEST
@@ -1622,7 +1623,7 @@ START_TEST(unprivileged_procfs_route)
 {
 	/* AT_EMPTY_PATH refused as before Linux 6.10: the procfs link. */
 	struct child_args a = { .flags = strategies[_i], .unpriv = true, .no_empty_path = true };
-	a.expect_nlink = (a.flags & SAFE_TMPFILE_NO_OTMPFILE) ? 1 : 0;
+	a.expect_nlink = (a.flags & T_NAMED) ? 1 : 0;
 	run_child(&a);
 }
 END_TEST
@@ -1654,7 +1655,7 @@ START_TEST(procfs_verified)
 	 * /proc or a bind-mounted foreign fd directory is detected, which
 	 * leaves the named fallback. */
 	uint64_t fl = strategies[_i];
-	bool named = fl & SAFE_TMPFILE_NO_OTMPFILE;
+	bool named = fl & T_NAMED;
 	for (int no2 = 0; no2 < 2; no2++) {
 		struct child_args a = { .flags = fl,
 					.no_empty_path = true,
@@ -1691,7 +1692,7 @@ END_TEST
 START_TEST(no_renameat2)
 {
 	/* renameat2(RENAME_NOREPLACE) missing: linkat + unlinkat. */
-	struct child_args a = { .flags = strategies[_i] | SAFE_TMPFILE_NO_OTMPFILE,
+	struct child_args a = { .flags = strategies[_i] | T_NAMED,
 				.no_renameat2 = true,
 				.expect_nlink = 1 };
 	run_child(&a);
