@@ -505,6 +505,141 @@ START_TEST(mknod_cases)
 }
 END_TEST
 
+/* ---------------------------------------------------------------- SAFE_REPLACE (issue 32) */
+
+/* No hidden ".safeopen-" name left in dirfd. */
+static bool no_hidden_names(int dirfd, const char *path)
+{
+	char *ls = fx_dir_listing(dirfd, path);
+	bool ok = ls && !strstr(ls, ".safeopen-");
+	free(ls);
+	return ok;
+}
+
+START_TEST(replace_symlink_mknod)
+{
+	env_open();
+	uint64_t m = MODE(_i) | SCOPE(_i);
+	char *before = fx_tree_snapshot(E.outside);
+	char body[64];
+	ssize_t n;
+	/* A new name: as without the flag. */
+	ck_ok(safe_symlinkat_beneath("t1", E.r1fd, "a/s", m | SAFE_REPLACE));
+	n = readlinkat(E.r1fd, "a/s", body, sizeof(body));
+	ck_assert(n == 2 && !memcmp(body, "t1", 2));
+	/* An existing symlink, a regular file, a FIFO: replaced, not followed. */
+	ck_ok(safe_symlinkat_beneath("t2", E.r1fd, "a/s", m | SAFE_REPLACE));
+	n = readlinkat(E.r1fd, "a/s", body, sizeof(body));
+	ck_assert(n == 2 && !memcmp(body, "t2", 2));
+	ck_ok(safe_symlinkat_beneath("t3", E.r1fd, "link_file", m | SAFE_REPLACE));
+	ck_assert(S_ISLNK(lmode(E.r1fd, "link_file")));
+	ck_assert(S_ISREG(lmode(E.r1fd, "file"))); /* the old target is untouched */
+	ck_ok(safe_symlinkat_beneath("t4", E.r1fd, "a/b/file", m | SAFE_REPLACE));
+	ck_assert(S_ISLNK(lmode(E.r1fd, "a/b/file")));
+	ck_ok(safe_symlinkat_beneath("t5", E.r1fd, "up_victim", m | SAFE_REPLACE));
+	ck_assert(S_ISLNK(lmode(E.r1fd, "up_victim")));
+	mode_t old = umask(022);
+	ck_ok(safe_mknodat_beneath(E.r1fd, "file", S_IFIFO | 0640, 0, m | SAFE_REPLACE));
+	ck_assert_int_eq(lmode(E.r1fd, "file"), S_IFIFO | 0640);
+	ck_ok(safe_mknodat_beneath(E.r1fd, "file", S_IFREG | 0600, 0, m | SAFE_REPLACE));
+	ck_assert_int_eq(lmode(E.r1fd, "file"), S_IFREG | 0600);
+	/* A dangling link to outside: the link is replaced, nothing appears
+	 * outside. */
+	ck_ok(safe_mknodat_beneath(E.r1fd, "up_new", S_IFIFO | 0600, 0, m | SAFE_REPLACE));
+	ck_assert(S_ISFIFO(lmode(E.r1fd, "up_new")));
+	umask(old);
+	/* Never a directory, nor "." / ".." / a trailing slash. */
+	ck_fails(safe_symlinkat_beneath("t", E.r1fd, "a", m | SAFE_REPLACE), EISDIR);
+	ck_fails(safe_mknodat_beneath(E.r1fd, "empty", S_IFIFO | 0600, 0, m | SAFE_REPLACE), EISDIR);
+	/* A symlink to a directory is a non-directory: replaced itself. */
+	ck_ok(safe_symlinkat_beneath("a", E.r1fd, "link_dir", m | SAFE_REPLACE));
+	ck_assert(S_ISLNK(lmode(E.r1fd, "link_dir")) && S_ISDIR(lmode(E.r1fd, "a")));
+	ck_fails(safe_symlinkat_beneath("t", E.r1fd, "a/.", m | SAFE_REPLACE), EEXIST);
+	ck_fails(safe_symlinkat_beneath("t", E.r1fd, "a/..", m | SAFE_REPLACE), EEXIST);
+	ck_fails(safe_mknodat_beneath(E.r1fd, "a/..", S_IFIFO | 0600, 0, m | SAFE_REPLACE), EEXIST);
+	ck_fails(safe_symlinkat_beneath("t", E.r1fd, "a/s/", m | SAFE_REPLACE), EEXIST);
+	ck_assert(S_ISDIR(lmode(E.r1fd, "a")));
+	ck_assert(S_ISDIR(lmode(E.r1fd, "empty")));
+	/* Exact errnos for the bad inputs, nothing created. */
+	ck_fails(safe_symlinkat_beneath("", E.r1fd, "a/new", m | SAFE_REPLACE), ENOENT);
+	ck_fails(safe_symlinkat_beneath(NULL, E.r1fd, "a/new", m | SAFE_REPLACE), EFAULT);
+	ck_fails(safe_symlinkat_beneath("t", E.r1fd, NULL, m | SAFE_REPLACE), EFAULT);
+	ck_fails(safe_symlinkat_beneath("t", E.r1fd, "", m | SAFE_REPLACE), ENOENT);
+	ck_fails(safe_mknodat_beneath(E.r1fd, "a/new", S_IFDIR | 0700, 0, m | SAFE_REPLACE), EPERM);
+	ck_fails(safe_mknodat_beneath(E.r1fd, "a/new", 0170000 | 0600, 0, m | SAFE_REPLACE), EINVAL);
+	ck_fails(safe_mknodat_beneath(E.r1fd, "nodir/x", S_IFIFO | 0600, 0, m | SAFE_REPLACE), ENOENT);
+	ck_fails(safe_symlinkat_beneath("t", E.r1fd, "a/new", m | SAFE_REPLACE | SAFE_FOLLOW), EINVAL);
+	ck_assert(!exists_at(E.r1fd, "a/new"));
+	if (!(_i & 2)) {
+		ck_fails(safe_symlinkat_beneath("t", E.r1fd, "up/victim", m | SAFE_REPLACE), EXDEV);
+		ck_fails(safe_mknodat_beneath(E.r1fd, "abs/victim", S_IFIFO | 0600, 0, m | SAFE_REPLACE),
+			 EXDEV);
+		ck_fails(safe_symlinkat_beneath("t", E.r1fd, "../outside/victim", m | SAFE_REPLACE),
+			 EXDEV);
+	} else {
+		ck_fails(safe_symlinkat_beneath("t", E.r1fd, "up/victim", m | SAFE_REPLACE), ENOENT);
+	}
+	ck_assert(no_hidden_names(E.r1fd, "."));
+	ck_assert(no_hidden_names(E.r1fd, "a"));
+	char *after = fx_tree_snapshot(E.outside);
+	ck_assert_str_eq(before, after);
+	free(before);
+	free(after);
+	env_close();
+}
+END_TEST
+
+/* The name never disappears while it is replaced: a reader thread lstat()s
+ * it throughout (and must have run while replacements happened). */
+static struct {
+	atomic_bool stop;
+	atomic_long looks, missing;
+	int dirfd;
+} RP;
+
+static void *replace_reader(void *arg)
+{
+	(void)arg;
+	while (!atomic_load(&RP.stop)) {
+		struct stat st;
+		if (fstatat(RP.dirfd, "a/target", &st, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT)
+			atomic_fetch_add(&RP.missing, 1);
+		atomic_fetch_add(&RP.looks, 1);
+	}
+	return NULL;
+}
+
+START_TEST(replace_is_atomic)
+{
+	env_open();
+	uint64_t m = MODE(_i);
+	ck_ok(safe_symlinkat_beneath("first", E.r1fd, "a/target", m));
+	RP.dirfd = E.r1fd;
+	atomic_store(&RP.stop, false);
+	atomic_store(&RP.looks, 0);
+	atomic_store(&RP.missing, 0);
+	pthread_t th;
+	ck_assert_int_eq(pthread_create(&th, NULL, replace_reader, NULL), 0);
+	long looks_during = 0;
+	for (int i = 0; i < 2000; i++) {
+		long l0 = atomic_load(&RP.looks);
+		if (i & 1)
+			ck_ok(safe_symlinkat_beneath(i & 2 ? "x" : "y", E.r1fd, "a/target",
+						     m | SAFE_REPLACE));
+		else
+			ck_ok(safe_mknodat_beneath(E.r1fd, "a/target", S_IFIFO | 0600, 0,
+						   m | SAFE_REPLACE));
+		looks_during += atomic_load(&RP.looks) != l0;
+	}
+	atomic_store(&RP.stop, true);
+	pthread_join(th, NULL);
+	ck_assert_msg(looks_during > 0, "the reader never ran during a replacement");
+	ck_assert_int_eq(atomic_load(&RP.missing), 0);
+	ck_assert(no_hidden_names(E.r1fd, "a"));
+	env_close();
+}
+END_TEST
+
 /* ---------------------------------------------------------------- open_parent */
 
 START_TEST(open_parent_cases)
@@ -1219,6 +1354,7 @@ static Suite *api_suite(void)
 	tcase_add_loop_test(tc, mkdir_all_deep, 0, 2);
 	tcase_add_loop_test(tc, mknod_cases, 0, 4);
 	tcase_add_loop_test(tc, open_parent_cases, 0, 4);
+	tcase_add_loop_test(tc, replace_symlink_mknod, 0, 4);
 	tcase_add_loop_test(tc, rename_link_two_roots, 0, 4);
 	tcase_add_loop_test(tc, rename_link_arguments, 0, 2);
 	tcase_add_test(tc, resolve_cached);
@@ -1237,6 +1373,7 @@ static Suite *api_suite(void)
 	tcase_set_timeout(race, 120);
 	tcase_add_checked_fixture(race, fx_fd_setup, fx_fd_teardown);
 	tcase_add_loop_test(race, mkdir_all_race_planted_symlink, 0, 4);
+	tcase_add_loop_test(race, replace_is_atomic, 0, 2);
 	suite_add_tcase(s, race);
 	return s;
 }
