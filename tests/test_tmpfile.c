@@ -1164,7 +1164,13 @@ START_TEST(sweep_only_own_leftovers)
 	make_file(in, OWN2, 0644);
 	snap2 = fx_tree_snapshot(d.path);
 	/* (the directory's own line changed with the names) */
-	ck_assert_int_eq(safe_tmpfile_sweep_beneath(d.fd, "in", 0, rf, NULL), 2);
+	unsigned int cnt = 99;
+	ck_assert_int_eq(safe_tmpfile_sweep_beneath(d.fd, "in", 0, rf, &cnt), 2);
+	ck_assert_uint_eq(cnt, 2);
+	cnt = 99;
+	ck_assert_int_eq(safe_tmpfile_sweep_beneath(d.fd, "nope", 0, rf, &cnt), -1);
+	ck_assert_int_eq(errno, ENOENT);
+	ck_assert_uint_eq(cnt, 0);
 	char *snap3 = fx_tree_snapshot(d.path);
 	ck_assert_int_eq(unlinkat(d.fd, "in/keep", 0), 0);
 	make_file(in, "keep", 0644);
@@ -1300,7 +1306,11 @@ static int sweep_unpriv_child(void *arg)
 	CHILD_CHECK(fd >= 0);
 	close(fd);
 	errno = 0;
-	CHILD_CHECK(safe_tmpfile_sweep_beneath(a->dirfd, ".", 0, 0, NULL) == -1 && errno == EPERM);
+	unsigned int removed = 99;
+	CHILD_CHECK(safe_tmpfile_sweep_beneath(a->dirfd, ".", 0, 0, &removed) == -1 &&
+		    errno == EPERM);
+	/* the count survives the failure: its own leftover was removed */
+	CHILD_CHECK(removed == 1);
 	CHILD_CHECK(faccessat(a->dirfd, OWN2, F_OK, AT_SYMLINK_NOFOLLOW) == -1 && errno == ENOENT);
 	CHILD_CHECK(faccessat(a->dirfd, OWN1, F_OK, AT_SYMLINK_NOFOLLOW) == 0);
 	return 0;
