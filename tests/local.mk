@@ -208,5 +208,5 @@ AM_TESTS_ENVIRONMENT += MAN_CPPFLAGS='-I$(abs_top_srcdir)/include'; export MAN_C
 	MAN_LIBS='$(abs_top_builddir)/lib/.libs/libsafeopen.so'; export MAN_LIBS;
 
 # The cookbook's programs (examples/cookbook), run against a temp dir.
-TESTS += tests/test-cookbook.sh
-EXTRA_DIST += tests/test-cookbook.sh
+TESTS += tests/test-cookbook.sh tests/test-readme.sh
+EXTRA_DIST += tests/test-cookbook.sh tests/test-readme.sh
