@@ -133,6 +133,19 @@ int so_open_validated(int dirfd, const char *path, const struct safe_open_how *h
 	return so_walk_open(dirfd, path, how);
 }
 
+/*
+ * The openat2() probe runs once when the library is loaded, so that a
+ * process that forks before its first call (a pre-forking or fork-per-request
+ * server) hands the answer to every child instead of each child probing
+ * again. It is one system call that touches no file (probe.c), and only a
+ * hint like every probe state: a seccomp filter installed later is noticed by
+ * the real call, which handles ENOSYS/EPERM exactly as the probe would.
+ */
+__attribute__((constructor)) static void probe_at_load(void)
+{
+	(void)so_have_openat2();
+}
+
 int safe_openat2(int dirfd, const char *path, const struct safe_open_how *how, size_t size)
 {
 	struct safe_open_how h;
