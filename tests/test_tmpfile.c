@@ -1434,6 +1434,8 @@ START_TEST(concurrent_creators)
 	ck_assert_ptr_nonnull(c);
 	c->dirfd = d.fd;
 	c->flags = strategies[_i];
+	(void)t_strategy(c->flags); /* the environment is set here, before the
+				     * threads: they only read it */
 	pthread_t th[CT_THREADS];
 	for (int i = 0; i < CT_THREADS; i++)
 		ck_assert_int_eq(pthread_create(&th[i], NULL, ct_thread, c), 0);
