@@ -3,6 +3,7 @@
 #                       pattern and raw openat2
 #   make bench-httpd    requests/s of examples/safe-httpd
 #   make bench-extract  safeopen extract next to GNU tar and bsdtar
+#   make bench-fork     a fork-per-request server: per-child cost against openat
 #   make bench-securejoin  the walker against Go's filepath-securejoin
 #                       SecureJoin + open, per shape (needs go and Debian's
 #                       golang-github-cyphar-filepath-securejoin-dev; without
@@ -44,6 +45,17 @@ bench-httpd: bench/httpd-bench examples/safe-httpd
 	top_builddir='$(abs_top_builddir)' $(HTTPD_BENCH_ENV) $(SHELL) $(srcdir)/bench/httpd-bench.sh
 PHONY_TARGETS += bench-httpd
 EXTRA_DIST += bench/httpd-bench.sh
+
+# `make bench-fork`: a fork-per-request server's per-child cost, plain
+# openat() against safe_openat_in_root() cold and warmed before the fork.
+noinst_PROGRAMS += bench/fork-serve
+bench_fork_serve_SOURCES = bench/fork-serve.c
+bench_fork_serve_LDADD = lib/libsafeopen.la
+bench_fork_serve_LDFLAGS = $(AM_LDFLAGS) -no-install
+FORK_BENCH_ARGS =
+bench-fork: bench/fork-serve
+	./bench/fork-serve $(FORK_BENCH_ARGS)
+PHONY_TARGETS += bench-fork
 
 # `make bench-securejoin`: bench/bench's shapes on the walker next to
 # SecureJoin(root, path) + open (bench/securejoin/main.go, built here in GOPATH

@@ -323,6 +323,43 @@ int so_procfs_entry(int fd, char name[SO_FD_NAME_SIZE]);
  */
 int so_procfs_reopen(int fd, int flags);
 
+/* ------------------------------------------------------------------ mkdir -p with undo (mkdir_all.c) */
+
+/* One directory below so_made_dirs.topfd, in the order the walk met them. */
+struct so_made_step {
+	size_t off;         /* its name: names + off */
+	struct so_ident id; /* what it was when the walk opened it */
+	bool ours;          /* created by this call (not by a concurrent creator) */
+};
+
+/* The directories one so_mkdir_all() call created, for undoing them. */
+struct so_made_dirs {
+	int topfd;                  /* O_PATH fd of the existing directory the first
+				     * new one was made in, or -1: nothing made */
+	size_t n;                   /* steps recorded below topfd */
+	char *names;                /* their names, NUL-terminated, outermost first */
+	struct so_made_step *steps;
+};
+
+#define SO_MADE_DIRS_INIT { .topfd = -1, .n = 0, .names = NULL, .steps = NULL }
+
+/*
+ * mkdir -p beneath dirfd (safe_mkdir_all_beneath() with its resolve bits
+ * already normalised): the last directory gets `mode`, missing parents
+ * `parent_mode`. With `made` (initialised with SO_MADE_DIRS_INIT) the
+ * directories it creates are recorded, also when it fails: the caller then
+ * calls so_made_dirs_undo() or so_made_dirs_free(). Returns an
+ * O_PATH|O_DIRECTORY|O_CLOEXEC fd or -1 with errno.
+ */
+int so_mkdir_all(int dirfd, const char *path, mode_t mode, mode_t parent_mode, uint64_t resolve,
+		 struct so_made_dirs *made);
+/* Remove the recorded directories that are still where they were made, empty
+ * and the same inode, deepest first; anything else stays. Frees the record.
+ * Keeps errno. */
+void so_made_dirs_undo(struct so_made_dirs *made);
+/* Forget the record (the directories stay). */
+void so_made_dirs_free(struct so_made_dirs *made);
+
 /* ------------------------------------------------------------------ misc (util.c) */
 
 /* Fill buf with n random characters from [A-Za-z0-9] (getrandom, never

@@ -41,6 +41,7 @@
 
 #include "fixture.h"
 #include "safeopen.h"
+#include "strategy.h"
 #include "sandbox.h"
 
 #define DEPTH 500
@@ -526,13 +527,13 @@ static int child_tmpfs(void *arg)
 	static const struct safe_xattr big[] = { { "user.big", bigval, sizeof(bigval) } };
 
 	/* No inode left. */
-	if (tmpfile_enospc(dfd, small, 0) || tmpfile_enospc(dfd, small, SAFE_TMPFILE_NO_OTMPFILE))
+	if (tmpfile_enospc(dfd, small, 0) || tmpfile_enospc(dfd, small, T_NAMED))
 		return 1;
 	/* Two inodes free, but no room for a 4000-byte xattr (tmpfs charges
 	 * xattrs to the same per-inode space budget). */
 	CHILD_CHECK(unlinkat(dfd, "fill1", 0) == 0 && unlinkat(dfd, "fill2", 0) == 0, "unlink: %s",
 		    strerror(errno));
-	if (tmpfile_enospc(dfd, big, 0) || tmpfile_enospc(dfd, big, SAFE_TMPFILE_NO_OTMPFILE))
+	if (tmpfile_enospc(dfd, big, 0) || tmpfile_enospc(dfd, big, T_NAMED))
 		return 1;
 	/* Nothing leaked: a file with a small xattr needs both free slots
 	 * (its inode and the xattr's space); one leaked temporary would

@@ -537,7 +537,10 @@ START_TEST(argument_errors)
 	ck_fails(safe_symlinkat_beneath("x", E.rootfd, "y", m | SAFE_FOLLOW), EINVAL);
 	ck_fails(safe_readlinkat_beneath(E.rootfd, "chain", (char[8]){ 0 }, 8, m | SAFE_FOLLOW),
 		 EINVAL);
-	ck_fails(safe_opendir_beneath(E.rootfd, "a", m | SAFE_FOLLOW) ? 0 : -1, EINVAL);
+	ck_fails(safe_opendir_beneath(E.rootfd, "a", m | SAFE_REMOVEDIR) ? 0 : -1, EINVAL);
+	ck_fails(safe_opendir_beneath(E.rootfd, "a", m | SAFE_REPLACE) ? 0 : -1, EINVAL);
+	ck_fails(safe_mkdirat_beneath(E.rootfd, "x", 0755, m | SAFE_REPLACE), EINVAL);
+	ck_fails(safe_linkat_beneath(E.rootfd, "file", E.rootfd, "x", m | SAFE_REPLACE), EINVAL);
 	ck_fails(safe_rmtree_beneath(E.rootfd, "a", m | SAFE_REMOVEDIR), EINVAL);
 	ck_fails(safe_renameat_beneath(E.rootfd, "file", E.rootfd, "x",
 				       m | SAFE_RENAME_NOREPLACE | SAFE_RENAME_EXCHANGE),
