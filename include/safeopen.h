@@ -1593,7 +1593,7 @@ SAFE_PUBLIC SAFE_NODISCARD ssize_t safe_realpath_beneath(int dirfd, const char *
 /** @} */
 
 /**
- * @brief The library's version string (for example "0.1.0").
+ * @brief The library's version string (for example "1.0.0").
  * @return A static, NUL-terminated string.
  */
 SAFE_PUBLIC const char *safe_version(void);
