@@ -94,7 +94,9 @@ static int made_record(struct so_made_dirs *made, int next, const char *name, bo
 			  : 0;
 	if (so_ident_at(next, NULL, &st->id) < 0)
 		return -1;
-	strcpy(made->names + st->off, name);
+	/* Fits: names has len + 1 bytes for a path of len bytes, and each
+	 * recorded component takes its length plus one (its '/' or the NUL). */
+	memcpy(made->names + st->off, name, strlen(name) + 1);
 	st->ours = ours;
 	made->n++;
 	return 0;
