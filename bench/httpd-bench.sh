@@ -1,17 +1,17 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
-# bench/httpd-bench.sh: requests/s of examples/safe-httpd for a 1 KiB and a
+# bench/httpd-bench.sh: requests/s of httpd/safe-httpd for a 1 KiB and a
 # 100 KiB file at 1, 10 and 50 concurrent keep-alive clients, side by side
 # with `python3 -m http.server` on the same files, as a table. Run by
 # `make bench-httpd`; a benchmark, never a test.
 #
-# Environment: HTTPD (the server, default examples/safe-httpd), BEFORE
+# Environment: HTTPD (the server, default httpd/safe-httpd), BEFORE
 # (another safe-httpd binary for a before/after column, optional), SECONDS
 # (per cell, default 3), CLIENTS (default "1 10 50"), PYTHON (default the
 # system python3; "none" leaves the column out), LOADGEN (bench/httpd-bench).
 set -u
 : "${top_builddir:=.}"
-HTTPD=${HTTPD:-"$top_builddir/examples/safe-httpd"}
+HTTPD=${HTTPD:-"$top_builddir/httpd/safe-httpd"}
 LOADGEN=${LOADGEN:-"$top_builddir/bench/httpd-bench"}
 BEFORE=${BEFORE:-}
 SECONDS_PER_CELL=${SECONDS:-3}
