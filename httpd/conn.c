@@ -23,6 +23,25 @@ static __thread char scratch[65536];         /* body and drain reads */
 /* epoll data of the two non-connection descriptors */
 static char listen_tag, wake_tag;
 
+/* Connection records of this thread, kept for its next connections (see
+ * request_free()). */
+#define CONN_POOL_MAX 64
+static __thread struct conn *conn_pool[CONN_POOL_MAX];
+static __thread unsigned conns_pooled;
+
+static struct conn *conn_alloc(void)
+{
+	return conns_pooled ? conn_pool[--conns_pooled] : malloc(sizeof(struct conn));
+}
+
+static void conn_free(struct conn *c)
+{
+	if (conns_pooled < CONN_POOL_MAX)
+		conn_pool[conns_pooled++] = c;
+	else
+		free(c);
+}
+
 static void timer_unlink(struct conn *c)
 {
 	if (c->list == TL_NONE)
@@ -74,7 +93,7 @@ static void conn_close(struct conn *c)
 	if (c->file >= 0)
 		close(c->file);
 	safe_tmpfile_discard(c->tmp);
-	free(c->rq);
+	request_free(c->rq);
 	free(c->out.p);
 	c->dead = true;
 	if (c->rejected) {
@@ -114,7 +133,7 @@ static void enter_send(struct conn *c)
  * request record for the log, the error, then close. */
 static void start_error(struct conn *c, int status, const char *extra)
 {
-	if (!c->rq && !(c->rq = calloc(1, sizeof(*c->rq)))) {
+	if (!c->rq && !(c->rq = request_new())) {
 		conn_close(c);
 		return;
 	}
@@ -175,7 +194,7 @@ static void dispatch(struct conn *c)
 /* A complete head is in c->buf[0..end). */
 static void start_request(struct conn *c, size_t end)
 {
-	struct request *rq = calloc(1, sizeof(*rq));
+	struct request *rq = request_new();
 	if (!rq) {
 		conn_close(c);
 		return;
@@ -452,6 +471,21 @@ static int send_file(struct conn *c)
 	return 1;
 }
 
+/*
+ * Can the connection be closed now, without a lingering close? A lingering
+ * close protects a response from the reset that closing a socket with
+ * unread input causes. Premise: nothing more will come from a client that
+ * said "Connection: close" (or spoke HTTP/1.0 without keep-alive), sent a
+ * request without a body, and has no further bytes in our buffer: RFC
+ * 9112, 9.6 forbids it to send anything after that request. Any other
+ * close (an error, a body left unread, a server stopping) lingers.
+ */
+static bool closes_cleanly(const struct conn *c)
+{
+	const struct request *rq = c->rq;
+	return rq->client_close && !c->len && !rq->chunked && !(rq->has_length && rq->length);
+}
+
 static bool step_send(struct conn *c)
 {
 	do {
@@ -472,8 +506,13 @@ static bool step_send(struct conn *c)
 		return true;
 	}
 	log_request(c, c->rq);
-	free(c->rq);
+	bool quick_close = closes_cleanly(c);
+	request_free(c->rq);
 	c->rq = NULL;
+	if (quick_close) {
+		conn_close(c);
+		return false;
+	}
 	if (c->close_after || stopping) {
 		start_linger(c);
 		return true;
@@ -574,11 +613,12 @@ static void accept_ready(void)
 		if (atomic_load(&total_conns) >= cfg.max_conns && timers[TL_IDLE].first)
 			conn_close(timers[TL_IDLE].first);
 		bool reject = atomic_load(&total_conns) >= cfg.max_conns;
-		struct conn *c = reject && nrejecting >= REJECT_MAX ? NULL : calloc(1, sizeof(*c));
+		struct conn *c = reject && nrejecting >= REJECT_MAX ? NULL : conn_alloc();
 		if (!c) {
 			close(fd);
 			continue;
 		}
+		memset(c, 0, offsetof(struct conn, buf)); /* buf: c->len bytes used */
 		c->fd = fd;
 		c->file = c->tmpfd = -1;
 		c->list = TL_NONE;
@@ -587,7 +627,7 @@ static void accept_ready(void)
 					  .data.ptr = c };
 		if (epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
 			close(fd);
-			free(c);
+			conn_free(c);
 			continue;
 		}
 		if (reject) {
@@ -599,6 +639,9 @@ static void accept_ready(void)
 			atomic_fetch_add(&total_conns, 1);
 			c->state = CS_HEAD;
 			timer_set(c, TL_HEAD);
+			/* the request is usually there already: no need to wait
+			 * for the event that says so */
+			advance(c);
 		}
 	}
 }
@@ -638,7 +681,10 @@ static void run_loop(void)
 {
 	struct epoll_event evs[EVENTS_MAX];
 	while (lfd >= 0 || nconns + nrejecting > 0) {
-		int n = epoll_wait(epfd, evs, EVENTS_MAX, next_timeout());
+		int timeout = next_timeout();
+		if (timeout != 0 && access_log)
+			log_flush(); /* before waiting: no line is held back */
+		int n = epoll_wait(epfd, evs, EVENTS_MAX, timeout);
 		if (n < 0 && errno != EINTR) {
 			perror("safe-httpd: epoll_wait");
 			break;
@@ -664,7 +710,7 @@ static void run_loop(void)
 			r = c->ready_next;
 			c->ready = false;
 			if (c->dead)
-				free(c);
+				conn_free(c);
 			else
 				advance(c);
 		}
@@ -676,7 +722,7 @@ static void run_loop(void)
 		while (dead_list) {
 			struct conn *c = dead_list;
 			dead_list = c->next;
-			free(c);
+			conn_free(c);
 		}
 	}
 }
@@ -711,15 +757,20 @@ void *loop_main(void *arg)
 		ready_first = r->ready_next;
 		if (!r->dead)
 			conn_close(r);
-		free(r);
+		conn_free(r);
 	}
 	while (dead_list) {
 		struct conn *d = dead_list;
 		dead_list = d->next;
-		free(d);
+		conn_free(d);
 	}
 	if (lfd >= 0)
 		close(lfd);
+	if (access_log)
+		log_flush();
+	while (conns_pooled)
+		free(conn_pool[--conns_pooled]);
+	request_pool_drain();
 	close(epfd);
 	return NULL;
 }

@@ -24,6 +24,7 @@
 #include <netinet/tcp.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -81,8 +82,8 @@ struct sbuf {
 
 struct request {
 	char method[16];
-	char target[HEAD_MAX + 1];
 	bool http11, keep_alive, expect_continue, has_length, chunked, has_host;
+	bool client_close;      /* the client said it closes after this one */
 	unsigned long long length;
 	char content_type[128]; /* empty: none, or too long to be a MIME type */
 	/* conditional and partial GET (RFC 9110, 13.1.3, 13.1.5, 14.2) */
@@ -93,15 +94,18 @@ struct request {
 	char if_range[128];     /* If-Range: an entity tag or an HTTP-date */
 	char auth[512];         /* Authorization; empty: none (or too long) */
 	int refuse;             /* 0, or the status refusing it before any body */
-	/* the URL path, percent-decoded once, and the path given to the library */
-	char path[PATH_MAX + 2];
-	char lpath[PATH_MAX + 3];
 	const char *raw_path; /* target without scheme/authority, query or fragment */
 	size_t raw_path_len;
 	/* for the log: the request line (escaped, maybe shortened), status, bytes */
 	char line[320];
 	int status;
 	unsigned long long sent;
+	/* From here on request_new() does not zero (16 KiB a request): each is
+	 * a string written before it is read, empty until then. */
+	char target[HEAD_MAX + 1];
+	/* the URL path, percent-decoded once, and the path given to the library */
+	char path[PATH_MAX + 2];
+	char lpath[PATH_MAX + 3];
 };
 
 /* A byte range of a file, both ends included. */
@@ -180,7 +184,11 @@ char *sb_reserve(struct sbuf *b, size_t n);
 void sb_reset(struct sbuf *b);
 
 /* request.c */
+struct request *request_new(void);
+void request_free(struct request *rq);
+void request_pool_drain(void);
 void log_request(const struct conn *c, const struct request *rq);
+void log_flush(void);
 size_t head_end(const char *b, size_t len);
 int parse_head(char *buf, size_t head_len, struct request *rq);
 bool respond_head(struct conn *c, int status, const char *ctype, unsigned long long clen,

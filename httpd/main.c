@@ -363,7 +363,6 @@ static int open_resources(const struct startup *st)
 			fprintf(stderr, "safe-httpd: %s: %s\n", st->log_path, strerror(errno));
 			return -1;
 		}
-		setvbuf(access_log, NULL, _IOLBF, 0);
 	}
 	if (st->auth_path && auth_load(st->auth_path) < 0)
 		return -1;
