@@ -319,6 +319,36 @@ static bool body_sink(struct conn *c, const char *p, size_t n)
 	return true;
 }
 
+/* One line of the chunked framing (CR LF gone): BODY_WAIT to go on, or
+ * BODY_DONE or BODY_BAD. */
+static int chunk_line(struct conn *c, const char *line)
+{
+	if (c->phase == CH_DATA_END) { /* the CR LF after a chunk's data */
+		if (line[0])
+			return BODY_BAD;
+		c->phase = CH_SIZE;
+	} else if (c->phase == CH_SIZE) {
+		char *end;
+		errno = 0;
+		unsigned long long size = strtoull(line, &end, 16);
+		if (errno || end == line || !isxdigit((unsigned char)line[0]) ||
+		    (*end && *end != ';' && *end != ' ' && *end != '\t'))
+			return BODY_BAD;
+		if (size) {
+			c->left = size;
+			c->phase = CH_DATA_END;
+		} else {
+			c->phase = CH_TRAILER;
+		}
+	} else { /* trailer fields up to the blank line */
+		if (!line[0])
+			return BODY_DONE;
+		if (++c->trailers > FIELDS_MAX)
+			return BODY_BAD;
+	}
+	return BODY_WAIT;
+}
+
 /* Read what there is of the body: Content-Length bytes, or chunked framing
  * (size lines with extensions, data, CR LF, the last chunk and trailer
  * fields, which are skipped). Returns a BODY_ code. */
@@ -366,29 +396,9 @@ static int body_step(struct conn *c)
 			ll--;
 		line[ll] = '\0';
 		consume(c, (size_t)(nl - c->buf) + 1);
-		if (c->phase == CH_DATA_END) { /* the CR LF after a chunk's data */
-			if (line[0])
-				return BODY_BAD;
-			c->phase = CH_SIZE;
-		} else if (c->phase == CH_SIZE) {
-			char *end;
-			errno = 0;
-			unsigned long long size = strtoull(line, &end, 16);
-			if (errno || end == line || !isxdigit((unsigned char)line[0]) ||
-			    (*end && *end != ';' && *end != ' ' && *end != '\t'))
-				return BODY_BAD;
-			if (size) {
-				c->left = size;
-				c->phase = CH_DATA_END;
-			} else {
-				c->phase = CH_TRAILER;
-			}
-		} else { /* trailer fields up to the blank line */
-			if (!line[0])
-				return BODY_DONE;
-			if (++c->trailers > FIELDS_MAX)
-				return BODY_BAD;
-		}
+		int r = chunk_line(c, line);
+		if (r != BODY_WAIT)
+			return r;
 	}
 }
 

@@ -7,8 +7,9 @@
  * once at startup before any loop thread runs and never written afterwards,
  * so lookups need no lock. An extension the file does not know (or every
  * extension, when there is no file) is looked up in the built-in table
- * below (text types there carry the charset already); what neither knows is application/octet-stream. text types get
- * "; charset=utf-8" unless they name a parameter already.
+ * below; what neither knows is application/octet-stream. Text types get
+ * "; charset=utf-8" unless they carry a parameter already (the built-in
+ * table has it written out).
  */
 #define _GNU_SOURCE
 #include "httpd.h"

@@ -178,11 +178,16 @@ static int decode_target(struct request *rq)
  * followed by random characters, PUT's unpublished files where O_TMPFILE
  * is missing) always, other names starting with '.' unless --dotfiles.
  * "." and ".." are not names: they go to the library like the rest. */
+static bool hidden_n(const char *name, size_t n)
+{
+	if (!n || name[0] != '.' || n == 1 || (n == 2 && name[1] == '.'))
+		return false;
+	return !cfg.dotfiles || (n >= 10 && !memcmp(name, ".safeopen-", 10));
+}
+
 bool name_hidden(const char *name)
 {
-	if (name[0] != '.' || !strcmp(name, ".") || !strcmp(name, ".."))
-		return false;
-	return !cfg.dotfiles || !strncmp(name, ".safeopen-", 10);
+	return hidden_n(name, strlen(name));
 }
 
 /* Does a component of the decoded URL path name something hidden? This is
@@ -190,15 +195,10 @@ bool name_hidden(const char *name)
  * points at a dotfile serves it, as the operator who made it meant. */
 bool path_hidden(const char *path)
 {
-	char name[NAME_MAX + 1];
 	for (const char *p = path; *p;) {
 		size_t n = strcspn(p, "/");
-		if (n && n <= NAME_MAX) {
-			memcpy(name, p, n);
-			name[n] = '\0';
-			if (name_hidden(name))
-				return true;
-		}
+		if (hidden_n(p, n))
+			return true;
 		p += n;
 		if (*p)
 			p++;
@@ -206,11 +206,11 @@ bool path_hidden(const char *path)
 	return false;
 }
 
-/* Parse the head in buf[0..head_len) in place. Returns 0 or a status. */
-int parse_head(char *buf, size_t head_len, struct request *rq)
+/* Split the head in buf[0..head_len) into lines, in place, up to the blank
+ * line: their number, or -431 (too many) or -400 (control characters). */
+static int split_lines(char *buf, size_t head_len, char *lines[FIELDS_MAX + 2])
 {
 	char *p = buf, *end = buf + head_len;
-	char *lines[FIELDS_MAX + 2];
 	int nlines = 0;
 	while (p < end) {
 		char *nl = memchr(p, '\n', (size_t)(end - p));
@@ -220,20 +220,21 @@ int parse_head(char *buf, size_t head_len, struct request *rq)
 		if (*p == '\0')
 			break; /* the blank line */
 		if (nlines == FIELDS_MAX + 1)
-			return 431;
+			return -431;
 		lines[nlines++] = p;
 		p = nl + 1;
 	}
 	for (int i = 0; i < nlines; i++)
 		for (const unsigned char *s = (const unsigned char *)lines[i]; *s; s++)
 			if ((*s < 0x20 && *s != '\t') || *s == 0x7f)
-				return 400; /* bare CR, NUL and other controls */
+				return -400; /* bare CR, NUL and other controls */
+	return nlines;
+}
 
-	if (nlines == 0)
-		return 400;
-	log_line(rq, lines[0]);
-	/* request-line = method SP request-target SP HTTP-version */
-	char *line = lines[0];
+/* request-line = method SP request-target SP HTTP-version. 0 or a status. */
+static int parse_request_line(char *line, struct request *rq)
+{
+	log_line(rq, line);
 	char *sp1 = strchr(line, ' ');
 	char *sp2 = sp1 ? strchr(sp1 + 1, ' ') : NULL;
 	if (!sp1 || !sp2 || strchr(sp2 + 1, ' ') || sp1 == line || sp2 == sp1 + 1)
@@ -254,7 +255,74 @@ int parse_head(char *buf, size_t head_len, struct request *rq)
 		return (!strncmp(version, "HTTP/", 5) && isdigit((unsigned char)version[5])) ? 505 :
 											   400;
 	rq->keep_alive = rq->http11;
+	return 0;
+}
 
+/* A value kept only whole: one too long for dst leaves it empty. */
+#define KEEP(dst, v)                                   \
+	do {                                           \
+		if (strlen(v) < sizeof(dst))           \
+			memcpy(dst, v, strlen(v) + 1); \
+	} while (0)
+
+/* One header field, name and value split and trimmed. 0 or a status. */
+static int parse_field(const char *name, const char *v, struct request *rq)
+{
+	if (!strcasecmp(name, "Content-Length")) {
+		if (!*v || strspn(v, "0123456789") != strlen(v) || strlen(v) > 18)
+			return 400;
+		unsigned long long len = strtoull(v, NULL, 10);
+		if (rq->has_length && len != rq->length)
+			return 400;
+		rq->has_length = true;
+		rq->length = len;
+	} else if (!strcasecmp(name, "Transfer-Encoding")) {
+		/* only "chunked"; anything else leaves the framing unknown */
+		if (strcasecmp(v, "chunked"))
+			return 501;
+		rq->chunked = true;
+	} else if (!strcasecmp(name, "Connection")) {
+		if (strcasestr(v, "close"))
+			rq->keep_alive = false;
+		else if (strcasestr(v, "keep-alive"))
+			rq->keep_alive = true;
+	} else if (!strcasecmp(name, "Expect")) {
+		if (strcasecmp(v, "100-continue"))
+			return 417;
+		rq->expect_continue = true;
+	} else if (!strcasecmp(name, "Host")) {
+		if (rq->has_host)
+			return 400;
+		rq->has_host = true;
+	} else if (!strcasecmp(name, "If-Modified-Since")) {
+		/* an invalid date is ignored (RFC 9110, 13.1.3) */
+		rq->has_ims = parse_http_date(v, &rq->ims);
+	} else if (!strcasecmp(name, "If-Range")) {
+		rq->has_if_range = true; /* too long for either form: matches nothing */
+		KEEP(rq->if_range, v);
+	} else if (!strcasecmp(name, "If-None-Match")) {
+		rq->has_inm = true; /* too long: matches nothing */
+		KEEP(rq->inm, v);
+	} else if (!strcasecmp(name, "Content-Type")) {
+		KEEP(rq->content_type, v);
+	} else if (!strcasecmp(name, "Range")) {
+		KEEP(rq->range, v);
+	} else if (!strcasecmp(name, "Authorization")) {
+		KEEP(rq->auth, v);
+	}
+	return 0;
+}
+
+/* Parse the head in buf[0..head_len) in place. Returns 0 or a status. */
+int parse_head(char *buf, size_t head_len, struct request *rq)
+{
+	char *lines[FIELDS_MAX + 2];
+	int nlines = split_lines(buf, head_len, lines);
+	if (nlines <= 0)
+		return nlines < 0 ? -nlines : 400;
+	int st = parse_request_line(lines[0], rq);
+	if (st)
+		return st;
 	for (int i = 1; i < nlines; i++) {
 		char *name = lines[i], *colon = strchr(name, ':');
 		if (!colon || colon == name)
@@ -269,55 +337,8 @@ int parse_head(char *buf, size_t head_len, struct request *rq)
 		char *ve = v + strlen(v);
 		while (ve > v && (ve[-1] == ' ' || ve[-1] == '\t'))
 			*--ve = '\0';
-
-		if (!strcasecmp(name, "Content-Length")) {
-			if (!*v || strspn(v, "0123456789") != strlen(v) || strlen(v) > 18)
-				return 400;
-			unsigned long long len = strtoull(v, NULL, 10);
-			if (rq->has_length && len != rq->length)
-				return 400;
-			rq->has_length = true;
-			rq->length = len;
-		} else if (!strcasecmp(name, "Transfer-Encoding")) {
-			/* only "chunked"; anything else leaves the framing unknown */
-			if (strcasecmp(v, "chunked"))
-				return 501;
-			rq->chunked = true;
-		} else if (!strcasecmp(name, "Connection")) {
-			if (strcasestr(v, "close"))
-				rq->keep_alive = false;
-			else if (strcasestr(v, "keep-alive"))
-				rq->keep_alive = true;
-		} else if (!strcasecmp(name, "Expect")) {
-			if (strcasecmp(v, "100-continue"))
-				return 417;
-			rq->expect_continue = true;
-		} else if (!strcasecmp(name, "Content-Type")) {
-			if (strlen(v) < sizeof(rq->content_type))
-				memcpy(rq->content_type, v, strlen(v) + 1);
-		} else if (!strcasecmp(name, "Range")) {
-			if (strlen(v) < sizeof(rq->range))
-				memcpy(rq->range, v, strlen(v) + 1);
-		} else if (!strcasecmp(name, "If-Modified-Since")) {
-			/* an invalid date is ignored (RFC 9110, 13.1.3) */
-			rq->has_ims = parse_http_date(v, &rq->ims);
-		} else if (!strcasecmp(name, "If-Range")) {
-			/* too long for either form: matches nothing */
-			rq->has_if_range = true;
-			if (strlen(v) < sizeof(rq->if_range))
-				memcpy(rq->if_range, v, strlen(v) + 1);
-		} else if (!strcasecmp(name, "If-None-Match")) {
-			rq->has_inm = true;
-			if (strlen(v) < sizeof(rq->inm))
-				memcpy(rq->inm, v, strlen(v) + 1);
-		} else if (!strcasecmp(name, "Authorization")) {
-			if (strlen(v) < sizeof(rq->auth))
-				memcpy(rq->auth, v, strlen(v) + 1);
-		} else if (!strcasecmp(name, "Host")) {
-			if (rq->has_host)
-				return 400;
-			rq->has_host = true;
-		}
+		if ((st = parse_field(name, v, rq)))
+			return st;
 	}
 	rq->client_close = !rq->keep_alive;
 	if (rq->http11 && !rq->has_host)

@@ -139,9 +139,13 @@ bool auth_configured(void)
 /* Read the credentials; on error a message on standard error and -1. */
 int auth_load(const char *path)
 {
-	FILE *f = fopen(path, "re");
+	/* O_NONBLOCK: a FIFO in its place must not hang the startup */
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	FILE *f = fd >= 0 ? fdopen(fd, "r") : NULL;
 	struct stat st;
-	if (!f || fstat(fileno(f), &st) < 0) {
+	if (!f || fstat(fd, &st) < 0) {
+		if (fd >= 0 && !f)
+			close(fd);
 		fprintf(stderr, "safe-httpd: --auth-file %s: %s\n", path, strerror(errno));
 		goto fail;
 	}
