@@ -4,11 +4,19 @@
 #
 # A temporary tree: ROOT, and next to it secret.txt and outside/ holding a
 # unique token. Checks: GET/HEAD/PUT/DELETE byte for byte, Content-Type from
-# the xattr, index.html and listings, ranges through sendfile, the access log,
-# malformed requests, 40 traversal attempts (none may return a byte of the
-# token), then 200 concurrent requests while an attacker swaps a directory for
-# a symlink to outside: no escape, the server survives and holds no more
-# descriptors afterwards; SIGTERM exits cleanly. Then the connection model
+# the xattr, index.html and listings (with sizes and dates), single ranges
+# through sendfile and several as multipart/byteranges (byte for byte),
+# ETag with If-None-Match and If-Range, the access log, malformed requests,
+# 40 traversal attempts (none may return a byte of the token), then 200
+# concurrent requests while an attacker swaps a directory for a symlink to
+# outside: no escape, the server survives and holds no more descriptors
+# afterwards; SIGTERM exits cleanly. The safe defaults: read-only (405)
+# unless --writable, --writable refused on a non-loopback address without
+# --auth-file and with an auth file others can read, 401 without or with
+# wrong credentials (Bearer and Basic), dotfiles and the library's
+# temporary names 404 and unlisted (--dotfiles serves dotfiles only), -D,
+# --mime-types with the built-in table as fallback, --log FILE, --bind ::1.
+# Then the connection model
 # with raw-socket clients (python3): 200 idle connections do not delay a GET,
 # a client sending a header byte every quarter second is cut off at --head-timeout,
 # idle keep-alive and stalled bodies time out, 50 concurrent keep-alive
@@ -363,7 +371,7 @@ start() {
 	"$@" >"$out" 2>"$out.log" &
 	PID=$!
 	for _ in $(seq 250); do
-		grep -q '^listening on 127.0.0.1:[0-9]' "$out" && break
+		grep -q '^listening on 127.0.0.1:[0-9]' "$out" 2>/dev/null && break
 		kill -0 "$PID" 2>/dev/null || break
 		sleep 0.02
 	done
@@ -920,7 +928,7 @@ if [ -n "$PYTHON" ] && "$PYTHON" -c 'import socket; socket.socket(socket.AF_INET
 	2>/dev/null; then
 	"$HTTPD" -q --bind ::1 "$R" 0 >"$T/port8" 2>&1 &
 	PID=$!
-	for _ in $(seq 250); do grep -q '^listening on' "$T/port8" && break; sleep 0.02; done
+	for _ in $(seq 250); do grep -q "^listening on" "$T/port8" 2>/dev/null && break; sleep 0.02; done
 	P6=$(sed -n 's/^listening on \[::1\]:\([0-9]*\)$/\1/p' "$T/port8")
 	code=$("$CURL" -s -g -o "$T/body" -w '%{http_code}' "http://[::1]:$P6/index.html")
 	check "--bind ::1: listening on [::1]:PORT, serves over IPv6" \
