@@ -49,7 +49,14 @@ void log_flush(void)
 {
 	size_t off = 0;
 	while (off < log_len) {
-		ssize_t n = write(fileno(access_log), log_buf + off, log_len - off);
+		/* whole lines, at most PIPE_BUF bytes a write: on a pipe (stderr)
+		 * another loop's lines cannot land inside one of ours */
+		size_t n0 = log_len - off;
+		if (n0 > PIPE_BUF) {
+			const char *nl = memrchr(log_buf + off, '\n', PIPE_BUF);
+			n0 = nl ? (size_t)(nl - (log_buf + off)) + 1 : PIPE_BUF;
+		}
+		ssize_t n = write(fileno(access_log), log_buf + off, n0);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)

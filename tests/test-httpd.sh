@@ -786,6 +786,9 @@ check "every PUT that succeeded is inside, byte for byte" sh -c \
 	"for f in '$R'/race/put-*; do [ -e \"\$f\" ] || continue;
 	cmp -s \"\$f\" '$T/upfile' || exit 1; done"
 check "server alive after the race" kill -0 "$PID"
+check "access log: one whole line for each of the 200 requests (lines gathered per loop)" \
+	test "$(grep -cE "$CLF\"(GET /race/file.txt|PUT /race/put-[0-9]+) HTTP/1.1\" [0-9]{3} [0-9-]+\$" \
+	"$T/port.log")" = 200
 req /index.html
 check "server still serves" cmp -s "$T/body" "$R/index.html"
 FDS_AFTER=$(nfds)
