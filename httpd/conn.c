@@ -92,7 +92,7 @@ static void conn_close(struct conn *c)
 	close(c->fd); /* also leaves the epoll set: the descriptor is not shared */
 	if (c->file >= 0)
 		close(c->file);
-	safe_tmpfile_discard(c->tmp);
+	put_abandon(c, c->tmp);
 	request_free(c->rq);
 	free(c->out.p);
 	c->dead = true;
@@ -421,7 +421,7 @@ static bool step_body(struct conn *c)
 		return true;
 	}
 	/* client gone, bad framing or too big: nothing is published */
-	safe_tmpfile_discard(c->tmp);
+	put_abandon(c, c->tmp);
 	c->tmp = NULL;
 	c->store = false;
 	c->rq->keep_alive = false;
@@ -578,7 +578,7 @@ static void expire(struct conn *c)
 			conn_close(c);
 			return;
 		}
-		safe_tmpfile_discard(c->tmp);
+		put_abandon(c, c->tmp);
 		c->tmp = NULL;
 		c->store = false;
 		c->rq->keep_alive = false;

@@ -106,6 +106,9 @@ struct request {
 	/* the URL path, percent-decoded once, and the path given to the library */
 	char path[PATH_MAX + 2];
 	char lpath[PATH_MAX + 3];
+	/* -D: the first directory this PUT created (a prefix of lpath), removed
+	 * with the others it created if the upload fails; empty: none */
+	char made[PATH_MAX + 3];
 };
 
 /* A byte range of a file, both ends included. */
@@ -212,6 +215,7 @@ const char *mime_type(const char *name);
 /* upload.c */
 bool serve_delete(struct conn *c);
 int put_begin(struct conn *c);
+void put_abandon(struct conn *c, struct safe_tmpfile *tmp);
 bool auth_configured(void);
 int auth_load(const char *path);
 int write_refusal(const struct request *rq);

@@ -33,7 +33,7 @@ struct request *request_new(void)
 	if (!rq)
 		return NULL;
 	memset(rq, 0, offsetof(struct request, target));
-	rq->target[0] = rq->path[0] = rq->lpath[0] = '\0';
+	rq->target[0] = rq->path[0] = rq->lpath[0] = rq->made[0] = '\0';
 	return rq;
 }
 

@@ -27,22 +27,68 @@ bool serve_delete(struct conn *c)
 	return respond_head(c, 204, NULL, 0, NULL, NULL);
 }
 
-/* -D: create the missing directories above path (beneath ROOT, like
- * mkdir -p: they stay if the upload then fails). 0, or -1 with errno. */
-static int make_parents(const char *path)
+/* -D: create the missing directories above rq->lpath, beneath ROOT, and
+ * note the first of them in rq->made (see put_abandon()). 0, or -1 with
+ * errno. */
+static int make_parents(struct request *rq)
 {
-	const char *slash = strrchr(path, '/');
-	if (!slash || slash == path) {
+	const char *slash = strrchr(rq->lpath, '/');
+	if (!slash || slash == rq->lpath) {
 		errno = ENOENT;
 		return -1;
 	}
-	char parent[PATH_MAX + 3];
-	snprintf(parent, sizeof(parent), "%.*s", (int)(slash - path), path);
+	size_t plen = (size_t)(slash - rq->lpath);
+	char parent[sizeof(rq->lpath)];
+	memcpy(parent, rq->lpath, plen);
+	parent[plen] = '\0';
+	/* the first prefix that does not exist is the first directory made */
+	for (size_t i = 1; i <= plen; i++) {
+		if (i < plen && parent[i] != '/')
+			continue;
+		struct stat st;
+		char saved = parent[i];
+		parent[i] = '\0';
+		bool missing = safe_fstatat_beneath(rootfd, parent, &st, cfg.resolve) < 0 &&
+			       errno == ENOENT;
+		if (missing)
+			memcpy(rq->made, parent, i + 1);
+		parent[i] = saved;
+		if (missing)
+			break;
+	}
 	int fd = safe_mkdir_all_beneath(rootfd, parent, 0755, cfg.resolve);
-	if (fd < 0)
+	if (fd < 0) {
+		rq->made[0] = '\0'; /* nothing was made past a failure we could undo */
 		return -1;
+	}
 	close(fd);
 	return 0;
+}
+
+/*
+ * A PUT that will not be published: its unpublished file goes, and so do
+ * the directories -D made for it, deepest first, while they are empty. An
+ * rmdir that fails (a directory someone filled meanwhile) leaves that one
+ * and its parents. Premise: they are paths free of ".." past rq->made,
+ * since safe_mkdir_all_beneath() refuses ".." after a missing component;
+ * each removal is resolved beneath ROOT like any other.
+ */
+void put_abandon(struct conn *c, struct safe_tmpfile *tmp)
+{
+	safe_tmpfile_discard(tmp);
+	struct request *rq = c->rq;
+	if (!rq || !rq->made[0])
+		return;
+	size_t made_len = strlen(rq->made);
+	char p[sizeof(rq->lpath)];
+	snprintf(p, sizeof(p), "%s", rq->lpath);
+	for (char *slash; (slash = strrchr(p, '/')) && (size_t)(slash - p) >= made_len;) {
+		*slash = '\0';
+		if (safe_unlinkat_beneath(rootfd, p, cfg.resolve | SAFE_REMOVEDIR) < 0 &&
+		    errno != ENOENT)
+			break;
+	}
+	rq->made[0] = '\0';
 }
 
 /* Phase one of a PUT, once its head is in: an unpublished file next to the
@@ -61,11 +107,12 @@ int put_begin(struct conn *c)
 	}
 	/* Phase one: an unpublished file next to the final name. */
 	int r = safe_tmpfile_open(rootfd, rq->lpath, 0644, cfg.resolve, &c->tmp);
-	if (r < 0 && errno == ENOENT && cfg.mkdirs && make_parents(rq->lpath) == 0)
+	if (r < 0 && errno == ENOENT && cfg.mkdirs && make_parents(rq) == 0)
 		r = safe_tmpfile_open(rootfd, rq->lpath, 0644, cfg.resolve, &c->tmp);
 	if (r < 0) {
 		c->tmp = NULL;
 		int st = status_for(errno);
+		put_abandon(c, NULL);
 		if (rq->length || rq->chunked)
 			rq->keep_alive = false; /* the body is not read */
 		return respond_error(c, st, NULL) ? 0 : -1;
@@ -88,7 +135,7 @@ bool put_finish(struct conn *c)
 	struct safe_tmpfile *tmp = c->tmp;
 	c->tmp = NULL;
 	if (c->werr) {
-		safe_tmpfile_discard(tmp);
+		put_abandon(c, tmp);
 		return respond_error(c, status_for(c->werr), NULL);
 	}
 	struct safe_xattr xa = { "user.mime_type", rq->content_type, strlen(rq->content_type) };
@@ -106,10 +153,11 @@ bool put_finish(struct conn *c)
 	}
 	if (out < 0) {
 		int err = errno;
-		safe_tmpfile_discard(tmp);
+		put_abandon(c, tmp);
 		return respond_error(c, status_for(err), NULL);
 	}
 	close(out);
+	rq->made[0] = '\0'; /* published: the directories stay */
 	if (existed)
 		return respond_head(c, 204, NULL, 0, NULL, NULL);
 	char loc[PATH_MAX + 64];

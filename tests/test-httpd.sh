@@ -861,7 +861,7 @@ printf 'visible\n' >"$R/dots/seen.txt"
 printf 'x\n' | tee "$R/dots/a.tst" "$R/dots/m.mjs" "$R/dots/i.avif" "$R/dots/w.woff2" >/dev/null
 printf '# test\napplication/x-safe-test\ttst tst2\ntext/x-plain-test txt\n' >"$T/mime.types"
 start "$T/port6" "$HTTPD" --writable --auth-file "$T/auth" -D --mime-types "$T/mime.types" \
-	--log "$T/access.log" --timeout 2 "$R" 0
+	--log "$T/access.log" --timeout 2 --max-body 100000 "$R" 0
 printf 'body\n' >"$T/small"
 req -T "$T/small" /docs/auth.txt
 check "--auth-file: PUT without credentials: 401 with WWW-Authenticate, nothing stored" \
@@ -874,9 +874,10 @@ check "--auth-file: a wrong Basic password: 401" test "$code" = 401 -a ! -e "$R/
 req -T "$T/small" -H "Authorization: Bearer $TOK" /docs/auth.txt
 check "--auth-file: the token: 201, stored" \
 	sh -c "test $code = 201 && cmp -s '$T/small' '$R/docs/auth.txt'"
-req -T "$T/up1" -u 'alice:s3cret pass' /docs/auth.txt
+head -c 5000 /dev/urandom >"$T/small2"
+req -T "$T/small2" -u 'alice:s3cret pass' /docs/auth.txt
 check "--auth-file: HTTP Basic: 204, replaced" \
-	sh -c "test $code = 204 && cmp -s '$T/up1' '$R/docs/auth.txt'"
+	sh -c "test $code = 204 && cmp -s '$T/small2' '$R/docs/auth.txt'"
 req -X DELETE /docs/auth.txt
 check "--auth-file: DELETE without credentials: 401, still there" \
 	test "$code" = 401 -a -f "$R/docs/auth.txt"
@@ -888,6 +889,14 @@ req -T "$T/small" -H "Authorization: Bearer $TOK" /new/deep/f.txt
 check "-D: PUT into missing directories: 201, created" \
 	sh -c "test $code = 201 && cmp -s '$T/small' '$R/new/deep/f.txt'"
 rm -rf "$R/new"
+req -T - -H "Authorization: Bearer $TOK" /made/deep/big.bin <"$T/up1"
+check "-D: a PUT that fails (chunked, over --max-body): 413, the directories it made are gone" \
+	test "$code" = 413 -a ! -e "$R/made"
+mkdir "$R/made"
+req -T - -H "Authorization: Bearer $TOK" /made/deep/big.bin <"$T/up1"
+check "-D: ... but a directory that was there before stays" \
+	test "$code" = 413 -a -d "$R/made" -a ! -e "$R/made/deep"
+rmdir "$R/made"
 hidden_ok=yes
 for p in /dots/.hidden /dots/.hdir/f.txt /dots/.hdir/ /dots/.safeopen-AbCdEfGh01234567 \
 	/dots/%2ehidden /dots/./.hidden; do
