@@ -94,6 +94,7 @@ struct request {
 	char if_range[128];     /* If-Range: an entity tag or an HTTP-date */
 	char auth[512];         /* Authorization; empty: none (or too long) */
 	int refuse;             /* 0, or the status refusing it before any body */
+	char user[64];          /* the Basic user who wrote, for the log; empty: none */
 	const char *raw_path; /* target without scheme/authority, query or fragment */
 	size_t raw_path_len;
 	/* for the log: the request line (escaped, maybe shortened), status, bytes */
@@ -218,7 +219,7 @@ int put_begin(struct conn *c);
 void put_abandon(struct conn *c, struct safe_tmpfile *tmp);
 bool auth_configured(void);
 int auth_load(const char *path);
-int write_refusal(const struct request *rq);
+int write_refusal(struct request *rq);
 bool respond_refusal(struct conn *c, int status);
 bool put_finish(struct conn *c);
 

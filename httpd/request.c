@@ -80,8 +80,9 @@ void log_request(const struct conn *c, const struct request *rq)
 		snprintf(bytes, sizeof(bytes), "%llu", rq->sent);
 	for (int tries = 0; tries < 2; tries++) {
 		size_t room = LOG_BUF - log_len;
-		int n = snprintf(log_buf + log_len, room, "%s - - [%s] \"%s\" %d %s\n", host,
-				 log_time_now(), rq->line[0] ? rq->line : "-", rq->status, bytes);
+		int n = snprintf(log_buf + log_len, room, "%s - %s [%s] \"%s\" %d %s\n", host,
+				 rq->user[0] ? rq->user : "-", log_time_now(),
+				 rq->line[0] ? rq->line : "-", rq->status, bytes);
 		if (n > 0 && (size_t)n < room) {
 			log_len += (size_t)n;
 			return;

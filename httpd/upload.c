@@ -272,9 +272,19 @@ static bool same_secret(const char *a, size_t alen, const char *b, size_t blen)
 	return !diff;
 }
 
+/* The user name of a Basic credential, as the log shows it (no blanks or
+ * control characters: the Common Log Format splits on spaces). */
+static void note_user(struct request *rq, const struct credential *cr)
+{
+	size_t i = 0;
+	for (const char *s = cr->secret; *s && *s != ':' && i + 1 < sizeof(rq->user); s++)
+		rq->user[i++] = (*s > 0x20 && *s < 0x7f && *s != '"') ? *s : '?';
+	rq->user[i] = '\0';
+}
+
 /* Does the Authorization field match a credential? Every credential is
  * compared, so the time taken does not tell which one came close. */
-static bool auth_ok(const struct request *rq)
+static bool auth_ok(struct request *rq)
 {
 	char given[sizeof(rq->auth)];
 	long glen = -1;
@@ -284,16 +294,19 @@ static bool auth_ok(const struct request *rq)
 				     sizeof(given));
 	else if (!strncasecmp(rq->auth, "Bearer ", 7))
 		glen = snprintf(given, sizeof(given), "%s", rq->auth + 7 + strspn(rq->auth + 7, " "));
-	bool ok = false;
+	const struct credential *match = NULL;
 	for (size_t i = 0; glen >= 0 && i < ncreds; i++)
-		ok |= creds[i].basic == basic &&
-		      same_secret(creds[i].secret, creds[i].len, given, (size_t)glen);
+		if (creds[i].basic == basic &&
+		    same_secret(creds[i].secret, creds[i].len, given, (size_t)glen))
+			match = &creds[i];
 	explicit_bzero(given, sizeof(given));
-	return ok;
+	if (match && match->basic)
+		note_user(rq, match);
+	return match != NULL;
 }
 
 /* 0 when the request may write; else 405 (read-only server) or 401. */
-int write_refusal(const struct request *rq)
+int write_refusal(struct request *rq)
 {
 	if (!cfg.writable)
 		return 405;

@@ -878,6 +878,8 @@ head -c 5000 /dev/urandom >"$T/small2"
 req -T "$T/small2" -u 'alice:s3cret pass' /docs/auth.txt
 check "--auth-file: HTTP Basic: 204, replaced" \
 	sh -c "test $code = 204 && cmp -s '$T/small2' '$R/docs/auth.txt'"
+check "--auth-file: the access log names the Basic user" \
+	grep -qE '^127\.0\.0\.1 - alice \[.*\] "PUT /docs/auth.txt HTTP/1.1" 204 -$' "$T/access.log"
 req -X DELETE /docs/auth.txt
 check "--auth-file: DELETE without credentials: 401, still there" \
 	test "$code" = 401 -a -f "$R/docs/auth.txt"
