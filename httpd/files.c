@@ -374,9 +374,12 @@ static bool serve_file(struct conn *c, int fd, const struct stat *st, const char
 		ok = respond_error(c, 416, extra);
 		goto out;
 	}
-	if (r > 1)
-		return respond_multipart(c, fd, st, ctype, extra, (unsigned)r, head) ||
-		       (close(fd), false);
+	if (r > 1) { /* fd is taken over only on success */
+		if (respond_multipart(c, fd, st, ctype, extra, (unsigned)r, head))
+			return true;
+		ok = false;
+		goto out;
+	}
 	unsigned long long first = 0, len = size;
 	if (r == 1) {
 		first = c->parts[0].first;
