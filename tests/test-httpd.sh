@@ -937,7 +937,17 @@ req /dots/
 check "--dotfiles: dotfiles listed, temporary names not" \
 	sh -c "grep -q 'href=\"\.hidden\"' '$T/body' && ! grep -q safeopen '$T/body'"
 stop TERM
-# --bind: IPv6 loopback, where the host has it
+# --bind: another IPv4 address (all of 127/8 is loopback), then IPv6
+# loopback where the host has it
+"$HTTPD" -q --bind 127.0.0.2 "$R" 0 >"$T/port9" 2>&1 &
+PID=$!
+for _ in $(seq 250); do grep -q "^listening on" "$T/port9" 2>/dev/null && break; sleep 0.02; done
+P4=$(sed -n 's/^listening on 127\.0\.0\.2:\([0-9]*\)$/\1/p' "$T/port9")
+code=$("$CURL" -s -o "$T/body" -w '%{http_code}' "http://127.0.0.2:$P4/index.html")
+check "--bind 127.0.0.2: listening on 127.0.0.2:PORT, serves there" \
+	sh -c "test -n '$P4' && test $code = 200 && cmp -s '$T/body' '$R/index.html'"
+stop TERM
+
 if [ -n "$PYTHON" ] && "$PYTHON" -c 'import socket; socket.socket(socket.AF_INET6).bind(("::1", 0))' \
 	2>/dev/null; then
 	"$HTTPD" -q --bind ::1 "$R" 0 >"$T/port8" 2>&1 &
