@@ -458,8 +458,10 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	int *lfds = open_listeners(&st, port);
-	if (!lfds)
+	if (!lfds) {
+		free(threads);
 		return 1;
+	}
 	int started = 0;
 	for (; started < st.nloops; started++)
 		if (pthread_create(&threads[started], NULL, loop_main,
