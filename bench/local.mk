@@ -1,7 +1,7 @@
 # bench/: benchmarks are programs, never timed assertions in tests.
 #   make bench          bench/bench: libsafeopen against openat, the realpath
 #                       pattern and raw openat2
-#   make bench-httpd    requests/s of examples/safe-httpd
+#   make bench-httpd    requests/s of httpd/safe-httpd next to nginx and python
 #   make bench-extract  safeopen extract next to GNU tar and bsdtar
 #   make bench-fork     a fork-per-request server: per-child cost against openat
 #   make bench-securejoin  the walker against Go's filepath-securejoin
@@ -33,15 +33,16 @@ TESTS += bench/smoke.sh
 EXTRA_DIST += bench/smoke.sh bench/plot bench/README.md
 CLEANFILES += bench/results.csv bench/depth.svg
 
-# `make bench-httpd`: requests/s of examples/safe-httpd against
-# `python3 -m http.server` (bench/httpd-bench.sh), with bench/httpd-bench as
-# the load generator. HTTPD_BENCH_ENV passes settings, for example
-# HTTPD_BENCH_ENV="BEFORE=/path/to/old/safe-httpd SECONDS=5".
+# `make bench-httpd`: requests/s of httpd/safe-httpd next to nginx (when
+# installed) and `python3 -m http.server`, with the ratios
+# (bench/httpd-bench.sh), with bench/httpd-bench as the load generator.
+# HTTPD_BENCH_ENV passes settings, for example
+# HTTPD_BENCH_ENV="BEFORE=/path/to/old/safe-httpd ROUNDS=5 SECONDS=3".
 noinst_PROGRAMS += bench/httpd-bench
 bench_httpd_bench_SOURCES = bench/httpd-bench.c
 
 HTTPD_BENCH_ENV =
-bench-httpd: bench/httpd-bench examples/safe-httpd
+bench-httpd: bench/httpd-bench httpd/safe-httpd
 	top_builddir='$(abs_top_builddir)' $(HTTPD_BENCH_ENV) $(SHELL) $(srcdir)/bench/httpd-bench.sh
 PHONY_TARGETS += bench-httpd
 EXTRA_DIST += bench/httpd-bench.sh
