@@ -13,7 +13,8 @@
  *   needs all the space left.
  * - The cost of ".." (case "cost"): "a/" x d, "../" x d, "f" through the
  *   walker, counted in system calls by a ptrace()d child, stays within
- *   3 system calls per component for d = 100..800 and grows linearly (the
+ *   4 system calls per component for d = 100..800 (2.9 at d = 800 without
+ *   close_range(), 1.7 with it) and grows linearly (the
  *   walker's checkpoints, design.md "The cost of '..'"); a link whose body is
  *   that d = 800 pattern, followed 10 times, too. And the walker's batched
  *   close never touches a descriptor of the caller that lies between its own.
@@ -687,7 +688,7 @@ START_TEST(dotdot_cost_linear)
 		long comps = 2L * d;
 		fprintf(stderr, "# cost: d=%d, %ld components: %ld system calls (%.2f each)\n", d,
 			comps, n, (double)n / (double)comps);
-		ck_assert_msg(n <= 3 * comps, "d=%d: %ld system calls for %ld components", d, n,
+		ck_assert_msg(n <= 4 * comps, "d=%d: %ld system calls for %ld components", d, n,
 			      comps);
 		if (prev)
 			ck_assert_msg(n <= prev * 5 / 2, "d=%d: %ld system calls, %ld at d/2: not linear",
@@ -715,7 +716,7 @@ START_TEST(dotdot_cost_link_bodies)
 	long comps = (long)uses * (2 * COST_DEPTH + 1);
 	fprintf(stderr, "# cost: link body of %d components used %d times: %ld system calls\n",
 		2 * COST_DEPTH, uses, n);
-	ck_assert_msg(n <= 3 * comps, "%ld system calls for %ld components", n, comps);
+	ck_assert_msg(n <= 4 * comps, "%ld system calls for %ld components", n, comps);
 	ck_assert_int_eq(unlinkat(cost_root, "L", 0), 0);
 }
 END_TEST
