@@ -11,8 +11,13 @@
  *    (a symlink is never followed: it is an entry to unlink), every removal is
  *    unlinkat(cur, name) (which never follows its last component), and no path
  *    string is ever built up from the root.
- *  - A mount point (another mount id than its parent, st_dev where the kernel
- *    does not report mount ids) is not entered unless SAFE_RMTREE_XDEV.
+ *  - A mount point is not entered unless SAFE_RMTREE_XDEV: openat2's
+ *    RESOLVE_NO_XDEV shows it (5.6+), else another mount id than its parent
+ *    (statx, file handle or procfs fdinfo: so_ident_at()). A mount id that
+ *    cannot be learnt counts as another mount, never st_dev (which a bind
+ *    mount shares); out of descriptors while learning one, a held level is
+ *    given back and the step retried, else the directory is not entered and
+ *    the error (EMFILE) reported.
  *  - Going back up never uses the kernel's "..": the walk returns to the
  *    directory it descended from, through the descriptor it holds for it
  *    (the deepest RMTREE_HELD levels and the top are held) or, deeper, by
@@ -26,9 +31,10 @@
  *    of that directory (which was inside the tree when entered).
  *
  * Cost: O(depth) memory (one small record per level: identity, resume
- * offset, child name), at most RMTREE_HELD + 4 descriptors (the held levels
+ * offset, child name), at most RMTREE_HELD + 6 descriptors (the held levels
  * including the current one, the top's fresh description, the parent, the
- * top, one being opened); under EMFILE the oldest held level is given back.
+ * top, one being opened, two for a moment in so_procfs_mnt_id()); under
+ * EMFILE the oldest held level is given back.
  * One getdents buffer. A tree deeper than RMTREE_HELD costs one re-descent
  * of d opens per RMTREE_HELD levels climbed at depth d.
  */

@@ -7,6 +7,10 @@
  *   500 components; with 0..3 free descriptors every operation either works
  *   or fails with EMFILE, leaving the tree and the descriptor table as they
  *   were; with none free everything fails with EMFILE.
+ * - A bind mount of an outside directory inside the tree, with mount ids
+ *   learnable only from procfs fdinfo (or not at all): with 0..40 free
+ *   descriptors rmtree and NO_XDEV opens never cross it, and fail with
+ *   EMFILE (or EXDEV where nothing can tell), never on a guess.
  * - A tmpfs of 8 KiB with 5 inodes, filled up (in a child with its own mount
  *   namespace): safe_tmpfile_xattr fails with ENOSPC (no inode; then no room
  *   for the xattr) and leaves nothing behind - proven by a final creation that
@@ -482,13 +486,15 @@ static void mi_count(struct mi_tally *t, int r, int err)
 		t->exdev++;
 }
 
+static char *mi_dir; /* this case's own temporary directory */
+
 static int child_mount_ids(void *arg)
 {
 	enum mi_profile prof = (enum mi_profile)(intptr_t)arg;
 	if (fx_enter_mount_ns() < 0)
 		CHILD_SKIP("no private mount namespace here: %s", strerror(errno));
 	char base[PATH_MAX], outside[PATH_MAX + 16], p[PATH_MAX + 32];
-	snprintf(base, sizeof(base), "%s/mi%d", root_path, (int)prof);
+	snprintf(base, sizeof(base), "%s/mi%d", mi_dir, (int)prof);
 	snprintf(outside, sizeof(outside), "%s/outside", base);
 	CHILD_CHECK(mkdir(base, 0755) == 0 && mkdir(outside, 0755) == 0, "mkdir: %s",
 		    strerror(errno));
@@ -591,6 +597,12 @@ static int child_mount_ids(void *arg)
 		CHILD_CHECK(rp == 0 || errp == EMFILE || (prof == MI_NOTHING && errp == EXDEV),
 			    "profile %d, %d free: rmtree %s: %d %s", (int)prof, n, pl, rp,
 			    strerror(errp));
+		if (rp < 0 && errp == EXDEV) { /* the top refused: nothing removed */
+			char f[32];
+			snprintf(f, sizeof(f), "%s/a/f", pl);
+			CHILD_CHECK(faccessat(root, f, F_OK, AT_SYMLINK_NOFOLLOW) == 0,
+				    "profile %d, %d free: EXDEV, but %s was removed", (int)prof, n, f);
+		}
 		mi_count(&rm, r, err);
 		mi_count(&rmp, rp, errp);
 		for (int w = 0; w < 2; w++) {
@@ -625,7 +637,11 @@ START_TEST(mount_ids_under_fd_pressure)
 	FX_REQUIRE_ROOT("bind mounts in a private mount namespace");
 	static const char *const what[] = { "fdinfo only, no openat2", "fdinfo only, openat2",
 					    "no mount id at all" };
+	mi_dir = fx_mkdtemp("mountids");
 	fx_run_child(child_mount_ids, (void *)(intptr_t)_i, what[_i]);
+	ck_assert_int_eq(fx_rmtree(mi_dir), 0);
+	free(mi_dir);
+	mi_dir = NULL;
 }
 END_TEST
 
@@ -757,6 +773,11 @@ static Suite *limits_suite(void)
 	tcase_add_test(tc, operations_under_fd_pressure);
 	tcase_add_test(tc, procfs_paths_under_fd_pressure);
 	tcase_add_test(tc, procfs_realpath_under_fd_pressure);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("mounts");
+	tcase_add_checked_fixture(tc, fx_fd_setup, fx_fd_teardown);
+	tcase_set_timeout(tc, 60);
 	tcase_add_loop_test(tc, mount_ids_under_fd_pressure, MI_FDINFO, MI_NOTHING + 1);
 	suite_add_tcase(s, tc);
 

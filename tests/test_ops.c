@@ -1259,8 +1259,11 @@ START_TEST(realpath_never_reads_above_root)
 		ssize_t n = safe_realpath_beneath(rfd, obj, buf, sizeof(buf), m);
 		int e = errno;
 		calls++;
+		/* EXDEV: openat2's final check saw the object outside the root
+		 * (it moved during the resolution). */
 		if (n < 0)
-			ck_assert_msg(e == EAGAIN || e == ENOENT, "realpath: %s", strerror(e));
+			ck_assert_msg(e == EAGAIN || e == ENOENT || e == EXDEV, "realpath: %s",
+				      strerror(e));
 		else
 			ck_assert_msg(!strcmp(buf, obj), "got %s", buf);
 		ok += n >= 0;
