@@ -10,7 +10,8 @@
  * - A bind mount of an outside directory inside the tree, with mount ids
  *   learnable only from procfs fdinfo (or not at all): with 0..40 free
  *   descriptors rmtree and NO_XDEV opens never cross it, and fail with
- *   EMFILE (or EXDEV where nothing can tell), never on a guess.
+ *   EMFILE (or EXDEV where nothing can tell), never on a guess; the tmpfile
+ *   sweep removes nothing where no mount id can be learnt.
  * - A tmpfs of 8 KiB with 5 inodes, filled up (in a child with its own mount
  *   namespace): safe_tmpfile_xattr fails with ENOSPC (no inode; then no room
  *   for the xattr) and leaves nothing behind - proven by a final creation that
@@ -619,6 +620,19 @@ static int child_mount_ids(void *arg)
 		}
 	}
 	free(before);
+	/* The tmpfile sweep removes a leftover only on the directory's own
+	 * mount: where no mount id can be learnt, none. */
+	static const char leftover[] = "keep/.safeopen-AAAAAAAAAAAAAAAA";
+	int lf = openat(root, leftover, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0600);
+	CHILD_CHECK(lf >= 0, "leftover: %s", strerror(errno));
+	close(lf);
+	errno = 0;
+	int swept = safe_tmpfile_sweep_beneath(root, "keep", 0, 0);
+	CHILD_CHECK(swept == (prof == MI_NOTHING ? 0 : 1), "profile %d: sweep %d (%s)", (int)prof,
+		    swept, strerror(errno));
+	CHILD_CHECK((faccessat(root, leftover, F_OK, AT_SYMLINK_NOFOLLOW) == 0) ==
+			    (prof == MI_NOTHING),
+		    "profile %d: leftover %s", (int)prof, prof == MI_NOTHING ? "removed" : "kept");
 	/* The limits bit (EMFILE met) and were enough (the other answer met). */
 	CHILD_CHECK(rm.emfile && rm.exdev, "rmtree with a mount: %d EMFILE, %d EXDEV", rm.emfile,
 		    rm.exdev);
