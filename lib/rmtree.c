@@ -205,7 +205,9 @@ static void drop_held(struct walk *w)
  * moved, deleted or recreated meanwhile: a directory outside can never take
  * the place of one it came from. Returns 0, or -1 with errno set when a
  * recorded name no longer leads to a directory on its parent's mount (EXDEV
- * for another mount): the caller restarts from the top.
+ * for another mount): the caller restarts from the top; or -1 with a
+ * resource errno (EMFILE, ENFILE, ENOMEM), which is no race: the caller
+ * stops with it.
  */
 static int climb(struct walk *w)
 {
@@ -377,6 +379,10 @@ restart:
 				break;
 			/* Back up, only to the directory we came from. */
 			if (climb(&w) < 0) {
+				if (so_resource_errno(errno)) { /* no race: out of them */
+					note(&w, errno);
+					goto out;
+				}
 				if (++restarts > SO_RACE_RETRIES) {
 					note(&w, EAGAIN);
 					goto out;
