@@ -11,9 +11,9 @@
  * handle's mount id or the procfs fdinfo entry). Where none of them can tell,
  * the mount stays unknown and so_other_mount() answers "another mount": a
  * device number is never taken for a mount (a bind mount shares it). A
- * resource error on the way (the fdinfo entry needs 3 descriptors) fails the
- * call with its errno: an unknown that only means "out of descriptors" must
- * not be read as "nothing can tell".
+ * resource error on the way (the fdinfo entry needs 2 descriptors at once)
+ * fails the call with its errno: an unknown that only means "out of
+ * descriptors" must not be read as "nothing can tell".
  */
 #include "internal.h"
 

@@ -244,7 +244,7 @@ int so_inode_at(int fd, const char *name, struct so_ident *id);
 /* The mount id of fd (name NULL or "") or of name relative to fd where statx
  * does not report it (before 5.8): the file handle's (name_to_handle_at,
  * filesystems with handles), else, for a descriptor, its procfs fdinfo
- * entry (3 descriptors for a moment). 1 with *mnt set; 0 when neither can
+ * entry (2 descriptors for a moment). 1 with *mnt set; 0 when neither can
  * tell (no handles, no verified procfs or no mnt_id line); -1 with errno for
  * a resource error (EMFILE, ENFILE, ENOMEM) or a name that went away. Keeps
  * errno unless it fails. */

@@ -192,12 +192,12 @@ struct info {
 /*
  * The mount id where statx does not report it (before 5.8): so_mount_id(),
  * the file handle's, else the procfs fdinfo entry's. A resource error on the
- * way (fdinfo needs 3 descriptors) fails with its errno. Where nothing can
- * tell (no file handles, no procfs), the id is "unknown": (1 << 63) | fd,
- * which no real mount id has (they are ints) and which is distinct for every
- * descriptor open at once, so it never equals the root's (the walk holds the
- * root open): every NO_XDEV check that meets it says EXDEV. Never the
- * device number, which a bind mount shares with its source.
+ * way (fdinfo needs 2 descriptors at once) fails with its errno. Where
+ * nothing can tell (no file handles, no procfs), the id is "unknown":
+ * (1 << 63) | fd, which no real mount id has (they are ints) and which is
+ * distinct for every descriptor open at once, so it never equals the root's
+ * (the walk holds the root open): every NO_XDEV check that meets it says
+ * EXDEV. Never the device number, which a bind mount shares with its source.
  */
 static int mount_id_fallback(int fd, dev_t dev, uint64_t *mnt)
 {

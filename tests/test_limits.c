@@ -451,7 +451,7 @@ END_TEST
  * (MI_NOTHING: nothing can tell). With 0..MI_MAX_FREE free descriptors:
  * safe_rmtree_beneath() without SAFE_RMTREE_XDEV and NO_XDEV opens (default
  * path and forced walker) never cross the bind mount (nothing outside
- * changes, nothing there opens); reading fdinfo needs 3 descriptors, and out
+ * changes, nothing there opens); reading fdinfo needs 2 more descriptors, and out
  * of them the answer is EMFILE, never a guess: a tree without a mount is
  * removed or EMFILE, never EXDEV, except where nothing can tell (MI_NOTHING:
  * every mount check fails closed with EXDEV).
