@@ -79,7 +79,8 @@ int so_inode_at(int fd, const char *name, struct so_ident *id)
 	return 0;
 }
 
-int so_ident_at(int fd, const char *name, struct so_ident *id)
+/* so_inode_at() and, where statx did not report it, so_mount_id(). */
+static int ident_mnt(int fd, const char *name, struct so_ident *id)
 {
 	if (so_inode_at(fd, name, id) < 0)
 		return -1;
@@ -89,13 +90,19 @@ int so_ident_at(int fd, const char *name, struct so_ident *id)
 	if (r < 0)
 		return -1;
 	id->have_mnt = r > 0;
-	if (r == 0 && name && *name) {
-		/* No file handles here: the fdinfo entry needs a descriptor of
-		 * the object itself; its identity replaces the one above. */
-		_cleanup_fd_ int o = openat(fd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-		if (o < 0)
-			return -1;
-		return so_ident_at(o, NULL, id);
-	}
 	return 0;
+}
+
+int so_ident_at(int fd, const char *name, struct so_ident *id)
+{
+	if (ident_mnt(fd, name, id) < 0)
+		return -1;
+	if (id->have_mnt || !name || !*name)
+		return 0;
+	/* No file handles here: the fdinfo entry needs a descriptor of the
+	 * object itself; its identity replaces the one above. */
+	_cleanup_fd_ int o = openat(fd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (o < 0)
+		return -1;
+	return ident_mnt(o, NULL, id);
 }
