@@ -1144,51 +1144,27 @@ SAFE_PUBLIC int safe_unlinkat_beneath(int dirfd, const char *path, uint64_t flag
 /**
  * @brief rm -r beneath a root.
  *
- * Removes @p path and, if it is a directory, everything below it. Never
- * follows a symlink (links are removed, not their targets), never crosses a
- * mount unless #SAFE_RMTREE_XDEV (mounts are told apart by mount id, so bind
- * mounts of the same filesystem count; by device on kernels without
- * @c STATX_MNT_ID), never leaves the root even if the tree is changed while
- * it runs: the parent is resolved by the resolver, every step below is an
- * openat(@c O_NOFOLLOW|O_DIRECTORY) or unlinkat() of a single name relative to
- * a directory descriptor, and going back up with ".." is accepted only if it
- * is the directory recorded on the way down (else the walk restarts from the
- * top, a bounded number of times). A directory moved out of the tree while
- * being emptied is noticed at its next ".." step.
- *
- * Cost: memory O(depth) (about 300 bytes per level), descriptors O(1) (at
- * most four at a time, whatever the depth).
+ * Removes @p path and, if it is a directory, everything below it, acting
+ * only on single names relative to descriptors of directories it reached
+ * from the top by single names (never the kernel's ".."). Never follows a
+ * symlink; never enters another mount (bind mounts included; where a mount
+ * cannot be told, it counts as one: @c EXDEV) unless #SAFE_RMTREE_XDEV.
+ * Bounded descriptors (at most 70), memory O(depth). The reference, with
+ * what a directory moved out during the call means: safe_rmtree_beneath(3).
  *
  * @par Guarantee
- * Only entries beneath @p dirfd are removed, whatever happens to the tree
- * meanwhile.
- *
- * What a failure leaves: what was removed before it stays removed; the walk
- * goes on past entries it cannot remove and reports the first failure.
+ * Only entries beneath @p dirfd are removed, and entries of directories
+ * that were beneath it when entered (see the man page).
  *
  * @param dirfd Root directory, or @c AT_FDCWD.
  * @param path  Tree to remove.
  * @param flags @c SAFE_RESOLVE_* bits and #SAFE_RMTREE_XDEV.
- * @return 0, or -1 with @c errno set (the first error).
- *
- * @par Errors
- * - @c EXDEV: a mount point inside the tree, or @p path itself, without
- *   #SAFE_RMTREE_XDEV (its contents are left alone); @p path itself a mount
- *   point under #SAFE_RESOLVE_NO_XDEV, even with #SAFE_RMTREE_XDEV (which
- *   concerns the mount points below it); or the path escapes the root.
- * - @c EBUSY: @p path names the root itself ("." or "/" under IN_ROOT,
- *   "a/..", ...); with #SAFE_RMTREE_XDEV, a mount point that was emptied but
- *   cannot be removed.
- * - @c EINVAL: a last component "." or ".." that does not name the root (as
- *   rmdir(2)).
- * - @c ENOTDIR: @p path ends in '/' and is not a directory (a symlink is not
- *   followed).
- * - @c ENOTEMPTY: the tree kept being refilled concurrently.
- * - @c EAGAIN: directories kept being moved while the walk climbed back.
- * - @c ENOMEM: no memory for the per-level records.
- * - Resolution errors (see the group); errors of openat(2), getdents64(2),
- *   unlinkat(2) (@c EACCES, @c EPERM, @c EROFS for entries that cannot be
- *   removed).
+ * @return 0, or -1 with @c errno set to the first error met (the removal
+ *         goes on past entries it cannot remove; what was removed stays
+ *         removed): @c EXDEV (a mount point, not entered), @c EBUSY,
+ *         @c EINVAL, @c ENOTDIR, @c ENOTEMPTY, @c EAGAIN, @c EMFILE,
+ *         @c ENOMEM, resolution errors, errors of unlinkat(2) (see the man
+ *         page).
  */
 SAFE_PUBLIC int safe_rmtree_beneath(int dirfd, const char *path, uint64_t flags);
 
@@ -1553,18 +1529,13 @@ SAFE_PUBLIC SAFE_NODISCARD int safe_reopen(int fd, int flags);
  * (so an absolute path under #SAFE_RESOLVE_BENEATH is @c EXDEV and an empty
  * path @c ENOENT whatever @p dirfd is).
  *
- * Naming by climbing, without procfs: each directory's name is found by
- * opening ".." from it and scanning that directory for the entry with its
- * identity, up to the root; a non-directory's name is the entry the path (or
- * its last symlink) reached. Climbing needs search permission on the
- * directories from the object up and read permission on those above it.
- * Where that is refused (@c EACCES), the kernel's names of the object's and
- * the root's descriptors are read from their entries in a verified procfs
- * (as safe_reopen()) and the root's name is stripped from the object's.
- * Either way the result is trusted only after it has been resolved again from
- * @p dirfd (scoped, following no symlink) to the same object; if that fails,
- * the work is retried a bounded number of times. For a file with several
- * hard links, the name the path reached is returned.
+ * Computed from descriptors, not path strings (climbing with O_PATH "..",
+ * then reading names from the root down; the procfs names of the
+ * descriptors where climbing is refused), and trusted only once resolved
+ * again from @p dirfd to the same object. Nothing above the root is read.
+ * For a file with several hard links, the name the path reached is
+ * returned. The method and the permissions it needs:
+ * safe_realpath_beneath(3).
  *
  * @par Guarantee
  * The result, resolved again from @p dirfd without following any symlink,

@@ -238,15 +238,26 @@ struct so_ident {
 };
 
 /* Identity of fd (name NULL or "") or of name relative to fd, never following
- * a trailing symlink, with the mount id (statx, 5.8+; else so_mount_id();
- * have_mnt false when nothing can tell). Returns 0 or -1 with errno. */
+ * a trailing symlink, with the mount id: statx's (5.8+), else so_mount_id()'s,
+ * else (a name on a filesystem without file handles) the procfs fdinfo of
+ * the name opened O_PATH|O_NOFOLLOW. have_mnt is false only when nothing can
+ * tell (no statx mount id, no file handles, no procfs fdinfo). Returns 0, or
+ * -1 with errno: a resource error (EMFILE, ENFILE, ENOMEM) met while learning
+ * the mount id is passed on, never turned into "unknown". */
 int so_ident_at(int fd, const char *name, struct so_ident *id);
+
+/* The same without the mount-id fallbacks (statx's mount id if it reports
+ * one): for comparisons of inodes only (so_same_inode()). */
+int so_inode_at(int fd, const char *name, struct so_ident *id);
 
 /* The mount id of fd (name NULL or "") or of name relative to fd where statx
  * does not report it (before 5.8): the file handle's (name_to_handle_at,
  * filesystems with handles), else, for a descriptor, its procfs fdinfo
- * entry. False when neither can tell. Keeps errno. */
-bool so_mount_id(int fd, const char *name, uint64_t *mnt);
+ * entry (2 descriptors for a moment). 1 with *mnt set; 0 when neither can
+ * tell (no handles, no verified procfs or no mnt_id line); -1 with errno for
+ * a resource error (EMFILE, ENFILE, ENOMEM) or a name that went away. Keeps
+ * errno unless it fails. */
+int so_mount_id(int fd, const char *name, uint64_t *mnt);
 
 /* The identity in a struct stat (no mount id). */
 static inline struct so_ident so_stat_ident(const struct stat *st)
@@ -275,12 +286,19 @@ static inline bool so_same_inode(const struct so_ident *a, const struct so_ident
 	return a->dev == b->dev && a->ino == b->ino;
 }
 
-/* True when b lives on another mount than a (mount ids when both known, else devices). */
+/* True unless b is shown to be on a's mount: equal mount ids. Without a mount
+ * id on either side the answer is true even on one device (fail closed: a
+ * bind mount shares the device of its source, so devices cannot show one
+ * mount); callers treat "another mount" as the boundary they refuse. */
 static inline bool so_other_mount(const struct so_ident *a, const struct so_ident *b)
 {
 	if (a->have_mnt && b->have_mnt)
 		return a->mnt != b->mnt;
+#ifdef SAFEOPEN_MUTATE_MOUNT_BY_DEV
+	/* Mutation (tests only): decide by the devices, which bind mounts share. */
 	return a->dev != b->dev;
+#endif
+	return true;
 }
 
 /* ------------------------------------------------------------------ procfs (procfs.c) */

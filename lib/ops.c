@@ -598,7 +598,7 @@ static long xattr_procfs(int obj, const struct xreq *q, bool have_at)
 		so_feature_set(SO_FEAT_XATTRAT, SO_PROBE_MISSING);
 	}
 	struct so_ident want;
-	if (so_ident_at(obj, NULL, &want) < 0)
+	if (so_inode_at(obj, NULL, &want) < 0)
 		return -1;
 	char p[64];
 	(void)snprintf(p, sizeof(p), "/proc/thread-self/fd/%s", ent);

@@ -8,12 +8,17 @@
  *     followed as safe_openat2() would) before anything else is looked at,
  *     so it is beneath the root and every error is the resolver's, in its
  *     order.
- *  2. A directory's name is found by climbing: open ".." from it (fd-relative)
- *     and scan that directory for the entry with the child's identity (d_ino
- *     first, then a stat of each directory entry, for mount points whose
- *     d_ino is the covered inode), until the root's identity is reached. The
- *     climb can only stop at the root or at the filesystem root ("..", of
- *     itself); the latter means the object left the root meanwhile.
+ *  2. A directory's path is found in two steps (dir_path()). Climb: open
+ *     ".." from it with O_PATH (which reads nothing), then from that, and
+ *     record each identity until the root's; reaching the filesystem root
+ *     instead ("..", of itself) means the object left the root meanwhile
+ *     (EAGAIN: retry). Descend: from the root, find in each directory the
+ *     entry with the next recorded identity (d_ino first, then a stat of
+ *     each directory entry, for mount points whose d_ino is the covered
+ *     inode) and open it by that single name, O_NOFOLLOW. So the only
+ *     directories whose entries are read are the root and directories
+ *     reached from it by single names: nothing above the root is read,
+ *     whatever is moved meanwhile.
  *  3. A non-directory cannot be climbed from: the directory holding the name
  *     the path reached is found by resolving the path's parent (and, when the
  *     last component is a symlink, the parent of its target, at most 40
@@ -27,20 +32,24 @@
  *     (procfs_name()); the object's name minus the root's is a candidate that
  *     goes through the same verification as 4. (a mismatch retries; no
  *     verified procfs, or a name not under the root's: EACCES).
- *  6. Inode-number reuse: every identity this file compares belongs to an
- *     object held open while it is compared (the root by the caller's dirfd,
- *     the object by `obj`, the directory being named by `cur` in dir_path()),
- *     and a live inode's number cannot be handed to another object, so an
- *     equal (st_dev, st_ino) is that very object. The climb itself follows
- *     the kernel's ".." wherever it leads (it only reads names there); what
- *     is returned is only what step 4 resolved from the root to the object.
+ *  6. Inode-number reuse: the root and the object are held open while
+ *     compared (the caller's dirfd, `obj`), so an equal (st_dev, st_ino) is
+ *     that very object. The identities the climb records are not held (that
+ *     would take a descriptor per level): if one is freed and its number
+ *     reused meanwhile, the descent may take another directory - one it
+ *     reached from the root, so still nothing above the root is read - and
+ *     the path it finds fails step 4, which is all that decides what is
+ *     returned.
  * Memory: the caller's buffer, a few PATH_MAX buffers and one getdents
- * buffer on the stack; descriptors: O(1).
+ * buffer on the stack, one identity per level climbed (heap, at most
+ * PATH_MAX / 2 + 1 levels: a deeper directory's path cannot be verified);
+ * descriptors: O(1).
  */
 #include "internal.h"
 
 #include <dirent.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -89,7 +98,7 @@ static int find_name(int pfd, const struct so_ident *child, char name[NAME_MAX +
 					      : d->d_type != DT_DIR && d->d_type != DT_UNKNOWN)
 					continue;
 				struct so_ident id;
-				if (so_ident_at(pfd, s, &id) == 0 && so_same_inode(&id, child)) {
+				if (so_inode_at(pfd, s, &id) == 0 && so_same_inode(&id, child)) {
 					memcpy(name, s, strlen(s) + 1);
 					return 0;
 				}
@@ -101,30 +110,131 @@ static int find_name(int pfd, const struct so_ident *child, char name[NAME_MAX +
 	return so_fail(EAGAIN); /* moved away meanwhile */
 }
 
-/* Prepend the path of directory `dir` relative to the root. */
-static int dir_path(int dir, const struct so_ident *rootid, struct out *o)
+/* Levels the climb records at most: each adds at least two bytes ("x/") to
+ * a path that must stay below PATH_MAX to be verified. */
+#define REALPATH_MAX_LEVELS (PATH_MAX / 2 + 1)
+
+/* A path of that many bytes cannot be the answer: ERANGE where the caller's
+ * buffer is too small for it anyway, else ENAMETOOLONG (as verify() would). */
+static int too_long(const struct out *o)
 {
-	struct so_ident cid;
-	if (so_ident_at(dir, NULL, &cid) < 0)
-		return -1;
-	_cleanup_fd_ int cur = fcntl(dir, F_DUPFD_CLOEXEC, 0);
-	if (cur < 0)
+	return so_fail(o->pos <= PATH_MAX ? ERANGE : ENAMETOOLONG);
+}
+
+/*
+ * Prepend the path of directory `dir` relative to the root (rootfd, identity
+ * *rootid), reading nothing above the root:
+ *  1. Climb: open ".." of dir, then of that, ... with O_PATH (which opens
+ *     nothing and reads nothing: open(2)) and record each directory's
+ *     identity, until the root's. Reaching the filesystem root (".." of
+ *     itself) instead means dir is not beneath the root (any more): EAGAIN,
+ *     and nothing was read. No name, no entry of any directory is read here.
+ *  2. Descend: from the root, find in each recorded directory's parent the
+ *     entry with its identity (find_name()) and open it by that single name
+ *     O_NOFOLLOW, checking it is that directory. Every directory whose
+ *     entries are read was reached from the root by single names, i.e. is
+ *     the root or beneath it, whatever was moved meanwhile.
+ * A recorded identity may have been freed and reused meanwhile: the descent
+ * then takes a wrong directory beneath the root, and verify() rejects the
+ * path (see 6. above).
+ */
+static int dir_path(int rootfd, int dir, const struct so_ident *rootid, struct out *o)
+{
+	struct so_ident *ids = NULL, cid;
+	size_t n = 0, cap = 0;
+	int ret = -1;
+	_cleanup_fd_ int cur = -1;
+	if (so_inode_at(dir, NULL, &cid) < 0)
 		return -1;
 	while (!so_same_inode(&cid, rootid)) {
-		_cleanup_fd_ int p = openat(cur, "..", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		struct so_ident pid;
-		if (p < 0 || so_ident_at(p, NULL, &pid) < 0)
-			return -1;
-		if (so_same_inode(&pid, &cid))
-			return so_fail(EAGAIN); /* the filesystem root: not beneath any more */
-		char name[NAME_MAX + 1];
-		if (find_name(p, &cid, name) < 0 || prepend(o, name) < 0)
-			return -1;
+		if (n == REALPATH_MAX_LEVELS) {
+			too_long(o);
+			goto out;
+		}
+		if (n == cap) {
+			size_t ncap = cap ? cap * 2 : 16;
+			struct so_ident *g = realloc(ids, ncap * sizeof(*g));
+			if (!g) {
+				errno = ENOMEM;
+				goto out;
+			}
+			ids = g;
+			cap = ncap;
+		}
+		ids[n++] = cid;
+#ifdef SAFEOPEN_MUTATE_REALPATH_READ_UP
+		/* Mutation (tests only): read each parent while climbing, as the
+		 * climb did (above the root when dir has been moved out). */
+		{
+			char nm[NAME_MAX + 1];
+			_cleanup_fd_ int rd = openat(cur >= 0 ? cur : dir, "..",
+						     O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+			if (rd >= 0)
+				(void)find_name(rd, &cid, nm);
+		}
+#endif
+		int p = openat(cur >= 0 ? cur : dir, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (p < 0)
+			goto out;
 		so_close(cur);
-		cur = take_fd(&p);
+		cur = p;
+		struct so_ident pid;
+		if (so_inode_at(cur, NULL, &pid) < 0)
+			goto out;
+		if (so_same_inode(&pid, &cid)) {
+			errno = EAGAIN; /* the filesystem root: not beneath any more */
+			goto out;
+		}
 		cid = pid;
 	}
-	return 0;
+	so_closep(&cur);
+	if (n == 0)
+		return 0;
+
+	char path[PATH_MAX];
+	size_t len = 0;
+	struct so_ident got;
+	cur = openat(rootfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (cur < 0 || so_inode_at(cur, NULL, &got) < 0)
+		goto out;
+	if (!so_same_inode(&got, rootid)) {
+		errno = EAGAIN; /* AT_FDCWD, and the working directory changed */
+		goto out;
+	}
+	for (size_t i = n; i-- > 0;) {
+		char name[NAME_MAX + 1];
+		if (find_name(cur, &ids[i], name) < 0)
+			goto out;
+		size_t nl = strlen(name);
+		if (len + (len > 0) + nl >= sizeof(path)) {
+			too_long(o);
+			goto out;
+		}
+		if (len > 0)
+			path[len++] = '/';
+		memcpy(path + len, name, nl + 1);
+		len += nl;
+		if (i == 0)
+			break;
+		int next = openat(cur, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (next < 0) {
+			if (errno == ENOENT || errno == ENOTDIR || errno == ELOOP)
+				errno = EAGAIN; /* moved meanwhile */
+			goto out;
+		}
+		so_close(cur);
+		cur = next;
+		if (so_inode_at(cur, NULL, &got) < 0)
+			goto out;
+		if (!so_same_inode(&got, &ids[i])) {
+			errno = EAGAIN;
+			goto out;
+		}
+	}
+	ret = prepend(o, path);
+out:
+	free(ids);
+	return ret;
 }
 
 /* Prepend the path of the non-directory object `oid` reached by `path`. */
@@ -143,10 +253,10 @@ static int entry_path(int dirfd, const char *path, uint64_t resolve, const struc
 			return -1;
 		struct so_ident eid;
 		struct stat st;
-		if (so_ident_at(pfd, last.name, &eid) == 0 && so_same_inode(&eid, oid)) {
+		if (so_inode_at(pfd, last.name, &eid) == 0 && so_same_inode(&eid, oid)) {
 			if (prepend(o, last.name) < 0)
 				return -1;
-			return dir_path(pfd, rootid, o);
+			return dir_path(dirfd, pfd, rootid, o);
 		}
 		if (fstatat(pfd, last.name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISLNK(st.st_mode))
 			return so_fail(EAGAIN);
@@ -179,7 +289,7 @@ static int verify(int dirfd, const char *rel, uint64_t resolve, const struct so_
 	_cleanup_fd_ int chk =
 		so_op_open(dirfd, rel, resolve | SAFE_RESOLVE_NO_SYMLINKS, O_NOFOLLOW);
 	struct so_ident cid;
-	if (chk < 0 || so_ident_at(chk, NULL, &cid) < 0)
+	if (chk < 0 || so_inode_at(chk, NULL, &cid) < 0)
 		return so_fail(so_resource_errno(errno) ? errno : EAGAIN);
 	return so_same_inode(&cid, oid) ? 0 : so_fail(EAGAIN);
 }
@@ -272,17 +382,17 @@ ssize_t safe_realpath_beneath(int dirfd, const char *path, char *buf, size_t siz
 		if (obj < 0)
 			return -1;
 		if (!have_root) {
-			if (so_ident_at(dirfd, NULL, &rootid) < 0)
+			if (so_inode_at(dirfd, NULL, &rootid) < 0)
 				return -1;
 			have_root = true;
 		}
 		struct so_ident oid;
 		struct stat st;
-		if (so_ident_at(obj, NULL, &oid) < 0 || fstat(obj, &st) < 0)
+		if (so_inode_at(obj, NULL, &oid) < 0 || fstat(obj, &st) < 0)
 			return -1;
 		struct out o = { .buf = buf, .size = size, .pos = size - 1 };
 		buf[size - 1] = '\0';
-		int r = S_ISDIR(st.st_mode) ? dir_path(obj, &rootid, &o)
+		int r = S_ISDIR(st.st_mode) ? dir_path(dirfd, obj, &rootid, &o)
 					    : entry_path(dirfd, path, resolve, &oid, &rootid, &o);
 		if (r < 0 && errno == EACCES) {
 			ssize_t n = procfs_name(dirfd, obj, resolve, &oid, buf, size);

@@ -238,13 +238,30 @@ struct info {
 	uint64_t mnt;
 };
 
-/* The mount id where statx does not report it (so_mount_id()); as a last
- * resort (no file handles, no procfs) the device number, which misses bind
- * mounts of the same filesystem. */
-static uint64_t mount_id_fallback(int fd, uint64_t dev)
+/*
+ * The mount id where statx does not report it (before 5.8): so_mount_id(),
+ * the file handle's, else the procfs fdinfo entry's. A resource error on the
+ * way (fdinfo needs 2 descriptors at once) fails with its errno. Where
+ * nothing can tell (no file handles, no procfs), the id is "unknown":
+ * (1 << 63) | fd, which no real mount id has (they are ints) and which is
+ * distinct for every descriptor open at once, so it never equals the root's
+ * (the walk holds the root open): every NO_XDEV check that meets it says
+ * EXDEV. Never the device number, which a bind mount shares with its source.
+ */
+static int mount_id_fallback(int fd, dev_t dev, uint64_t *mnt)
 {
-	uint64_t mnt;
-	return so_mount_id(fd, NULL, &mnt) ? mnt : dev | (1ULL << 63);
+	int r = so_mount_id(fd, NULL, mnt);
+	if (r < 0)
+		return -1;
+	if (r == 0) {
+		*mnt = (1ULL << 63) | (uint32_t)fd;
+#ifdef SAFEOPEN_MUTATE_MOUNT_BY_DEV
+		/* Mutation (tests only): the device number, shared by bind mounts. */
+		*mnt = (1ULL << 63) | (uint64_t)dev;
+#endif
+	}
+	(void)dev;
+	return 0;
 }
 
 /* Type, identity, owner and (with want_mnt) mount id of fd (or AT_FDCWD).
@@ -261,8 +278,8 @@ static int info_of(int fd, bool want_mnt, struct info *in)
 			in->type = stx.stx_mode & S_IFMT;
 			if (stx.stx_mask & STATX_MNT_ID)
 				in->mnt = stx.stx_mnt_id;
-			else
-				in->mnt = mount_id_fallback(fd, in->id.dev);
+			else if (mount_id_fallback(fd, in->id.dev, &in->mnt) < 0)
+				return -1;
 			return 0;
 		}
 		if (errno != ENOSYS)
@@ -274,8 +291,8 @@ static int info_of(int fd, bool want_mnt, struct info *in)
 	in->id = so_stat_ident(&st);
 	in->type = st.st_mode & S_IFMT;
 	in->uid = st.st_uid;
-	in->mnt = want_mnt ? mount_id_fallback(fd, st.st_dev) : 0;
-	return 0;
+	in->mnt = 0;
+	return want_mnt ? mount_id_fallback(fd, st.st_dev, &in->mnt) : 0;
 }
 
 static int get_info(const struct walk *w, int fd, struct info *in)

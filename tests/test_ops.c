@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/inotify.h>
 #include <sys/mount.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -1210,6 +1211,92 @@ START_TEST(realpath_race_exchange)
 }
 END_TEST
 
+/*
+ * realpath never reads a directory above its root: "above" holds the root
+ * "above/r" and a directory "above/out"; an attacker exchanges r/a (which
+ * holds the object, 7 levels down) with "out" over and over, so the object
+ * keeps leaving the root. A climb that follows the kernel's ".." from there
+ * reaches "above" and would list it to find a name; inotify on "above"
+ * (IN_ACCESS: getdents; IN_OPEN: an open for reading or listing, which
+ * O_PATH is not) reports any such access to the directory itself.
+ */
+START_TEST(realpath_never_reads_above_root)
+{
+	env_open();
+	uint64_t m = MODE(_i);
+	static const char *const spec[] = { "d above", "d above/r", "d above/out", "d above/out/x",
+					    "d above/r/a", NULL };
+	fx_build(E.rootfd, spec);
+	int afd = openat(E.rootfd, "above", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	ck_assert_int_ge(afd, 0);
+	int rfd = openat(afd, "r", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	ck_assert_int_ge(rfd, 0);
+	static const char obj[] = "a/b/c/d/e/f/g";
+	for (size_t i = 1; i < sizeof(obj); i++) {
+		if (obj[i] == '/' || obj[i] == '\0') {
+			char part[sizeof(obj)];
+			memcpy(part, obj, i);
+			part[i] = '\0';
+			ck_assert(mkdirat(rfd, part, 0755) == 0 || errno == EEXIST);
+		}
+	}
+	char above[PATH_MAX];
+	pj(above, E.root, "above");
+	int ifd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	ck_assert_int_ge(ifd, 0);
+	int wd = inotify_add_watch(ifd, above, IN_ACCESS | IN_OPEN | IN_ONLYDIR);
+	ck_assert_int_ge(wd, 0);
+
+	struct swapper s = { .dirfd = afd, .a = "r/a", .b = "out" };
+	pthread_t th;
+	ck_assert_int_eq(pthread_create(&th, NULL, swap_thread, &s), 0);
+	while (atomic_load(&s.swaps) == 0) /* the attacker is running */
+		sched_yield();
+	double end = fx_now() + (fx_under_valgrind() ? 1.0 : fx_long() ? 0.5 : 0.1);
+	long calls = 0, ok = 0, reads = 0;
+	char buf[64];
+	union {
+		struct inotify_event ev;
+		char b[4096];
+	} ev;
+	while (fx_now() < end || (calls < 500 && !fx_under_valgrind())) {
+		errno = 0;
+		ssize_t n = safe_realpath_beneath(rfd, obj, buf, sizeof(buf), m);
+		int e = errno;
+		calls++;
+		/* EXDEV: openat2's final check saw the object outside the root
+		 * (it moved during the resolution). */
+		if (n < 0)
+			ck_assert_msg(e == EAGAIN || e == ENOENT || e == EXDEV, "realpath: %s",
+				      strerror(e));
+		else
+			ck_assert_msg(!strcmp(buf, obj), "got %s", buf);
+		ok += n >= 0;
+		ssize_t got;
+		while ((got = read(ifd, ev.b, sizeof(ev.b))) > 0) {
+			for (ssize_t off = 0; off < got;) {
+				struct inotify_event *x = (struct inotify_event *)(void *)(ev.b + off);
+				off += (ssize_t)(sizeof(*x) + x->len);
+				if (x->wd == wd && x->len == 0 && (x->mask & (IN_ACCESS | IN_OPEN)))
+					reads++; /* "above" itself, not an entry of it */
+			}
+		}
+		if (reads)
+			break;
+	}
+	atomic_store(&s.stop, true);
+	pthread_join(th, NULL);
+	ck_assert_msg(reads == 0, "realpath opened or listed the directory above its root (%ld "
+		      "events in %ld calls)", reads, calls);
+	ck_assert_int_gt(atomic_load(&s.swaps), 0);
+	ck_assert_msg(ok < calls, "the attacker never disturbed a call (%ld)", calls);
+	close(ifd);
+	close(rfd);
+	close(afd);
+	env_close();
+}
+END_TEST
+
 /* ---------------------------------------------------------------- rename, link, (read)link */
 
 START_TEST(rename_cases)
@@ -2197,6 +2284,7 @@ static Suite *ops_suite(void)
 	tcase_add_loop_test(race, rmtree_race_symlink_swap, 0, 4);
 	tcase_add_loop_test(race, mkdir_parents_race_symlink_swap, 0, 4);
 	tcase_add_loop_test(race, realpath_race_exchange, 0, 2);
+	tcase_add_loop_test(race, realpath_never_reads_above_root, 0, 2);
 	tcase_add_loop_test(race, ops_race_symlink_swap, 0, 4);
 	suite_add_tcase(s, race);
 	return s;
