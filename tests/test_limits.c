@@ -638,7 +638,7 @@ static int child_mount_ids(void *arg)
 	CHILD_CHECK(lf >= 0, "leftover: %s", strerror(errno));
 	close(lf);
 	errno = 0;
-	int swept = safe_tmpfile_sweep_beneath(root, "keep", 0, 0);
+	int swept = safe_tmpfile_sweep_beneath(root, "keep", 0, 0, NULL);
 	CHILD_CHECK(swept == (prof == MI_NOTHING ? 0 : 1), "profile %d: sweep %d (%s)", (int)prof,
 		    swept, strerror(errno));
 	CHILD_CHECK((faccessat(root, leftover, F_OK, AT_SYMLINK_NOFOLLOW) == 0) ==
