@@ -179,6 +179,13 @@ int so_openat2_fast(int dirfd, const char *path, const struct safe_open_how *how
 /* The userspace walker: same contract as safe_openat2() for an already
  * validated how. */
 int so_walk_open(int dirfd, const char *path, const struct safe_open_how *how);
+/* The same, and the path the walk took to the object, relative to the root
+ * ("." for the root itself, else "a/b/c": the names of the levels it
+ * descended to and of the final component, no ".", ".." or symlink), in
+ * buf (NUL-terminated, its length in *len); ERANGE if it does not fit in
+ * size bytes (nothing is then returned open). */
+int so_walk_open_named(int dirfd, const char *path, const struct safe_open_how *how, char *buf,
+		       size_t size, size_t *len);
 
 /* Open with already validated flags, choosing fast path or walker (open.c). */
 int so_open_validated(int dirfd, const char *path, const struct safe_open_how *how);
