@@ -15,8 +15,9 @@ written, one check per line:
     CLASS dir PATH          PATH is a directory (not a symlink)
     CLASS absent PATH       nothing at PATH (PATH has no symlink on the way)
 
-CLASS says in which runs the check applies: d (default options), o
-(--overwrite), r (--in-root), or a combination such as "do"; each class runs
+CLASS says in which runs the check applies: d (--keep-old-files), o
+(replacing, the default, or --overwrite), r (--in-root --keep-old-files), or
+a combination such as "do"; each class runs
 with the fast path and with the walker forced.
 """
 import io

@@ -115,8 +115,15 @@ for arc in "$A"/*.tar "$A"/*.zip "$A"/*.cpio; do
 	base=${arc##*/}; base=${base%.*}
 	k=$((k + 1))
 	for cls in d o r; do
-		case $cls in d) opts= gl= ;; o) opts=--overwrite gl= ;; r) opts= gl=--in-root ;; esac
 		for path in fast walker; do
+			# d: --keep-old-files; o: replacing, the default (fast path:
+			# spelled --overwrite); r: --in-root (and --keep-old-files)
+			case $cls:$path in
+			d:*) opts=--keep-old-files gl= ;;
+			o:fast) opts=--overwrite gl= ;;
+			o:walker) opts= gl= ;;
+			r:*) opts=--keep-old-files gl=--in-root ;;
+			esac
 			# quick size: archive k runs one of the six combinations, in turn
 			if [ -z "$LONG" ]; then
 				case $((k % 6)):$cls:$path in
@@ -166,9 +173,9 @@ rm -rf "$D"; mkdir "$D"
 check "symlink-relative: write through the link refused with EXDEV" \
 	grep -qx "safeopen: extract: s/written: not extracted: leads outside the destination directory (EXDEV)" "$T/err"
 rm -rf "$D"; mkdir "$D"
-"$SAFEOPEN" "$D" extract "$A/duplicates.tar" >"$T/out" 2>"$T/err"; rc=$?
-check "duplicates: second copy refused with EEXIST" \
-	grep -qx "safeopen: extract: dup: not extracted: already exists (--overwrite replaces it) (EEXIST)" "$T/err"
+"$SAFEOPEN" "$D" extract -k "$A/duplicates.tar" >"$T/out" 2>"$T/err"; rc=$?
+check "duplicates, -k: second copy refused with EEXIST" \
+	grep -qx "safeopen: extract: dup: not extracted: already exists (--keep-old-files) (EEXIST)" "$T/err"
 
 # --strict stops at the first refusal; standard input; -v
 rm -rf "$D"; mkdir "$D"
@@ -333,20 +340,33 @@ rm -rf "$D"; mkdir "$D"
 "$SAFEOPEN" "$D" extract "$T/priv.tar" >"$T/out" 2>"$T/err"; rc=$?
 check "device node refused without --devices (EPERM), the rest extracted" \
 	test $rc -eq 1 -a ! -e "$D/null" -a -f "$D/suid" -a -p "$D/sock"
+setid_warning="safeopen: extract: warning: set-user-ID or set-group-ID bits not restored on 1 entry"
 if [ "$uid" -eq 0 ]; then
-	check "root without --same-owner: set-user-ID bit dropped, owned by root" \
-		test "$(stat -c '%a %u' "$D/suid")" = "755 0"
+	# tar's defaults for root: --same-owner --same-permissions
+	check "root, default: owner and set-user-ID restored (as GNU tar and bsdtar), no warning" \
+		test "$(stat -c '%a %u %g' "$D/suid")" = "4755 1234 4321" -a \
+		"$(grep -c warning "$T/err")" -eq 0
 	rm -rf "$D"; mkdir "$D"
-	"$SAFEOPEN" "$D" extract --devices --same-owner "$T/priv.tar" >"$T/out" 2>"$T/err"; rc=$?
-	check "root --devices --same-owner: device, owner and set-user-ID restored" \
-		test $rc -eq 0 -a -c "$D/null" -a "$(stat -c '%a %u %g' "$D/suid")" = "4755 1234 4321"
+	"$SAFEOPEN" "$D" extract --devices "$T/priv.tar" >"$T/out" 2>"$T/err"; rc=$?
+	check "root --devices: device node created, exit 0" test $rc -eq 0 -a -c "$D/null"
+	rm -rf "$D"; mkdir "$D"
+	"$SAFEOPEN" "$D" extract --no-same-owner "$T/priv.tar" >"$T/out" 2>"$T/err"; rc=$?
+	check "root --no-same-owner: owned by root, set-user-ID dropped, one warning" \
+		test "$(stat -c '%a %u' "$D/suid")" = "755 0" -a \
+		"$(grep -c "^$setid_warning (root keeps them only with --same-owner)\$" "$T/err")" -eq 1
+	rm -rf "$D"; mkdir "$D"
+	"$SAFEOPEN" "$D" extract --no-same-permissions "$T/priv.tar" >"$T/out" 2>"$T/err"; rc=$?
+	check "root --no-same-permissions: umask applied, set-user-ID dropped, one warning" \
+		test "$(stat -c '%a %u' "$D/suid")" = "755 1234" -a \
+		"$(grep -c "^$setid_warning" "$T/err")" -eq 1
 else
-	check "unprivileged: set-user-ID bit dropped (as GNU tar), owned by the user" \
-		test "$(stat -c '%a %u' "$D/suid")" = "755 $uid"
+	check "unprivileged: set-user-ID bit dropped (as GNU tar), owned by the user, one warning" \
+		test "$(stat -c '%a %u' "$D/suid")" = "755 $uid" -a \
+		"$(grep -c "^$setid_warning (-p keeps them on the files of this user)\$" "$T/err")" -eq 1
 	rm -rf "$D"; mkdir "$D"
 	"$SAFEOPEN" "$D" extract -p "$T/priv.tar" >"$T/out" 2>"$T/err"
-	check "unprivileged -p: own set-user-ID file kept (as GNU tar -p)" \
-		test "$(stat -c '%a %u' "$D/suid")" = "4755 $uid"
+	check "unprivileged -p: own set-user-ID file kept (as GNU tar -p), no warning" \
+		test "$(stat -c '%a %u' "$D/suid")" = "4755 $uid" -a "$(grep -c warning "$T/err")" -eq 0
 	rm -rf "$D"; mkdir "$D"
 	"$SAFEOPEN" "$D" extract --devices "$T/priv.tar" >"$T/out" 2>"$T/err"; rc=$?
 	check "unprivileged --devices: refused by the kernel (EPERM), exit 1" \
