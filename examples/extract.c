@@ -99,7 +99,10 @@ int safeopen_extract(int rootfd, uint64_t resolve, int argc, char **argv)
 
 #include <archive.h>
 #include <archive_entry.h>
+#include <signal.h>
+#include <spawn.h>
 #include <sys/random.h>
+#include <sys/wait.h>
 #include <sys/xattr.h>
 
 #include <safeopen.h>
@@ -1023,6 +1026,102 @@ static void finish_dirs(struct xstate *st)
 	st->ndirs = st->capdirs = 0;
 }
 
+/* ------------------------------------------------------------------ decompressors */
+
+/* A compressed archive file is decompressed by the usual program in a child
+ * process, as GNU tar does: such a program writes out every byte it can
+ * decode before damage, where libarchive's own filters drop the partly
+ * decoded last block (up to 64 KiB of entries: a truncated .tar.xz lost
+ * complete files). Where the program is not installed, or the archive is
+ * standard input, libarchive's filters decompress. */
+struct decomp {
+	pid_t pid;     /* the child, or 0 */
+	int fd;        /* the read end of its output */
+	const char *prog;
+};
+
+static const char *decompressor(const unsigned char *m, size_t n)
+{
+	static const struct {
+		unsigned char magic[6];
+		size_t len;
+		const char *prog;
+	} known[] = {
+		{ { 0x1f, 0x8b }, 2, "gzip" },
+		{ { 'B', 'Z', 'h' }, 3, "bzip2" },
+		{ { 0xfd, '7', 'z', 'X', 'Z', 0 }, 6, "xz" },
+		{ { 0x28, 0xb5, 0x2f, 0xfd }, 4, "zstd" },
+		{ { 0x04, 0x22, 0x4d, 0x18 }, 4, "lz4" },
+	};
+	for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++)
+		if (n >= known[i].len && !memcmp(m, known[i].magic, known[i].len))
+			return known[i].prog;
+	return NULL;
+}
+
+/* Start "PROG -dc" on the archive file if it is compressed and PROG is
+ * installed. Returns 1 started (d filled), 0 not (use libarchive), -1 the
+ * file cannot be opened (errno). */
+static int decomp_start(const char *file, struct decomp *d)
+{
+	int fd = open(file, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return -1;
+	unsigned char m[6];
+	ssize_t n = pread(fd, m, sizeof(m), 0);
+	const char *prog = n > 0 ? decompressor(m, (size_t)n) : NULL;
+	int p[2] = { -1, -1 };
+	posix_spawn_file_actions_t fa;
+	int started = 0;
+	if (!prog || pipe2(p, O_CLOEXEC) < 0)
+		goto out;
+	if (posix_spawn_file_actions_init(&fa) == 0) {
+		char *argv[] = { (char *)prog, (char *)"-dc", NULL };
+		if (posix_spawn_file_actions_adddup2(&fa, fd, STDIN_FILENO) == 0 &&
+		    posix_spawn_file_actions_adddup2(&fa, p[1], STDOUT_FILENO) == 0 &&
+		    posix_spawnp(&d->pid, prog, &fa, NULL, argv, environ) == 0)
+			started = 1;
+		posix_spawn_file_actions_destroy(&fa);
+	}
+	close(p[1]);
+	if (started) {
+		d->fd = p[0];
+		d->prog = prog;
+	} else {
+		close(p[0]);
+	}
+out:
+	close(fd);
+	return started;
+}
+
+/* Wait for the decompressor; its failure (a damaged or truncated stream,
+ * which it has reported on standard error) is a failure of the extraction,
+ * unless the extraction stopped reading first (--strict, an unreadable
+ * entry): then it is only told to stop. */
+static void decomp_finish(struct xstate *st, struct decomp *d, const char *file, bool stopped)
+{
+	if (!d->pid)
+		return;
+	if (stopped)
+		kill(d->pid, SIGTERM);
+	close(d->fd);
+	int status;
+	while (waitpid(d->pid, &status, 0) < 0)
+		if (errno != EINTR)
+			return;
+	if (stopped || (WIFEXITED(status) && WEXITSTATUS(status) == 0))
+		return;
+	fputs("safeopen: extract: ", stderr);
+	put_name(stderr, file);
+	if (WIFEXITED(status))
+		fprintf(stderr, ": %s -dc: exit status %d: the archive is damaged\n", d->prog,
+			WEXITSTATUS(status));
+	else
+		fprintf(stderr, ": %s -dc: killed by signal %d\n", d->prog, WTERMSIG(status));
+	st->bad++;
+}
+
 /* ------------------------------------------------------------------ main */
 
 int safeopen_extract(int rootfd, uint64_t resolve, int argc, char **argv)
@@ -1096,14 +1195,22 @@ int safeopen_extract(int rootfd, uint64_t resolve, int argc, char **argv)
 	}
 	archive_read_support_filter_all(st.a);
 	archive_read_support_format_all(st.a);
-	int r = strcmp(file, "-") ? archive_read_open_filename(st.a, file, 1 << 16)
-				  : archive_read_open_fd(st.a, STDIN_FILENO, 1 << 16);
+	struct decomp dc = { .pid = 0, .fd = -1 };
+	int r;
+	if (!strcmp(file, "-"))
+		r = archive_read_open_fd(st.a, STDIN_FILENO, 1 << 16);
+	else if (decomp_start(file, &dc) > 0)
+		r = archive_read_open_fd(st.a, dc.fd, 1 << 16);
+	else /* not compressed, no program, or unopenable: libarchive says which */
+		r = archive_read_open_filename(st.a, file, 1 << 16);
 	if (r != ARCHIVE_OK) {
 		fprintf(stderr, "safeopen: extract: %s: %s\n", strcmp(file, "-") ? file : "standard input",
 			archive_error_string(st.a) ? archive_error_string(st.a) : "cannot open");
 		archive_read_free(st.a);
+		decomp_finish(&st, &dc, file, false);
 		return EXIT_FAILED;
 	}
+	bool stopped = false;
 	for (;;) {
 		struct archive_entry *e;
 		r = archive_read_next_header(st.a, &e);
@@ -1115,8 +1222,10 @@ int safeopen_extract(int rootfd, uint64_t resolve, int argc, char **argv)
 			archive_problem(&st, archive_entry_pathname(e), 0);
 		else if (r != ARCHIVE_OK) {
 			archive_problem(&st, NULL, 1);
-			if (r == ARCHIVE_FATAL || st.strict)
+			if (r == ARCHIVE_FATAL || st.strict) {
+				stopped = r != ARCHIVE_FATAL;
 				break;
+			}
 			st.fatal = false;
 			continue;
 		}
@@ -1128,10 +1237,10 @@ int safeopen_extract(int rootfd, uint64_t resolve, int argc, char **argv)
 		/* the premise of the held parent (parent_fd()): only new names since it was resolved */
 		if (st.replaced || ret < 0)
 			drop_parent(&st);
-		if (st.fatal || (ret < 0 && st.strict))
+		if (st.fatal || (ret < 0 && st.strict) || (st.bad && st.strict)) {
+			stopped = !st.fatal;
 			break;
-		if (st.bad && st.strict)
-			break;
+		}
 	}
 	drop_parent(&st);
 	finish_dirs(&st);
@@ -1143,6 +1252,7 @@ int safeopen_extract(int rootfd, uint64_t resolve, int argc, char **argv)
 			st.root ? "root keeps them only with --same-owner"
 				: "-p keeps them on the files of this user");
 	archive_read_free(st.a);
+	decomp_finish(&st, &dc, file, stopped);
 	free(st.files);
 	free(st.xa);
 	if (fflush(stdout) != 0) {
