@@ -279,7 +279,8 @@ else
 	NF=1000; [ -n "$LONG" ] && NF=3000
 	G=$T/big; mkdir -p "$G/d"
 	i=0; while [ $i -lt $NF ]; do : >"$G/d/f$i"; i=$((i + 1)); done
-	tar -C "$G" -cf "$T/big.tar" d
+	# the files only: the extraction writes into d, never creates or replaces it
+	(cd "$G" && find d -type f) | tar -C "$G" -cf "$T/big.tar" --no-recursion -T -
 	rm -rf "$G"
 	# attack RUNNER VICTIM: extract big.tar with RUNNER under the attack
 	# (VICTIM: the outside directory evil points to). Sets swaps, inside.
@@ -395,6 +396,154 @@ rm -rf "$D"; mkdir "$D"
 "$SAFEOPEN" "$D" extract "$T/truncated.tar" >"$T/out" 2>"$T/err"; rc=$?
 check "truncated archive: exit 1, no temporary names left" \
 	test $rc -eq 1 -a -z "$(find "$D" -name '.safeopen-*')"
+# ---------------------------------------------------------------- 5. fidelity
+# Real-like archives (tests/gen-archives.py, $A/fidelity): cpio hard links
+# with their mtime, set-ID bits with this user's defaults, truncated plain
+# and compressed archives, re-extraction in the three modes; compared with
+# bsdtar (owners, modes, mtimes, hard-link groups) where it is installed.
+F=$A/fidelity
+X=$T/fx
+fresh() { chmod -R u+rwx "$1" 2>/dev/null; rm -rf "$1"; mkdir "$1"; }
+# like_bsdtar ARCHIVE WHAT: safeopen's extraction equals bsdtar's
+like_bsdtar() {
+	if ! command -v bsdtar >/dev/null; then
+		skip "$2 compared with bsdtar: bsdtar not installed"
+		return
+	fi
+	B=$T/fb; fresh "$B"
+	bsdtar -xf "$1" -C "$B" 2>"$T/err.bsdtar"
+	$MANIFEST "$B" --no-root --owners >"$T/m.bsdtar"; $MANIFEST "$X" --no-root --owners >"$T/m.ours"
+	if cmp -s "$T/m.bsdtar" "$T/m.ours"; then
+		ok "$2: identical to bsdtar ($(wc -l <"$T/m.ours") objects: type, mode, owner, mtime, content, link groups)"
+	else
+		not_ok "$2: differs from bsdtar"; diff "$T/m.bsdtar" "$T/m.ours" | head -6 | sed 's/^/#   /'
+	fi
+}
+
+# cpio: three names of one inode, the data with the last (bzip2, bzcat, bunzip2)
+fresh "$X"
+"$SAFEOPEN" "$X" extract "$F/links.cpio" >"$T/out" 2>"$T/err"; rc=$?
+check "cpio hard links: one inode, its mtime the archive's (2022-09-19), mode 0755, exit 0" \
+	test $rc -eq 0 -a "$(stat -c '%h %Y %a' "$X/usr/bin/bzip2")" = "3 1663545600 755" -a \
+	"$(stat -c %i "$X/usr/bin/bzcat")" = "$(stat -c %i "$X/usr/bin/bzip2")" -a \
+	"$(stat -c %i "$X/usr/bin/bunzip2")" = "$(stat -c %i "$X/usr/bin/bzip2")" -a \
+	"$(stat -c %Y "$X/usr/bin")" = 1663545560
+like_bsdtar "$F/links.cpio" "cpio hard links"
+
+# set-ID bits: this user's defaults (root: owners and exact modes, as tar)
+fresh "$X"
+"$SAFEOPEN" "$X" extract "$F/setid.tar" >"$T/out" 2>"$T/err"; rc=$?
+if [ "$uid" -eq 0 ]; then
+	check "set-ID as root: sudo 4755 root, wall 2755 :5, shared 2775 1234:4321, tmp 1777, no warning" \
+		test $rc -eq 0 -a "$(stat -c '%a %u:%g' "$X/usr/bin/sudo" "$X/usr/bin/wall" "$X/srv/shared" "$X/srv/tmp" | tr '\n' ' ')" = \
+		"4755 0:0 2755 0:5 2775 1234:4321 1777 0:0 " -a ! -s "$T/err"
+else
+	check "set-ID as user $uid: bits dropped, one warning counting 3 entries" \
+		test $rc -eq 0 -a "$(stat -c %a "$X/usr/bin/sudo" "$X/usr/bin/wall" "$X/srv/shared" | tr '\n' ' ')" = "755 755 755 " -a \
+		"$(cat "$T/err")" = "safeopen: extract: warning: set-user-ID or set-group-ID bits not restored on 3 entries (-p keeps them on the files of this user)"
+fi
+like_bsdtar "$F/setid.tar" "set-ID archive as uid $uid"
+
+# truncated archives: every complete entry extracted, the damaged one not
+# (no partial file), exit 1 naming it; GNU tar recovers the same entries
+S=$T/ftree; fresh "$S"
+"$SAFEOPEN" "$S" extract "$F/tree.tar" >"$T/out" 2>"$T/err" || not_ok "tree.tar: whole archive not extracted"
+# complete_in DIR: the regular files of DIR equal to the whole extraction's
+complete_in() { (cd "$1" && find . -type f | sort | while read -r f; do cmp -s "$f" "$S/$f" && echo "$f"; done); }
+nfiles_in() { find "$1" -type f | wc -l; }
+mid_cut=$(awk '$1 == "mid" { print $2 }' "$F/tree.cuts")
+mid_name=$(awk '$1 == "mid" { print $3 }' "$F/tree.cuts")
+pad_cut=$(awk '$1 == "padding" { print $2 }' "$F/tree.cuts")
+head -c "$mid_cut" "$F/tree.tar" >"$T/cut-mid.tar"
+head -c "$pad_cut" "$F/tree.tar" >"$T/cut-padding.tar"
+cuts="cut-mid.tar cut-padding.tar"
+for z in xz gzip; do
+	command -v $z >/dev/null || { skip "truncated .tar.$z: $z not installed"; continue; }
+	ext=$z; [ $z = gzip ] && ext=gz
+	$z -c "$F/tree.tar" >"$T/tree.tar.$ext"
+	sz=$(wc -c <"$T/tree.tar.$ext")
+	head -c $((sz * 3 / 5)) "$T/tree.tar.$ext" >"$T/cut.tar.$ext"
+	cuts="$cuts cut.tar.$ext"
+done
+for c in $cuts; do
+	fresh "$X"
+	"$SAFEOPEN" "$X" extract "$T/$c" >"$T/out" 2>"$T/err"; rc=$?
+	complete_in "$X" >"$T/c.ours"
+	cp "$T/err" "$T/err.$c"
+	G=$T/fg; fresh "$G"
+	tar -xf "$T/$c" -C "$G" 2>/dev/null
+	complete_in "$G" >"$T/c.gnu"
+	got=$(wc -l <"$T/c.ours")
+	if [ $rc -ne 1 ]; then
+		not_ok "truncated $c: exit $rc, expected 1"
+	elif [ "$(nfiles_in "$X")" -ne "$got" ]; then
+		not_ok "truncated $c: a partial file was left ($(nfiles_in "$X") files, $got complete)"
+	elif [ -n "$(comm -23 "$T/c.gnu" "$T/c.ours")" ]; then
+		not_ok "truncated $c: GNU tar recovers complete files that safeopen does not ($got, GNU tar $(wc -l <"$T/c.gnu"))"
+		comm -23 "$T/c.gnu" "$T/c.ours" | head -4 | sed 's/^/#   /'
+	elif [ "$got" -lt 1 ]; then
+		not_ok "truncated $c: nothing recovered"
+	elif [ -n "$(find "$X" -name '.safeopen-*')" ]; then
+		not_ok "truncated $c: temporary names left"
+	else
+		ok "truncated $c: exit 1, the $got complete files (GNU tar: $(wc -l <"$T/c.gnu")), no partial file"
+	fi
+done
+check "truncated in an entry's data: that entry named in a message" \
+	grep -q "^safeopen: extract: $mid_name: " "$T/err.cut-mid.tar"
+fresh "$X"
+"$SAFEOPEN" "$X" extract "$T/cut-padding.tar" >"$T/out" 2>"$T/err"; rc=$?
+check "truncated in the padding after the last data: that file kept, the damage reported, exit 1" \
+	test $rc -eq 1 -a "$(nfiles_in "$X")" -eq 24 -a -s "$T/err"
+
+# re-extraction: the default replaces (tar's and bsdtar's default), -k refuses
+# (EEXIST, exit 1), --skip-old-files leaves; a name never followed
+R=$T/fre
+one=src/d0/f01.c two=src/d1/f07.c three=src/d2/f13.c
+spoil() {
+	printf 'changed\n' >"$R/$one"
+	rm -f "$R/$one.link"; ln "$R/$one" "$R/$one.link"
+	rm -f "$R/$two"; ln -s ../../../outside/file "$R/$two"
+	rm -f "$R/$three"
+}
+fresh "$R"; "$SAFEOPEN" "$R" extract "$F/tree.tar" >/dev/null 2>&1
+spoil
+"$SAFEOPEN" "$R" extract "$F/tree.tar" >"$T/out" 2>"$T/err"; rc=$?
+check "re-extract, default: exit 0, every file replaced (symlink in place replaced, not followed), other link of the old inode untouched" \
+	test $rc -eq 0 -a "$(complete_in "$R" | wc -l)" -eq 24 -a ! -L "$R/$two" -a \
+	"$(cat "$R/$one.link")" = changed -a ! -s "$T/err"
+check "re-extract, default: nothing outside changed" sentinel_same
+spoil
+"$SAFEOPEN" "$R" extract --keep-old-files "$F/tree.tar" >"$T/out" 2>"$T/err"; rc=$?
+check "re-extract, --keep-old-files: exit 1, 23 names refused with EEXIST, the missing one extracted" \
+	test $rc -eq 1 -a "$(grep -c ': not extracted: already exists (--keep-old-files) (EEXIST)$' "$T/err")" -eq 23 -a \
+	"$(cat "$R/$one")" = changed -a -L "$R/$two" -a -f "$R/$three"
+spoil
+"$SAFEOPEN" "$R" extract --skip-old-files "$F/tree.tar" >"$T/out" 2>"$T/err"; rc=$?
+check "re-extract, --skip-old-files: exit 0, silent, existing names left, the missing one extracted" \
+	test $rc -eq 0 -a ! -s "$T/err" -a "$(cat "$R/$one")" = changed -a -L "$R/$two" -a -f "$R/$three"
+check "re-extract: nothing outside changed" sentinel_same
+
+# the held parent directory is let go after an entry that replaced a name: a
+# symlink retargeted between two entries leads the second one to the new place
+"$PYTHON" - "$T/retarget.tar" <<'PY'
+import io, sys, tarfile
+with tarfile.open(sys.argv[1], "w", format=tarfile.PAX_FORMAT) as t:
+    for name, kind, body in [("x", "d", None), ("y", "d", None), ("l", "l", "x"),
+                             ("l/f1", "f", b"1\n"), ("l", "l", "y"), ("l/f2", "f", b"2\n")]:
+        ti = tarfile.TarInfo(name)
+        if kind == "d":
+            ti.type = tarfile.DIRTYPE; t.addfile(ti)
+        elif kind == "l":
+            ti.type = tarfile.SYMTYPE; ti.linkname = body; t.addfile(ti)
+        else:
+            ti.size = len(body); t.addfile(ti, io.BytesIO(body))
+PY
+fresh "$X"
+"$SAFEOPEN" "$X" extract "$T/retarget.tar" >"$T/out" 2>"$T/err"; rc=$?
+check "a symlink replaced between two entries: the second goes where it now leads (y/f2, not x/f2)" \
+	test $rc -eq 0 -a -f "$X/x/f1" -a -f "$X/y/f2" -a ! -e "$X/x/f2" -a "$(readlink "$X/l")" = y
+
 $MANIFEST "$O" >"$T/sentinel.full.after"
 check "sentinel unchanged at the end (checksums, modes, mtimes, xattrs)" \
 	cmp -s "$T/sentinel.full" "$T/sentinel.full.after"
