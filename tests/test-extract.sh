@@ -533,7 +533,7 @@ with tarfile.open(sys.argv[1], "w", format=tarfile.PAX_FORMAT) as t:
                              ("l/f1", "f", b"1\n"), ("l", "l", "y"), ("l/f2", "f", b"2\n")]:
         ti = tarfile.TarInfo(name)
         if kind == "d":
-            ti.type = tarfile.DIRTYPE; t.addfile(ti)
+            ti.type = tarfile.DIRTYPE; ti.mode = 0o755; t.addfile(ti)
         elif kind == "l":
             ti.type = tarfile.SYMTYPE; ti.linkname = body; t.addfile(ti)
         else:
