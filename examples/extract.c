@@ -10,16 +10,25 @@
  *  - the parent directory of each entry is created or found with the mkdir -p
  *    operation, which resolves it beneath DEST (absolute names, "..", and
  *    symlinks that leave DEST fail with EXDEV; a directory swapped for a
- *    symlink by a concurrent process is seen as that symlink);
+ *    symlink by a concurrent process is seen as that symlink), and held for
+ *    the following entries of the same directory (parent_fd() says why that
+ *    is safe and when it is resolved again);
  *  - the entry itself is created in that parent with the library's
  *    single-name operations, which never follow a symlink in the last
- *    component: a regular file with the tmpfile API (published atomically,
- *    with its xattrs already set; --overwrite replaces atomically), a symlink
- *    stored as it is (its body is data), a hard link whose target is resolved
- *    beneath DEST, a FIFO or (with --devices) a device node;
+ *    component: a new regular file with O_CREAT|O_EXCL (mode 0600 until it
+ *    is whole, removed if it cannot be completed), a file over an existing
+ *    name with the tmpfile API (replaced atomically, with its xattrs), a
+ *    symlink stored as it is (its body is data), a hard link whose target is
+ *    resolved beneath DEST, a FIFO or (with --devices) a device node;
  *  - directory modes and times are applied at the end, deepest first, by
  *    resolving the names again (later entries change a directory's mtime,
  *    and a read-only directory would block its own contents).
+ *
+ * The defaults are tar's: an existing name is replaced (-k refuses it,
+ * --skip-old-files leaves it), root restores owners and exact modes, other
+ * users get the umask and no set-ID bits. A damaged archive yields every
+ * complete entry before the damage (compressed files are decompressed by the
+ * usual program in a child, see decomp_start()).
  *
  * A refused entry is reported with its name and the errno, the others are
  * extracted, and the exit status is 1 (--strict stops at the first).
