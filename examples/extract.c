@@ -1107,13 +1107,21 @@ out:
 /* Wait for the decompressor; its failure (a damaged or truncated stream,
  * which it has reported on standard error) is a failure of the extraction,
  * unless the extraction stopped reading first (--strict, an unreadable
- * entry): then it is only told to stop. */
+ * entry): then it is only told to stop. After the archive's end marker the
+ * rest of its output (a tar's record padding) is read and thrown away, so
+ * that it checks the stream to its end instead of dying of SIGPIPE. */
 static void decomp_finish(struct xstate *st, struct decomp *d, const char *file, bool stopped)
 {
 	if (!d->pid)
 		return;
-	if (stopped)
+	if (stopped) {
 		kill(d->pid, SIGTERM);
+	} else {
+		char buf[1 << 14];
+		ssize_t n;
+		while ((n = read(d->fd, buf, sizeof(buf))) > 0 || (n < 0 && errno == EINTR))
+			;
+	}
 	close(d->fd);
 	int status;
 	while (waitpid(d->pid, &status, 0) < 0)

@@ -461,6 +461,13 @@ for z in xz gzip; do
 	command -v $z >/dev/null || { skip "truncated .tar.$z: $z not installed"; continue; }
 	ext=$z; [ $z = gzip ] && ext=gz
 	$z -c "$F/tree.tar" >"$T/tree.tar.$ext"
+	# whole, with 300 kB of zeros after the end marker (more than a pipe
+	# holds): exit 0, the decompressor read to its end, not killed by SIGPIPE
+	{ cat "$F/tree.tar"; head -c 300000 /dev/zero; } | $z -c >"$T/padded.tar.$ext"
+	fresh "$X"
+	"$SAFEOPEN" "$X" extract "$T/padded.tar.$ext" >"$T/out" 2>"$T/err"; rc=$?
+	check "whole .tar.$ext with a long tail of zeros: exit 0, 24 files, no message" \
+		test $rc -eq 0 -a "$(complete_in "$X" | wc -l)" -eq 24 -a ! -s "$T/err"
 	sz=$(wc -c <"$T/tree.tar.$ext")
 	head -c $((sz * 3 / 5)) "$T/tree.tar.$ext" >"$T/cut.tar.$ext"
 	cuts="$cuts cut.tar.$ext"
