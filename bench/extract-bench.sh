@@ -6,7 +6,8 @@
 #  - a plain tar of /usr/include (a large real tree; skipped if absent),
 #  - the archives given as arguments (e.g. the release tarball).
 # Prints two Markdown tables: wall time in milliseconds, min and median of
-# RUNS runs (the tools take turns run by run, each into a fresh directory;
+# RUNS runs (the tools take turns, in an order rotating from run to run, each
+# into a fresh directory;
 # the removal is not timed), with safeopen's ratios to GNU tar and bsdtar
 # (of the minima); and, with strace, the system calls per entry of each tool
 # (strace -f -c, one run). A benchmark, never a test: `make bench-extract`.
@@ -84,7 +85,10 @@ measure() {
 	for t in $TOOLS; do : >"$W/t.$t"; done
 	i=0
 	while [ $i -lt "$RUNS" ]; do
-		for t in $TOOLS; do
+		# the order rotates from round to round: no tool always goes first
+		order=$(echo $TOOLS $TOOLS | awk -v i=$i '{ n = NF / 2; s = i % n;
+			for (k = 1; k <= n; k++) printf "%s ", $(s + k) }')
+		for t in $order; do
 			chmod -R u+rwx "$W/dest" 2>/dev/null; rm -rf "$W/dest"; mkdir "$W/dest"
 			sync
 			t0=$(now)
