@@ -272,20 +272,27 @@ fi
 
 # ---------------------------------------------------------------- 3. swap attack
 # DEST/d is a directory, DEST/evil a symlink to outside; race-swap exchanges
-# the two names as fast as it can while a $NF-file archive (3000 under check-long) is extracted into d.
+# the two names as fast as it can while a $NF-file archive (3000 under
+# check-long) is extracted into d and e, its entries alternating between them.
 if [ ! -x "$SWAP" ]; then
 	skip "swap attack: examples/race-swap not built"
 else
 	NF=1000; [ -n "$LONG" ] && NF=3000
-	G=$T/big; mkdir -p "$G/d"
-	i=0; while [ $i -lt $NF ]; do : >"$G/d/f$i"; i=$((i + 1)); done
-	# the files only: the extraction writes into d, never creates or replaces it
-	(cd "$G" && find d -type f) | tar -C "$G" -cf "$T/big.tar" --no-recursion -T -
+	G=$T/big; mkdir -p "$G/d" "$G/e"
+	# the files only (the extraction writes into d, never creates or
+	# replaces it), alternating between d and e: each entry of d resolves d
+	# again instead of using the directory held for the previous entry
+	i=0
+	while [ $i -lt $((NF / 2)) ]; do
+		: >"$G/d/f$i"; : >"$G/e/f${i}e"; printf 'd/f%s\ne/f%se\n' $i $i
+		i=$((i + 1))
+	done >"$T/big.list"
+	tar -C "$G" -cf "$T/big.tar" --no-recursion -T "$T/big.list"
 	rm -rf "$G"
 	# attack RUNNER VICTIM: extract big.tar with RUNNER under the attack
 	# (VICTIM: the outside directory evil points to). Sets swaps, inside.
 	attack() {
-		D=$T/dest; chmod -R u+rwx "$D" 2>/dev/null; rm -rf "$D"; mkdir -p "$D/d"
+		D=$T/dest; chmod -R u+rwx "$D" 2>/dev/null; rm -rf "$D"; mkdir -p "$D/d" "$D/e"
 		ln -s "$2" "$D/evil"
 		"$SWAP" "$D" d evil 60 >"$T/swaps" 2>"$T/swap.err" &
 		spid=$!
