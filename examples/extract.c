@@ -1041,8 +1041,8 @@ static void finish_dirs(struct xstate *st)
  * process, as GNU tar does: such a program writes out every byte it can
  * decode before damage, where libarchive's own filters drop the partly
  * decoded last block (up to 64 KiB of entries: a truncated .tar.xz lost
- * complete files). Where the program is not installed, or the archive is
- * standard input, libarchive's filters decompress. */
+ * complete files). Where the program is not installed, or the archive comes
+ * from a pipe, libarchive's filters decompress. */
 struct decomp {
 	pid_t pid;     /* the child, or 0 */
 	int fd;        /* the read end of its output */
@@ -1068,16 +1068,28 @@ static const char *decompressor(const unsigned char *m, size_t n)
 	return NULL;
 }
 
-/* Start "PROG -dc" on the archive file if it is compressed and PROG is
- * installed. Returns 1 started (d filled), 0 not (use libarchive), -1 the
- * file cannot be opened (errno). */
+/* Start "PROG -dc" on the archive if it is a compressed regular file (named,
+ * or standard input redirected from one: read from its current offset) and
+ * PROG is installed. Returns 1 started (d filled), 0 not (libarchive reads
+ * the archive). A FIFO, a socket or a terminal is never opened or read
+ * here: what is read of it would be lost to libarchive. */
 static int decomp_start(const char *file, struct decomp *d)
 {
-	int fd = open(file, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	struct stat sb;
+	int fd;
+	if (!strcmp(file, "-"))
+		fd = fcntl(STDIN_FILENO, F_DUPFD_CLOEXEC, 3); /* shares the offset */
+	else if (stat(file, &sb) < 0 || !S_ISREG(sb.st_mode))
+		return 0;
+	else
+		fd = open(file, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (fd < 0)
-		return -1;
+		return 0;
 	unsigned char m[6];
-	ssize_t n = pread(fd, m, sizeof(m), 0);
+	off_t at = -1;
+	ssize_t n = -1;
+	if (fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && (at = lseek(fd, 0, SEEK_CUR)) >= 0)
+		n = pread(fd, m, sizeof(m), at);
 	const char *prog = n > 0 ? decompressor(m, (size_t)n) : NULL;
 	int p[2] = { -1, -1 };
 	posix_spawn_file_actions_t fa;
@@ -1130,7 +1142,7 @@ static void decomp_finish(struct xstate *st, struct decomp *d, const char *file,
 	if (stopped || (WIFEXITED(status) && WEXITSTATUS(status) == 0))
 		return;
 	fputs("safeopen: extract: ", stderr);
-	put_name(stderr, file);
+	put_name(stderr, strcmp(file, "-") ? file : "standard input");
 	if (WIFEXITED(status))
 		fprintf(stderr, ": %s -dc: exit status %d: the archive is damaged\n", d->prog,
 			WEXITSTATUS(status));
@@ -1214,10 +1226,10 @@ int safeopen_extract(int rootfd, uint64_t resolve, int argc, char **argv)
 	archive_read_support_format_all(st.a);
 	struct decomp dc = { .pid = 0, .fd = -1 };
 	int r;
-	if (!strcmp(file, "-"))
-		r = archive_read_open_fd(st.a, STDIN_FILENO, 1 << 16);
-	else if (decomp_start(file, &dc) > 0)
+	if (decomp_start(file, &dc) > 0)
 		r = archive_read_open_fd(st.a, dc.fd, 1 << 16);
+	else if (!strcmp(file, "-"))
+		r = archive_read_open_fd(st.a, STDIN_FILENO, 1 << 16);
 	else /* not compressed, no program, or unopenable: libarchive says which */
 		r = archive_read_open_filename(st.a, file, 1 << 16);
 	if (r != ARCHIVE_OK) {

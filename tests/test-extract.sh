@@ -410,6 +410,7 @@ check "truncated archive: exit 1, no temporary names left" \
 # bsdtar (owners, modes, mtimes, hard-link groups) where it is installed.
 F=$A/fidelity
 X=$T/fx
+HAVE_BSDTAR=; command -v bsdtar >/dev/null && HAVE_BSDTAR=yes
 fresh() { chmod -R u+rwx "$1" 2>/dev/null; rm -rf "$1"; mkdir "$1"; }
 # like_bsdtar ARCHIVE WHAT: safeopen's extraction equals bsdtar's
 like_bsdtar() {
@@ -484,9 +485,14 @@ for c in $cuts; do
 	"$SAFEOPEN" "$X" extract "$T/$c" >"$T/out" 2>"$T/err"; rc=$?
 	complete_in "$X" >"$T/c.ours"
 	cp "$T/err" "$T/err.$c"
+	[ "$c" = cut.tar.xz ] && cp "$T/c.ours" "$T/c.xz"
 	G=$T/fg; fresh "$G"
 	tar -xf "$T/$c" -C "$G" 2>/dev/null
 	complete_in "$G" >"$T/c.gnu"
+	bsd=; if [ -n "$HAVE_BSDTAR" ]; then # context, not asserted
+		fresh "$T/fbt"; bsdtar -xf "$T/$c" -C "$T/fbt" 2>/dev/null
+		bsd=", bsdtar: $(complete_in "$T/fbt" | wc -l) and $(($(nfiles_in "$T/fbt") - $(complete_in "$T/fbt" | wc -l))) partial"
+	fi
 	got=$(wc -l <"$T/c.ours")
 	if [ $rc -ne 1 ]; then
 		not_ok "truncated $c: exit $rc, expected 1"
@@ -500,9 +506,18 @@ for c in $cuts; do
 	elif [ -n "$(find "$X" -name '.safeopen-*')" ]; then
 		not_ok "truncated $c: temporary names left"
 	else
-		ok "truncated $c: exit 1, the $got complete files (GNU tar: $(wc -l <"$T/c.gnu")), no partial file"
+		ok "truncated $c: exit 1, the $got complete files (GNU tar: $(wc -l <"$T/c.gnu")$bsd), no partial file"
 	fi
 done
+if [ -f "$T/cut.tar.xz" ]; then
+	fresh "$X"
+	"$SAFEOPEN" "$X" extract - <"$T/cut.tar.xz" >"$T/out" 2>"$T/err"; rc=$?
+	complete_in "$X" >"$T/c.stdin"
+	check "truncated .tar.xz on standard input (a file): the same complete files, named damage, exit 1" \
+		test $rc -eq 1 -a -s "$T/c.stdin" -a "$(nfiles_in "$X")" -eq "$(wc -l <"$T/c.stdin")" -a \
+		"$(cmp -s "$T/c.stdin" "$T/c.xz" && echo same)" = same -a \
+		"$(grep -c '^safeopen: extract: standard input: xz -dc: exit status 1' "$T/err")" -eq 1
+fi
 check "truncated in an entry's data: that entry named in a message" \
 	grep -q "^safeopen: extract: $mid_name: " "$T/err.cut-mid.tar"
 fresh "$X"
