@@ -476,6 +476,11 @@ for z in xz gzip; do
 	"$SAFEOPEN" "$X" extract "$T/padded.tar.$ext" >"$T/out" 2>"$T/err"; rc=$?
 	check "whole .tar.$ext with a long tail of zeros: exit 0, 24 files, no message" \
 		test $rc -eq 0 -a "$(complete_in "$X" | wc -l)" -eq 24 -a ! -s "$T/err"
+	# without the program (PATH without it), libarchive decompresses
+	fresh "$X"
+	PATH=/nonexistent "$SAFEOPEN" "$X" extract "$T/padded.tar.$ext" >"$T/out" 2>"$T/err"; rc=$?
+	check "whole .tar.$ext, $z not in PATH: libarchive decompresses, exit 0, 24 files" \
+		test $rc -eq 0 -a "$(complete_in "$X" | wc -l)" -eq 24 -a ! -s "$T/err"
 	sz=$(wc -c <"$T/tree.tar.$ext")
 	head -c $((sz * 3 / 5)) "$T/tree.tar.$ext" >"$T/cut.tar.$ext"
 	cuts="$cuts cut.tar.$ext"
