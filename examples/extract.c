@@ -64,6 +64,9 @@ static const char extract_usage[] =
 	"Options:\n"
 	"  -v, --verbose           print the name of each entry as it is extracted\n"
 	"      --strict            stop at the first entry that is refused or fails\n"
+	"      --atomic            every file appears whole with its xattrs, even if\n"
+	"                          the extraction is killed (default: new files are\n"
+	"                          written in place, mode 0600 until whole, as tar)\n"
 	"      --overwrite         replace existing files, symbolic links and special\n"
 	"                          files, each atomically (the default)\n"
 	"  -k, --keep-old-files    refuse an entry whose name exists (EEXIST, exit 1)\n"
@@ -147,7 +150,7 @@ struct fileid {
 struct xstate {
 	int rootfd;
 	uint64_t resolve;
-	bool verbose, strict, same_owner, same_perms, devices, xattrs;
+	bool verbose, strict, same_owner, same_perms, devices, xattrs, atomic;
 	enum old_files old;
 	bool root;
 	mode_t umask;
@@ -683,14 +686,17 @@ static int publish(struct xstate *st, struct safe_tmpfile *tmp, int fd, const ch
 	return safe_tmpfile_link(tmp, st->xa, good, flags);
 }
 
-/* A regular file over an existing name (the default, --overwrite): written
- * unpublished with the tmpfile API and renamed over the old name with its
- * xattrs, so that the name shows the whole old or the whole new file. */
-static int extract_file_replacing(struct xstate *st, struct archive_entry *e, int pfd,
-				  const char *name, const char *path)
+/* A regular file written unpublished with the tmpfile API: it appears under
+ * its name whole, with its xattrs, and nothing is left if it cannot be
+ * completed or the process is killed. Used over an existing name (replace:
+ * renamed over it, so that the name shows the whole old or the whole new
+ * file) and, with --atomic, for every file. */
+static int extract_file_atomic(struct xstate *st, struct archive_entry *e, int pfd,
+			       const char *name, const char *path, bool replace)
 {
 	mode_t perm = entry_perm(st, e, false);
 	struct safe_tmpfile *tmp = NULL;
+	int ret = -1;
 	if (safe_tmpfile_open(pfd, name, perm & 0777, st->resolve, &tmp) < 0) {
 		report(st, path, "not extracted", errno);
 		return -1;
@@ -707,9 +713,14 @@ static int extract_file_replacing(struct xstate *st, struct archive_entry *e, in
 		}
 	}
 	size_t nxa = entry_xattrs(st, e);
-	st->replaced = true;
-	int out = publish(st, tmp, fd, path, nxa, SAFE_TMPFILE_REPLACE);
+	if (replace)
+		st->replaced = true;
+	int out = publish(st, tmp, fd, path, nxa, replace ? SAFE_TMPFILE_REPLACE : 0);
 	if (out < 0) {
+		if (errno == EEXIST && st->old == OLD_SKIP) { /* created meanwhile */
+			ret = 0;
+			goto discard;
+		}
 		report(st, path, "not extracted", errno);
 		goto discard;
 	}
@@ -726,7 +737,7 @@ static int extract_file_replacing(struct xstate *st, struct archive_entry *e, in
 	return 0;
 discard:
 	safe_tmpfile_discard(tmp);
-	return -1;
+	return ret;
 }
 
 /*
@@ -736,11 +747,26 @@ discard:
  * owner, xattrs, mode and times through the descriptor: the system calls of
  * GNU tar, no more. The name exists while the data is written (as with tar);
  * a file that cannot be completed is removed. An existing name goes to
- * extract_file_replacing() (default), is refused (-k) or skipped.
+ * extract_file_atomic() (default), is refused (-k) or skipped.
  */
 static int extract_file(struct xstate *st, struct archive_entry *e, int pfd, const char *name,
 			const char *path)
 {
+	if (st->atomic) {
+		struct stat sb;
+		bool exists = safe_fstatat_beneath(pfd, name, &sb, st->resolve) == 0;
+		if (!exists && errno != ENOENT) {
+			report(st, path, "not extracted", errno);
+			return -1;
+		}
+		if (exists && st->old == OLD_SKIP)
+			return 0;
+		if (exists && st->old == OLD_KEEP) {
+			report(st, path, "not extracted", EEXIST);
+			return -1;
+		}
+		return extract_file_atomic(st, e, pfd, name, path, exists);
+	}
 	struct safe_open_how how = {
 		.flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC,
 		.mode = 0600,
@@ -749,7 +775,7 @@ static int extract_file(struct xstate *st, struct archive_entry *e, int pfd, con
 	int fd = safe_openat2(pfd, name, &how, sizeof(how));
 	if (fd < 0) {
 		if (errno == EEXIST && st->old == OLD_REPLACE)
-			return extract_file_replacing(st, e, pfd, name, path);
+			return extract_file_atomic(st, e, pfd, name, path, true);
 		if (errno == EEXIST && st->old == OLD_SKIP)
 			return 0;
 		report(st, path, "not extracted", errno);
@@ -1155,11 +1181,12 @@ static void decomp_finish(struct xstate *st, struct decomp *d, const char *file,
 
 int safeopen_extract(int rootfd, uint64_t resolve, int argc, char **argv)
 {
-	enum { OPT_STRICT = 256, OPT_OVERWRITE, OPT_SKIP_OLD, OPT_SAME_OWNER, OPT_NO_SAME_OWNER,
+	enum { OPT_STRICT = 256, OPT_ATOMIC, OPT_OVERWRITE, OPT_SKIP_OLD, OPT_SAME_OWNER, OPT_NO_SAME_OWNER,
 	       OPT_NO_SAME_PERMS, OPT_DEVICES, OPT_NO_XATTRS };
 	static const struct option opts[] = {
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "strict", no_argument, NULL, OPT_STRICT },
+		{ "atomic", no_argument, NULL, OPT_ATOMIC },
 		{ "overwrite", no_argument, NULL, OPT_OVERWRITE },
 		{ "keep-old-files", no_argument, NULL, 'k' },
 		{ "skip-old-files", no_argument, NULL, OPT_SKIP_OLD },
@@ -1185,6 +1212,7 @@ int safeopen_extract(int rootfd, uint64_t resolve, int argc, char **argv)
 		switch (c) {
 		case 'v': st.verbose = true; break;
 		case OPT_STRICT: st.strict = true; break;
+		case OPT_ATOMIC: st.atomic = true; break;
 		case OPT_OVERWRITE: st.old = OLD_REPLACE; break;
 		case 'k': st.old = OLD_KEEP; break;
 		case OPT_SKIP_OLD: st.old = OLD_SKIP; break;

@@ -491,6 +491,7 @@ for c in $cuts; do
 	complete_in "$X" >"$T/c.ours"
 	cp "$T/err" "$T/err.$c"
 	[ "$c" = cut.tar.xz ] && cp "$T/c.ours" "$T/c.xz"
+	[ "$c" = cut-mid.tar ] && cp "$T/c.ours" "$T/c.mid"
 	G=$T/fg; fresh "$G"
 	tar -xf "$T/$c" -C "$G" 2>/dev/null
 	complete_in "$G" >"$T/c.gnu"
@@ -557,6 +558,27 @@ spoil
 check "re-extract, --skip-old-files: exit 0, silent, existing names left, the missing one extracted" \
 	test $rc -eq 0 -a ! -s "$T/err" -a "$(cat "$R/$one")" = changed -a -L "$R/$two" -a -f "$R/$three"
 check "re-extract: nothing outside changed" sentinel_same
+
+# --atomic: every file through the tmpfile API; the same tree, the same modes
+fresh "$X"
+"$SAFEOPEN" "$X" extract --atomic "$F/tree.tar" >"$T/out" 2>"$T/err"; rc=$?
+$MANIFEST "$S" --no-root --owners >"$T/m.default"; $MANIFEST "$X" --no-root --owners >"$T/m.atomic"
+check "--atomic: exit 0, the tree of the default extraction (modes, owners, mtimes, content)" \
+	test $rc -eq 0 -a ! -s "$T/err" -a "$(cmp -s "$T/m.default" "$T/m.atomic" && echo same)" = same
+"$SAFEOPEN" "$X" extract --atomic -k "$F/tree.tar" >"$T/out" 2>"$T/err"; rc=$?
+check "--atomic -k over it: exit 1, 24 names refused with EEXIST" \
+	test $rc -eq 1 -a "$(grep -c '(--keep-old-files) (EEXIST)$' "$T/err")" -eq 24
+"$SAFEOPEN" "$X" extract --atomic --skip-old-files "$F/tree.tar" >"$T/out" 2>"$T/err"; rc=$?
+check "--atomic --skip-old-files over it: exit 0, silent" test $rc -eq 0 -a ! -s "$T/err"
+printf 'changed\n' >"$X/$one"
+"$SAFEOPEN" "$X" extract --atomic "$F/tree.tar" >"$T/out" 2>"$T/err"; rc=$?
+check "--atomic over it: exit 0, files replaced" \
+	test $rc -eq 0 -a "$(complete_in "$X" | wc -l)" -eq 24 -a -z "$(find "$X" -name '.safeopen-*')"
+fresh "$X"
+"$SAFEOPEN" "$X" extract --atomic "$T/cut-mid.tar" >"$T/out" 2>"$T/err"; rc=$?
+check "--atomic, truncated: exit 1, the complete files only, no temporary name" \
+	test $rc -eq 1 -a "$(nfiles_in "$X")" -eq "$(complete_in "$X" | wc -l)" -a \
+	"$(complete_in "$X" | wc -l)" -eq "$(wc -l <"$T/c.mid")" -a -z "$(find "$X" -name '.safeopen-*')"
 
 # the held parent directory is let go after an entry that replaced a name: a
 # symlink retargeted between two entries leads the second one to the new place
