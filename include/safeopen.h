@@ -1529,12 +1529,11 @@ SAFE_PUBLIC SAFE_NODISCARD int safe_reopen(int fd, int flags);
  * (so an absolute path under #SAFE_RESOLVE_BENEATH is @c EXDEV and an empty
  * path @c ENOENT whatever @p dirfd is).
  *
- * Computed from descriptors, not path strings (climbing with O_PATH "..",
- * then reading names from the root down; the procfs names of the
- * descriptors where climbing is refused), and trusted only once resolved
- * again from @p dirfd to the same object. Nothing above the root is read.
- * For a file with several hard links, the name the path reached is
- * returned. The method and the permissions it needs:
+ * The name is the path the resolution itself took (the names it opened,
+ * one at a time, from @p dirfd down), trusted only once resolved again from
+ * @p dirfd to the same object: nothing above the root is opened or read,
+ * and no permission beyond the resolution's is needed. For a file with
+ * several hard links, the name the path reached is returned. The method:
  * safe_realpath_beneath(3).
  *
  * @par Guarantee
@@ -1551,10 +1550,6 @@ SAFE_PUBLIC SAFE_NODISCARD int safe_reopen(int fd, int flags);
  * @par Errors
  * - @c ERANGE: @p buf is too small (@p size 0 included).
  * - @c EAGAIN: the tree kept changing while the path was being computed.
- * - @c EACCES: as safe_openat2(); or a directory on the way up cannot be
- *   searched or read and the procfs cannot name the object (no verified
- *   procfs, another mount namespace, a root not reachable from the process's
- *   root).
  * - @c ENAMETOOLONG: the canonical path is @c PATH_MAX or longer.
  * - Resolution errors as safe_openat2().
  */

@@ -325,8 +325,8 @@ END_TEST
 
 /*
  * Every path that needs the verified procfs (reopen, the tmpfile link through
- * /proc, the chmod, xattr and utimensat fallbacks, realpath's fallback),
- * forced onto it by seccomp, with 0..PF_MAX_FREE free descriptors: it works
+ * /proc, the chmod, xattr and utimensat fallbacks), forced onto it by
+ * seccomp, and realpath through a directory it may search but not read, with 0..PF_MAX_FREE free descriptors: it works
  * or fails with EMFILE, never ENXIO ("no usable procfs"), which a caller
  * could take as a permanent answer.
  */
@@ -365,7 +365,7 @@ static int procfs_op(int op, int objfd, int *err)
 	case 4:
 		r = safe_utimensat_beneath(rootfd, ".", NULL, 0);
 		break;
-	case 5: /* unprivileged: "locked" cannot be read, so the climb fails */
+	case 5: /* unprivileged: "locked" cannot be read, which the name needs not */
 		r = safe_realpath_beneath(rootfd, "locked/d", buf, sizeof(buf), 0) < 0 ? -1 : 0;
 		if (r == 0 && strcmp(buf, "locked/d") != 0) {
 			fprintf(stderr, "realpath gave %s\n", buf);
@@ -435,8 +435,8 @@ START_TEST(procfs_paths_under_fd_pressure)
 }
 END_TEST
 
-/* The same for realpath's climb as uid 65534 through a directory it may
- * search but not read (root: it drops to 65534 in a sandbox child). */
+/* The same for realpath as uid 65534 through a directory it may search but
+ * not read (root: it drops to 65534 in a sandbox child). */
 START_TEST(procfs_realpath_under_fd_pressure)
 {
 	FX_REQUIRE_ROOT("the child drops to uid 65534 under a directory owned by root");
