@@ -2269,10 +2269,17 @@ START_TEST(parents)
 END_TEST
 
 /* The cleanup under a concurrent rename: an attacker keeps swapping the
- * first directory a PARENTS call creates with an empty directory of its
- * own, while the call creates and discards. Every directory the attacker
- * made must survive (the undo removes only what it created, where it created
- * it); the attacker must have swapped during the calls. */
+ * first directory a PARENTS call creates ("m") with a directory of its own
+ * that holds an empty "n", while the call creates "m/n/f" and discards.
+ * Every directory the attacker made, and its "n", must survive: the undo
+ * reaches each level by descriptor, checked against the inode it created,
+ * so it never steps into the attacker's "m" to remove the "n" there. (The
+ * attacker's directory itself is not empty, so the one window the design
+ * admits, between the last identity check and rmdir(2) of a level by name,
+ * cannot remove it: that window only ever holds a directory swapped in
+ * empty, by someone who could remove it anyway; core:parents covers the
+ * check itself, deterministically.) The attacker must have swapped during
+ * the calls. */
 #define PR_DECOYS 512
 static struct {
 	atomic_bool stop;
@@ -2298,6 +2305,10 @@ static void *parents_attacker(void *arg)
 		snprintf(kept, sizeof(kept), "kept%d", k);
 		if (mkdirat(PR.dirfd, "decoy", 0700) < 0)
 			continue;
+		if (mkdirat(PR.dirfd, "decoy/n", 0700) < 0) {
+			(void)unlinkat(PR.dirfd, "decoy", AT_REMOVEDIR);
+			continue;
+		}
 		struct stat st;
 		if (fstatat(PR.dirfd, "decoy", &st, AT_SYMLINK_NOFOLLOW) == 0)
 			PR.decoys[PR.ndecoys++] = st.st_ino;
@@ -2333,15 +2344,23 @@ START_TEST(parents_undo_race)
 	atomic_store(&PR.stop, true);
 	pthread_join(th, NULL);
 	ck_assert_msg(during > 0, "the attacker never swapped during a call");
-	/* Every decoy still exists at the top of the case directory. */
+	/* Every decoy still exists at the top of the case directory, with its "n". */
 	for (int k = 0; k < PR.ndecoys; k++) {
 		DIR *dir = fdopendir(openat(d.fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
 		ck_assert(dir);
-		bool found = false;
-		for (struct dirent *e; !found && (e = readdir(dir));)
+		bool found = false, inner = false;
+		for (struct dirent *e; !found && (e = readdir(dir));) {
 			found = e->d_ino == PR.decoys[k];
+			if (found) {
+				char n[sizeof(e->d_name) + 2];
+				snprintf(n, sizeof(n), "%s/n", e->d_name);
+				inner = faccessat(d.fd, n, F_OK, AT_SYMLINK_NOFOLLOW) == 0;
+			}
+		}
 		closedir(dir);
 		ck_assert_msg(found, "decoy %d (inode %lu) was removed", k,
+			      (unsigned long)PR.decoys[k]);
+		ck_assert_msg(inner, "the \"n\" in decoy %d (inode %lu) was removed", k,
 			      (unsigned long)PR.decoys[k]);
 	}
 	tdir_free(&d);
