@@ -157,12 +157,18 @@ def open_beneath(root, path, mode="r", buffering=-1, encoding=None, errors=None,
     O_NONBLOCK, ...). The path is resolved by the library (see open()):
     EscapeError if it would leave root. The file's name is path.
     """
-    fd = _safeopen.open(path, _mode_flags(mode) | flags, perm, dir_fd=root, resolve=resolve)
-    try:
-        f = _io.open(fd, mode, buffering, encoding, errors, newline, closefd=True)
-    except BaseException:
-        _os.close(fd)
-        raise
+    oflags = _mode_flags(mode)
+    # io.open() closes the descriptor on the errors it finds once it owns it
+    # (a bad encoding, unbuffered text); these it finds before: check them
+    # here, before there is a descriptor to leak.
+    if "b" in mode and (encoding is not None or errors is not None or newline is not None):
+        raise ValueError("binary mode doesn't take an encoding, errors or newline argument")
+    if "b" in mode and "t" in mode:
+        raise ValueError("can't have text and binary mode at once")
+    if newline not in (None, "", "\n", "\r", "\r\n"):
+        raise ValueError("illegal newline value: %r" % (newline,))
+    fd = _safeopen.open(path, oflags | flags, perm, dir_fd=root, resolve=resolve)
+    f = _io.open(fd, mode, buffering, encoding, errors, newline, closefd=True)
     try:
         raw = f
         while hasattr(raw, "buffer") or hasattr(raw, "raw"):
@@ -212,10 +218,11 @@ class DirEntry:
     """An entry of scandir(): name, path (relative to the root), is_dir(),
     is_file(), is_symlink(), stat(), inode().
 
-    Unlike os.DirEntry, following a symbolic link (the default of is_dir(),
-    is_file() and stat()) goes through the library, scoped to the root: a
-    link to outside is then neither a file nor a directory, and stat()
-    raises EscapeError.
+    Unlike os.DirEntry, every stat goes through the library, scoped to the
+    root, so following a symbolic link (the default of is_dir(), is_file()
+    and stat()) never leaves it: a link to outside is neither a file nor a
+    directory, and its stat() raises EscapeError. The root given to
+    scandir() must stay open while the entries are used.
     """
 
     __slots__ = ("_entry", "_root", "_resolve", "name", "path")
@@ -228,26 +235,23 @@ class DirEntry:
         self.path = path
 
     def inode(self):
-        """The inode number of the entry."""
+        """The inode number of the entry (from the directory listing)."""
         return self._entry.inode()
-
-    def is_symlink(self):
-        """True if the entry is a symbolic link."""
-        return self._entry.is_symlink()
 
     def stat(self, *, follow_symlinks=True):
         """safeopen.stat() of the entry (a link followed beneath the root)."""
-        if not follow_symlinks or not self._entry.is_symlink():
-            return self._entry.stat(follow_symlinks=False)
-        return _safeopen.stat(self._root, self.path, resolve=self._resolve)
+        return _safeopen.stat(self._root, self.path, follow_symlinks=follow_symlinks,
+                              resolve=self._resolve)
 
     def _is(self, test, follow_symlinks):
-        if not follow_symlinks or not self._entry.is_symlink():
-            return test(self._entry.stat(follow_symlinks=False).st_mode)
         try:
-            return test(self.stat().st_mode)
+            return test(self.stat(follow_symlinks=follow_symlinks).st_mode)
         except OSError:
             return False
+
+    def is_symlink(self):
+        """True if the entry is a symbolic link."""
+        return self._is(_stat.S_ISLNK, False)
 
     def is_dir(self, *, follow_symlinks=True):
         """True for a directory (or a link to one beneath the root)."""
@@ -271,13 +275,7 @@ class _ScandirIterator:
             self._it = _os.scandir(fd)  # works on its own duplicate
         finally:
             _os.close(fd)
-        rfd = root if isinstance(root, int) else None
-        if rfd is None and hasattr(root, "fileno"):
-            rfd = root.fileno()
-        if rfd is not None:
-            self._root = Root(rfd)
-        else:
-            self._root = Root(root)
+        self._root = root
         self._path = path
         self._resolve = resolve
 
@@ -299,19 +297,14 @@ class _ScandirIterator:
         return DirEntry(entry, self._root, full, self._resolve)
 
     def close(self):
-        """Close the directory and the root held for following links."""
+        """Close the directory."""
         self._it.close()
-        self._root.close()
 
     def __enter__(self):
         return self
 
     def __exit__(self, *exc):
         self.close()
-
-    def __del__(self):
-        if not self._root.closed:
-            self.close()
 
 
 def scandir(root, path=".", *, resolve=_BENEATH):
