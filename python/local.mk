@@ -19,7 +19,7 @@ PYTEST_FILES = python/tests/conftest.py python/tests/test_api.py \
 	python/tests/racer.py
 EXTRA_DIST += python/_safeopen.c python/gen-constants.py python/safeopen/_safeopen.pyi.in \
 	$(PYPKG_FILES) $(PYTEST_FILES) python/tests/run-pytest.sh python/tests/pytest.ini \
-	python/bench.py
+	bench/python-bench.py
 TESTS += python/tests/run-pytest.sh
 AM_TESTS_ENVIRONMENT += PYTHON_BIN='$(PYTHON_BIN)'; export PYTHON_BIN;
 
@@ -86,7 +86,7 @@ PYTHON_ENV = PYTHONPATH='$(abs_top_builddir)/python/build' \
 # bench/README.md. BENCH_PYTHON_ARGS="--seconds 2" passes options.
 BENCH_PYTHON_ARGS =
 bench-python: python/build/.stamp
-	$(PYTHON_ENV) $(PYTHON_BIN) $(srcdir)/python/bench.py $(BENCH_PYTHON_ARGS)
+	$(PYTHON_ENV) $(PYTHON_BIN) $(srcdir)/bench/python-bench.py $(BENCH_PYTHON_ARGS)
 else
 bench-python:
 	@echo "bench-python: the Python module is not built (configure: python: no)"
