@@ -16,7 +16,7 @@ PYPKG_FILES = python/safeopen/__init__.py python/safeopen/_extract.py \
 	python/safeopen/py.typed
 PYTEST_FILES = python/tests/conftest.py python/tests/test_api.py \
 	python/tests/test_resolve.py python/tests/test_race.py python/tests/test_extract.py \
-	python/tests/racer.py
+	python/tests/racer.py python/tests/test_cookbook.py python/examples/webfiles.py
 EXTRA_DIST += python/_safeopen.c python/gen-constants.py python/safeopen/_safeopen.pyi.in \
 	$(PYPKG_FILES) $(PYTEST_FILES) python/tests/run-pytest.sh python/tests/pytest.ini \
 	bench/python-bench.py

@@ -158,9 +158,8 @@ def open_beneath(root, path, mode="r", buffering=-1, encoding=None, errors=None,
     EscapeError if it would leave root. The file's name is path.
     """
     oflags = _mode_flags(mode)
-    # io.open() closes the descriptor on the errors it finds once it owns it
-    # (a bad encoding, unbuffered text); these it finds before: check them
-    # here, before there is a descriptor to leak.
+    # The argument errors open() finds before it opens anything, found here
+    # before there is a descriptor.
     if "b" in mode and (encoding is not None or errors is not None or newline is not None):
         raise ValueError("binary mode doesn't take an encoding, errors or newline argument")
     if "b" in mode and "t" in mode:
@@ -168,15 +167,50 @@ def open_beneath(root, path, mode="r", buffering=-1, encoding=None, errors=None,
     if newline not in (None, "", "\n", "\r", "\r\n"):
         raise ValueError("illegal newline value: %r" % (newline,))
     fd = _safeopen.open(path, oflags | flags, perm, dir_fd=root, resolve=resolve)
-    f = _io.open(fd, mode, buffering, encoding, errors, newline, closefd=True)
     try:
-        raw = f
-        while hasattr(raw, "buffer") or hasattr(raw, "raw"):
-            raw = getattr(raw, "buffer", None) or raw.raw
+        raw = _io.FileIO(fd, mode.replace("b", "").replace("t", ""), closefd=True)
+    except BaseException:
+        _os.close(fd)  # FileIO leaves a descriptor it refused (a directory, ...) open
+        raise
+    try:
         raw.name = path
-    except (AttributeError, TypeError):
-        pass
-    return f
+        return _layers(raw, mode, buffering, encoding, errors, newline)
+    except BaseException:
+        raw.close()
+        raise
+
+
+def _layers(raw, mode, buffering, encoding, errors, newline):
+    """The buffered and text layers open() puts over a raw file."""
+    line_buffering = False
+    if buffering == 1 or (buffering < 0 and raw.isatty()):
+        buffering, line_buffering = -1, True
+    if buffering < 0:
+        buffering = _io.DEFAULT_BUFFER_SIZE
+        try:
+            blksize = _os.fstat(raw.fileno()).st_blksize
+            if blksize > 1:
+                buffering = blksize
+        except OSError:
+            pass
+    binary = "b" in mode
+    if buffering == 0:
+        if binary:
+            return raw
+        raise ValueError("can't have unbuffered text I/O")
+    if "+" in mode:
+        buf = _io.BufferedRandom(raw, buffering)
+    elif "r" in mode:
+        buf = _io.BufferedReader(raw, buffering)
+    else:
+        buf = _io.BufferedWriter(raw, buffering)
+    if binary:
+        return buf
+    if encoding is None:
+        encoding = _io.text_encoding(None)
+    text = _io.TextIOWrapper(buf, encoding, errors, newline, line_buffering)
+    text.mode = mode
+    return text
 
 
 def makedirs(root, path, mode=0o777, exist_ok=False, *, resolve=_BENEATH):

@@ -5,6 +5,7 @@ message), constants generated from the header, stubs, docstrings, and
 reference counts of the arguments (the C code leaks no reference)."""
 import errno
 import inspect
+import io
 import os
 import pathlib
 import re
@@ -185,6 +186,16 @@ def test_open_beneath(tree):
             r.open("dir/file", "rb", encoding="utf-8")
         with pytest.raises(ValueError):
             r.open("dir/file", "r", newline="x")
+        with pytest.raises(IsADirectoryError):  # FileIO refuses it: closed by us
+            r.open("dir", "rb")
+        with r.open("dir/file", "rb") as f:
+            assert isinstance(f, io.BufferedReader) and f.name == "dir/file"
+        with r.open("dir/file", "r+b") as f:
+            assert isinstance(f, io.BufferedRandom)
+        with r.open("dir/new.bin", "wb", buffering=0) as f:
+            assert isinstance(f, io.FileIO)
+        with r.open("dir/file", "r", buffering=1) as f:
+            assert f.line_buffering and f.mode == "r"
         with pytest.raises(safeopen.EscapeError):
             r.open("lout")
         with pytest.raises(safeopen.EscapeError):
