@@ -1027,19 +1027,25 @@ static PyObject *tmp_link(TmpFileObject *t, PyObject *const *args, Py_ssize_t na
 	Py_ssize_t n = collect_xattrs(a[0], &keep, &xa);
 	if (n < 0)
 		return NULL;
+	/* The handle is taken out of the object while the GIL is released, so
+	 * that another thread's link() or discard() cannot use it meanwhile
+	 * (they see a spent TmpFile); it is put back if it is still pending. */
+	struct safe_tmpfile *tmp = t->tmp;
+	t->tmp = NULL;
 	int ret;
-	CALL_RETRY(ret, safe_tmpfile_link(t->tmp, xa, (size_t)n, flags));
+	CALL_RETRY(ret, safe_tmpfile_link(tmp, xa, (size_t)n, flags));
 	int err = errno;
 	PyMem_Free(xa);
 	Py_XDECREF(keep);
 	if (ret < 0) {
+		t->tmp = tmp;
 		if (PyErr_Occurred())
 			return NULL;
 		/* still pending: link() again (after EEXIST, with REPLACE) or
 		 * discard(), which is all that remains after EBADF */
 		return raise_errno(err, NULL, NULL);
 	}
-	t->tmp = NULL; /* freed by the library; the descriptor is the caller's now */
+	/* the library freed the handle; the descriptor is the caller's now */
 	return PyLong_FromLong(ret);
 }
 

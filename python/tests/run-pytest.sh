@@ -20,10 +20,14 @@ if [ ! -f "$top_builddir/python/build/.stamp" ]; then
 	exit 1
 fi
 # pytest writes nothing into the source tree (read-only under distcheck):
-# no cache, no bytecode.
+# no cache, no bytecode. Its temporary trees go under the build directory
+# (or $SAFEOPEN_TEST_DIR, as the other tests'), removed afterwards.
+base="${SAFEOPEN_TEST_DIR:-$top_builddir/python/tests}/pytest-tmp.$$"
+mkdir -p "$base" || exit 1
+trap 'rm -rf "$base"' EXIT
 PYTHONPATH="$top_builddir/python/build" \
 LD_LIBRARY_PATH="$top_builddir/lib/.libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
 PYTHONDONTWRITEBYTECODE=1 SAFEOPEN_TEST_BUILD="$top_builddir/python/build" \
-	exec "$PYTHON_BIN" -X dev -m pytest -p no:cacheprovider \
+	"$PYTHON_BIN" -X dev -m pytest -p no:cacheprovider \
 	-c "$top_srcdir/python/tests/pytest.ini" --rootdir="$top_srcdir/python/tests" \
-	-rs -s -v "$top_srcdir/python/tests"
+	--basetemp="$base/t" -rs -s -v "$top_srcdir/python/tests"
