@@ -1,4 +1,5 @@
-# python/: the safeopen Python package. A CPython extension (python/_safeopen.c,
+# python/: the safeopen Python package (included before tests/local.mk, so
+# that its test, one of the slowest, starts first under make -j). A CPython extension (python/_safeopen.c,
 # linked against lib/libsafeopen.la) plus pure-Python modules, built when
 # configure found a python3 with its headers (--with-python, summary line
 # "python:"), for that interpreter ($(PYTHON_BIN)) only.
@@ -21,7 +22,8 @@ EXTRA_DIST += python/_safeopen.c python/gen-constants.py python/safeopen/_safeop
 	$(PYPKG_FILES) $(PYTEST_FILES) python/tests/run-pytest.sh python/tests/pytest.ini \
 	bench/python-bench.py
 TESTS += python/tests/run-pytest.sh
-AM_TESTS_ENVIRONMENT += PYTHON_BIN='$(PYTHON_BIN)'; export PYTHON_BIN;
+AM_TESTS_ENVIRONMENT += PYTHON_BIN='$(PYTHON_BIN)'; export PYTHON_BIN; \
+	SAFEOPEN_SAN_CFLAGS='$(SAN_CFLAGS)'; export SAFEOPEN_SAN_CFLAGS;
 
 if HAVE_PYTHON
 # The constants of the public header (names listed from it at build time,
