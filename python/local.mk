@@ -13,7 +13,7 @@
 #                        realpath pattern (also run by `make bench`)
 #   make install         installs the package in $(PYTHON_SITEDIR)/safeopen
 
-PYPKG_FILES = python/safeopen/__init__.py python/safeopen/_extract.py \
+PYPKG_FILES = python/safeopen/__init__.py python/safeopen/__init__.pyi python/safeopen/_extract.py \
 	python/safeopen/py.typed
 PYTEST_FILES = python/tests/conftest.py python/tests/test_api.py \
 	python/tests/test_resolve.py python/tests/test_race.py python/tests/test_extract.py \

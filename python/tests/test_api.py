@@ -402,3 +402,20 @@ def test_signature_of_open():
     doc = safeopen.open.__doc__
     assert doc.startswith("open(path, flags, mode=0o777, *, dir_fd, resolve=RESOLVE_BENEATH)")
     assert inspect.isbuiltin(safeopen.open)
+
+
+def test_package_stub():
+    """__init__.pyi parses and declares every public name of the package."""
+    import ast
+    stub = pathlib.Path(safeopen.__file__).with_name("__init__.pyi").read_text()
+    tree = ast.parse(stub)
+    declared = {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
+    for name in safeopen.__all__:
+        if name in vars(safeopen._safeopen):
+            continue  # from _safeopen.pyi (star import)
+        assert name in declared, name
+    root_cls = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "Root")
+    root_methods = {f.name for f in root_cls.body if isinstance(f, ast.FunctionDef)}
+    for name, obj in vars(safeopen.Root).items():
+        if callable(obj) and not name.startswith("_"):
+            assert name in root_methods, "Root." + name
