@@ -13,7 +13,7 @@ import pytest
 import safeopen
 from racer import Swapper, exchange
 
-SECONDS = 1.5  # per path (fast path, walker)
+SECONDS = 1.0  # per path (fast path, walker)
 
 
 def setup_tree(top):

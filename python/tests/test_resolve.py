@@ -120,15 +120,25 @@ class OpenHow(ctypes.Structure):
 
 
 def kernel_openat2(dirfd, path, flags, resolve):
-    """The raw system call: -errno on failure."""
+    """The raw system call: -errno on failure. EAGAIN means "try again"
+    (any rename anywhere in the system during a '..' step causes it): the
+    oracle's answer is the first other one, as in tests/test_resolve.c."""
     how = OpenHow(flags | os.O_CLOEXEC, 0, resolve)
-    fd = _libc.syscall(ctypes.c_long(SYS_openat2), ctypes.c_int(dirfd),
-                       ctypes.c_char_p(os.fsencode(path)), ctypes.byref(how),
-                       ctypes.c_size_t(ctypes.sizeof(how)))
-    return fd if fd >= 0 else -ctypes.get_errno()
+    for _ in range(100000):
+        fd = _libc.syscall(ctypes.c_long(SYS_openat2), ctypes.c_int(dirfd),
+                           ctypes.c_char_p(os.fsencode(path)), ctypes.byref(how),
+                           ctypes.c_size_t(ctypes.sizeof(how)))
+        if fd >= 0:
+            return fd
+        err = ctypes.get_errno()
+        if err != errno.EAGAIN or resolve & safeopen.RESOLVE_CACHED:
+            return -err
+    return -errno.EAGAIN
 
 
 def have_openat2():
+    """False on kernels before 5.6 (ENOSYS) and under a seccomp profile
+    that refuses it (EPERM): then the table is the only oracle."""
     fd = kernel_openat2(-100, "/", os.O_PATH, 0)
     if fd >= 0:
         os.close(fd)
