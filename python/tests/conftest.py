@@ -29,13 +29,14 @@ def pytest_report_header(config):
 
 @pytest.fixture(autouse=True)
 def fd_table():
-    """Fail a test whose descriptor table changed (checked after a gc, so
-    that only real leaks count)."""
-    gc.collect()
+    """Fail a test whose descriptor table changed (checked again after a
+    garbage collection, so that only real leaks count)."""
     before = open_fds()
     yield
-    gc.collect()
     after = open_fds()
+    if after != before:  # an object not yet collected may still hold one
+        gc.collect()
+        after = open_fds()
     leaked = {fd: p for fd, p in after.items() if before.get(fd) != p}
     closed = {fd: p for fd, p in before.items() if fd not in after}
     assert not leaked and not closed, "descriptor table changed: leaked %r, closed %r" % (
