@@ -267,9 +267,10 @@ def extract(archive, dest, *, members=None, resolve=_safeopen.RESOLVE_BENEATH, o
     """Unpack a tar archive beneath dest, never writing anywhere else.
 
     A race-safe replacement for ``tarfile.extractall(dest, filter='data')``:
-    archive is a tarfile.TarFile or a path/file object opened with
-    tarfile.open (any compression); dest is a root (path, descriptor or
-    Root); members restricts the extraction to these TarInfo objects.
+    archive is a tarfile.TarFile, a path, or a file object (a pipe is read
+    as a stream) opened with tarfile.open (any compression); dest is a root
+    (path, descriptor or Root); members restricts the extraction to these
+    TarInfo objects.
 
     Every entry is created beneath dest by the library: parents with mkdir
     -p, files published atomically with their xattrs (pax SCHILY.xattr)
@@ -295,7 +296,9 @@ def extract(archive, dest, *, members=None, resolve=_safeopen.RESOLVE_BENEATH, o
     own_tf = not isinstance(archive, _tarfile.TarFile)
     if own_tf:
         if hasattr(archive, "read"):
-            tf = _tarfile.open(fileobj=archive, mode="r:*")
+            seekable = getattr(archive, "seekable", lambda: False)()
+            # a pipe or a socket is read as a stream ("r|*"), in one pass
+            tf = _tarfile.open(fileobj=archive, mode="r:*" if seekable else "r|*")
         else:
             tf = _tarfile.open(archive, mode="r:*")
     else:

@@ -8,6 +8,7 @@ import io
 import os
 import stat
 import tarfile
+import threading
 import time
 
 import pytest
@@ -159,6 +160,26 @@ def test_in_root(tmp_path):
     safeopen.extract(arc, dest, resolve=safeopen.RESOLVE_IN_ROOT)
     assert (dest / "etc" / "conf").read_bytes() == b"c"
     assert (dest / "up").read_bytes() == b"u"
+
+
+def test_stream(tmp_path):
+    """A non-seekable file object (a pipe) is read as a stream."""
+    arc = make_tar(tmp_path / "p.tar", [dict(name="a/b", data=b"streamed")])
+    dest = tmp_path / "dest"
+    dest.mkdir()
+    r, w = os.pipe()
+    data = arc.read_bytes()
+
+    def writer():
+        with open(w, "wb") as f:
+            f.write(data)
+    t = threading.Thread(target=writer)
+    t.start()
+    with open(r, "rb") as f:
+        assert not f.seekable()
+        safeopen.extract(f, dest)
+    t.join()
+    assert (dest / "a" / "b").read_bytes() == b"streamed"
 
 
 def test_strict_and_tarfile_object(tmp_path):
