@@ -95,10 +95,12 @@ class Root:
 
     def __del__(self):
         if getattr(self, "_fd", -1) >= 0:
-            import warnings
-            warnings.warn("unclosed safeopen.Root %r" % (self.path,), ResourceWarning,
-                          stacklevel=2, source=self)
-            self.close()
+            try:
+                import warnings
+                warnings.warn("unclosed safeopen.Root %r" % (self.path,), ResourceWarning,
+                              stacklevel=2, source=self)
+            finally:  # at interpreter shutdown the import itself may fail
+                self.close()
 
     def __repr__(self):
         return "<safeopen.Root %r fd=%d>" % (self.path, self._fd)
@@ -110,7 +112,7 @@ class Root:
 
     def open_fd(self, path, flags, mode=0o777):
         """open(path, flags, mode, dir_fd=self): a descriptor."""
-        return _safeopen.open(path, flags, mode, dir_fd=self._fd, resolve=self.resolve)
+        return _safeopen.open(path, flags, mode, dir_fd=self.fileno(), resolve=self.resolve)
 
     def subroot(self, path):
         """A new Root for the directory path beneath this one."""
