@@ -419,3 +419,40 @@ def test_package_stub():
     for name, obj in vars(safeopen.Root).items():
         if callable(obj) and not name.startswith("_"):
             assert name in root_methods, "Root." + name
+
+
+def test_no_memory_growth(tree):
+    """Thousands of calls, succeeding and failing, leave the traced heap as
+    it was: a leaked path buffer (a bytes object per call) or exception
+    would add tens of kilobytes."""
+    import tracemalloc
+
+    def calls(r):
+        os.close(safeopen.open("dir/file", os.O_RDONLY, dir_fd=r))
+        safeopen.stat(r, "lfile")
+        safeopen.readlink(r, b"lfile")
+        safeopen.realpath(r, "dir/../dir/file")
+        for bad in ("lout/x", "missing"):
+            try:
+                safeopen.open(bad, os.O_RDONLY, dir_fd=r)
+            except OSError:
+                pass
+        try:
+            safeopen.rename(r, "lout/a", "lout/b")
+        except OSError:
+            pass
+        with safeopen.tmpfile_open(r, "dir/t") as t:
+            os.write(t.fileno(), b"x")
+
+    with safeopen.Root(tree) as r:
+        for _ in range(200):  # warm-up: caches, interned strings
+            calls(r)
+        tracemalloc.start()
+        try:
+            base = tracemalloc.get_traced_memory()[0]
+            for _ in range(2000):
+                calls(r)
+            grown = tracemalloc.get_traced_memory()[0] - base
+        finally:
+            tracemalloc.stop()
+    assert grown < 16384, "the heap grew by %d bytes over 2000 rounds" % grown
