@@ -69,11 +69,12 @@ def test_swap_race(tmp_path, walker):
             swaps = sw.swaps
     print("\nswap race (%s): %d swaps; safeopen.open %r (errnos %s); os.open(dir_fd=) %r"
           % ("walker" if walker else "fast path", swaps, counts, sorted(errnos), control))
-    assert swaps > 0, "the attacker never ran"
-    assert counts["refused"] + control["escaped"] + control["refused"] > 0, \
-        "the victim never saw a swapped tree: the race was not exercised"
+    assert counts["escaped"] == 0, "safeopen.open reached outside the root"
+    # the attack must have happened for the run to count (as the C race
+    # tests: otherwise a SKIP, "attacker starved", never a PASS)
+    if swaps == 0 or counts["refused"] + control["escaped"] + control["refused"] == 0:
+        pytest.skip("attacker starved: %d swaps, none seen by the victim" % swaps)
     assert counts["inside"] > 0
-    assert counts["escaped"] == 0
 
 
 def test_swapper_swaps(tmp_path):
