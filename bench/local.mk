@@ -27,6 +27,7 @@ bench: bench/bench
 	@if command -v gnuplot >/dev/null 2>&1; then \
 	  $(SHELL) $(srcdir)/bench/plot bench/results.csv bench/depth.svg; \
 	else echo "gnuplot not found: no plot (Debian package gnuplot-nox)"; fi
+	@$(MAKE) $(AM_MAKEFLAGS) bench-python
 PHONY_TARGETS += bench
 
 TESTS += bench/smoke.sh
