@@ -1136,7 +1136,7 @@ static PyObject *so_tmpfile_sweep(PyObject *self, PyObject *const *args, Py_ssiz
 		a[1] = dot;
 	}
 	WITH_ROOT_PATH(a[0], a[1], {
-		CALL_RETRY(ret, safe_tmpfile_sweep_beneath(rootfd, cpath, (unsigned)age, res));
+		CALL_RETRY(ret, safe_tmpfile_sweep_beneath(rootfd, cpath, (unsigned)age, res, NULL));
 		err = errno;
 	});
 	PyObject *out = ret < 0 ? finish(ret, err, a[1], NULL) : PyLong_FromLong(ret);
