@@ -60,6 +60,20 @@ static bool user_xattrs; /* on rootfd's filesystem (tmpfs: from Linux 6.6) */
 static char deep_dir[2 * DEPTH + 16];
 static char deep_file[2 * DEPTH + 16];
 
+/* mkdir `name` in `cur` (consumed), then in that, `depth` times; returns an
+ * O_PATH descriptor of the deepest. */
+static int make_chain(int cur, const char *name, int depth)
+{
+	for (int i = 0; i < depth; i++) {
+		ck_assert_int_eq(mkdirat(cur, name, 0755), 0);
+		int next = openat(cur, name, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		ck_assert_int_ge(next, 0);
+		close(cur);
+		cur = next;
+	}
+	return cur;
+}
+
 static void setup_deep(void)
 {
 	root_path = fx_mkdtemp("limits");
@@ -69,15 +83,10 @@ static void setup_deep(void)
 	fx_build(rootfd, spec);
 	int cur = openat(rootfd, "deep", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	ck_assert_int_ge(cur, 0);
+	cur = make_chain(cur, "d", DEPTH);
 	strcpy(deep_dir, "deep");
-	for (int i = 0; i < DEPTH; i++) {
-		ck_assert_int_eq(mkdirat(cur, "d", 0755), 0);
-		int next = openat(cur, "d", O_PATH | O_DIRECTORY | O_CLOEXEC);
-		ck_assert_int_ge(next, 0);
-		close(cur);
-		cur = next;
+	for (int i = 0; i < DEPTH; i++)
 		strcat(deep_dir, "/d");
-	}
 	int f = openat(cur, "f", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
 	ck_assert_int_ge(f, 0);
 	close(f);
@@ -801,14 +810,7 @@ static void setup_cost(void)
 	ck_assert_int_ge(cost_root, 0);
 	int cur = dup(cost_root);
 	ck_assert_int_ge(cur, 0);
-	for (int i = 0; i < COST_DEPTH; i++) {
-		ck_assert_int_eq(mkdirat(cur, "a", 0755), 0);
-		int next = openat(cur, "a", O_PATH | O_DIRECTORY | O_CLOEXEC);
-		ck_assert_int_ge(next, 0);
-		close(cur);
-		cur = next;
-	}
-	close(cur);
+	close(make_chain(cur, "a", COST_DEPTH));
 	static const char *const spec[] = { "f f x", NULL };
 	fx_build(cost_root, spec);
 }
