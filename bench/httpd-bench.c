@@ -2,13 +2,16 @@
 /*
  * httpd-bench: a small HTTP/1.1 load generator for bench/httpd-bench.sh.
  *
- *     httpd-bench PORT PATH CONNECTIONS SECONDS
+ *     httpd-bench PORT PATH CONNECTIONS SECONDS [close]
  *
  * Keeps CONNECTIONS connections to 127.0.0.1:PORT busy with "GET PATH" for
  * SECONDS (one request in flight per connection, keep-alive when the server
  * allows it, a new connection when it closes), then prints
  *
  *     requests/s  requests  errors  connections
+ *
+ * With "close", every request says "Connection: close": one connection per
+ * request, what a client without keep-alive costs the server.
  *
  * A request counts when its response is a complete 200 with the expected
  * Content-Length framing; anything else is an error. One thread, epoll,
@@ -164,8 +167,9 @@ next:;
 
 int main(int argc, char **argv)
 {
-	if (argc != 5) {
-		fprintf(stderr, "usage: httpd-bench PORT PATH CONNECTIONS SECONDS\n");
+	bool close_each = argc == 6 && !strcmp(argv[5], "close");
+	if (argc != 5 && !close_each) {
+		fprintf(stderr, "usage: httpd-bench PORT PATH CONNECTIONS SECONDS [close]\n");
 		return 2;
 	}
 	int port = atoi(argv[1]), nconn = atoi(argv[3]);
@@ -178,8 +182,8 @@ int main(int argc, char **argv)
 	addr.sin_port = htons((uint16_t)port);
 	addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	int len = snprintf(request, sizeof(request),
-			   "GET %s HTTP/1.1\r\nHost: 127.0.0.1\r\nUser-Agent: httpd-bench\r\n\r\n",
-			   argv[2]);
+			   "GET %s HTTP/1.1\r\nHost: 127.0.0.1\r\nUser-Agent: httpd-bench\r\n%s\r\n",
+			   argv[2], close_each ? "Connection: close\r\n" : "");
 	if (len < 0 || (size_t)len >= sizeof(request))
 		return 2;
 	request_len = (size_t)len;

@@ -1,28 +1,50 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
-# bench/httpd-bench.sh: requests/s of examples/safe-httpd for a 1 KiB and a
-# 100 KiB file at 1, 10 and 50 concurrent keep-alive clients, side by side
-# with `python3 -m http.server` on the same files, as a table. Run by
-# `make bench-httpd`; a benchmark, never a test.
+# bench/httpd-bench.sh: requests/s of httpd/safe-httpd next to nginx (when
+# installed) and `python3 -m http.server`, serving the same files in one run,
+# as a table with the ratios. Run by `make bench-httpd`; a benchmark, never a
+# test. Only loopback traffic; every server is stopped at the end.
 #
-# Environment: HTTPD (the server, default examples/safe-httpd), BEFORE
-# (another safe-httpd binary for a before/after column, optional), SECONDS
-# (per cell, default 3), CLIENTS (default "1 10 50"), PYTHON (default the
-# system python3; "none" leaves the column out), LOADGEN (bench/httpd-bench).
+# Cells: a 1 KiB file at 1 and 100 clients with keep-alive, at 100 clients
+# with one connection per request ("close": the accept/parse/open/sendfile/
+# close path), and a 100 KiB file at 100 clients with keep-alive. The servers
+# take turns within each cell (ROUNDS rounds), so load from elsewhere on the
+# machine hits them alike; a cell shows the best round of each.
+#
+# Like for like: safe-httpd and nginx both write an access log to a file,
+# both run one worker per CPU (safe-httpd's default --threads; nginx
+# worker_processes auto), nginx with `disable_symlinks on` (its nearest
+# equivalent of the library's refusal of symlinks out of the root) and
+# sendfile.
+#
+# Environment: HTTPD (default httpd/safe-httpd), BEFORE (another safe-httpd
+# binary for a before/after column, optional; BEFORE_ENV its environment,
+# e.g. LD_LIBRARY_PATH), NGINX (default: nginx in PATH or /usr/sbin; "none"
+# leaves it out), PYTHON (default the system python3; "none" leaves it out),
+# SECONDS (per round, default 2), ROUNDS (default 3), CELLS (default
+# "1k:1:ka 1k:100:ka 1k:100:close 100k:100:ka"), LOADGEN (bench/httpd-bench).
 set -u
 : "${top_builddir:=.}"
-HTTPD=${HTTPD:-"$top_builddir/examples/safe-httpd"}
+HTTPD=${HTTPD:-"$top_builddir/httpd/safe-httpd"}
 LOADGEN=${LOADGEN:-"$top_builddir/bench/httpd-bench"}
 BEFORE=${BEFORE:-}
-SECONDS_PER_CELL=${SECONDS:-3}
-CLIENTS=${CLIENTS:-"1 10 50"}
+BEFORE_ENV=${BEFORE_ENV:-}
+SECONDS_PER_ROUND=${SECONDS:-2}
+ROUNDS=${ROUNDS:-3}
+CELLS=${CELLS:-"1k:1:ka 1k:100:ka 1k:100:close 100k:100:ka"}
 PYTHON=${PYTHON:-$(command -v /usr/bin/python3 python3 | head -1)}
 [ "$PYTHON" = none ] && PYTHON=
+NGINX=${NGINX:-$(command -v nginx /usr/sbin/nginx 2>/dev/null | head -1)}
+[ "$NGINX" = none ] && NGINX=
 for p in "$HTTPD" "$LOADGEN"; do
 	[ -x "$p" ] || { echo "httpd-bench: $p not built" >&2; exit 1; }
 done
 
 T=$(mktemp -d "${TMPDIR:-/tmp}/httpd-bench.XXXXXX") || exit 1
+W=$T/www
+mkdir "$W"
+# nginx's workers may run as another user (nobody, when started as root)
+chmod 755 "$T" "$W"
 PIDS=()
 cleanup() {
 	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
@@ -30,64 +52,115 @@ cleanup() {
 	rm -rf "$T"
 }
 trap cleanup EXIT
-head -c 1024 /dev/urandom >"$T/1k.bin"
-head -c 102400 /dev/urandom >"$T/100k.bin"
+head -c 1024 /dev/urandom >"$W/1k.bin"
+head -c 102400 /dev/urandom >"$W/100k.bin"
+chmod 644 "$W"/*.bin
 
-# start NAME CMD...: start a server that serves $T on a free port; its port
-# in PORT_<NAME>
-start() {
-	local name=$1 port
-	shift
-	"$@" >"$T/$name.out" 2>/dev/null &
+free_port() {
+	"$PYTHON" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])' 2>/dev/null ||
+		echo $((20000 + RANDOM % 20000))
+}
+# wait_port NAME PORT: until something accepts on 127.0.0.1:PORT
+wait_port() {
+	for _ in $(seq 100); do
+		(exec 3<>"/dev/tcp/127.0.0.1/$2") 2>/dev/null && return 0
+		sleep 0.1
+	done
+	echo "httpd-bench: $1 did not start" >&2
+	exit 1
+}
+# start_safe NAME ENV BINARY: a safe-httpd on a free port; its port in PORT_<NAME>
+start_safe() {
+	local name=$1 port=
+	env $2 "$3" --access-log "$T/$name.log" "$W" 0 >"$T/$name.out" 2>"$T/$name.err" &
 	PIDS+=($!)
 	for _ in $(seq 100); do
-		port=$(sed -n 's/.*127\.0\.0\.1:\([0-9][0-9]*\).*/\1/p; s/.*port \([0-9][0-9]*\).*/\1/p' \
-			"$T/$name.out" | head -1)
+		port=$(sed -n 's/^listening on 127\.0\.0\.1:\([0-9]*\)$/\1/p' "$T/$name.out")
 		[ -n "$port" ] && break
 		sleep 0.1
 	done
-	[ -n "$port" ] || { echo "httpd-bench: $name did not start" >&2; exit 1; }
+	[ -n "$port" ] || { echo "httpd-bench: $name did not start" >&2; cat "$T/$name.err" >&2; exit 1; }
 	printf -v "PORT_$name" %s "$port"
 }
 
 servers=(new)
-start new "$HTTPD" -q "$T" 0
+start_safe new "" "$HTTPD"
 if [ -n "$BEFORE" ]; then
 	servers+=(before)
-	start before "$BEFORE" -q "$T" 0
+	start_safe before "$BEFORE_ENV" "$BEFORE"
+fi
+if [ -n "$NGINX" ]; then
+	PORT_nginx=$(free_port)
+	mkdir "$T/nginx"
+	cat >"$T/nginx/nginx.conf" <<EOF
+worker_processes auto;
+pid $T/nginx/nginx.pid;
+error_log $T/nginx/error.log;
+events { worker_connections 4096; }
+http {
+    include /etc/nginx/mime.types;
+    default_type application/octet-stream;
+    access_log $T/nginx/access.log;
+    client_body_temp_path $T/nginx/body;
+    proxy_temp_path $T/nginx/proxy;
+    fastcgi_temp_path $T/nginx/fastcgi;
+    uwsgi_temp_path $T/nginx/uwsgi;
+    scgi_temp_path $T/nginx/scgi;
+    sendfile on;
+    tcp_nopush on;
+    keepalive_requests 100000;
+    server {
+        listen 127.0.0.1:$PORT_nginx reuseport;
+        root $W;
+        disable_symlinks on;
+    }
+}
+EOF
+	"$NGINX" -p "$T/nginx" -c "$T/nginx/nginx.conf" -g 'daemon off;' 2>"$T/nginx/stderr" &
+	PIDS+=($!)
+	wait_port nginx "$PORT_nginx"
+	servers+=(nginx)
 fi
 if [ -n "$PYTHON" ]; then
-	# a free port for python (it does not print the one it picked with 0)
-	pyport=$("$PYTHON" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-	servers+=(python)
+	PORT_python=$(free_port)
 	# -u: the "Serving HTTP on ... port N" line is not held in a buffer
-	start python "$PYTHON" -u -m http.server --bind 127.0.0.1 --directory "$T" "$pyport"
+	"$PYTHON" -u -m http.server --bind 127.0.0.1 --directory "$W" "$PORT_python" \
+		>"$T/python.out" 2>&1 &
+	PIDS+=($!)
+	wait_port python "$PORT_python"
+	servers+=(python)
 fi
 sleep 0.3
 
-declare -A rate
-declare -A label=([new]="safe-httpd" [before]="before" [python]="python3 http.server")
-printf '%-9s %7s' file clients
-for s in "${servers[@]}"; do printf ' %20s' "${label[$s]} req/s"; done
-[ -n "$PYTHON" ] && printf ' %12s' "vs python"
+declare -A label=([new]="safe-httpd" [before]="before" [nginx]="nginx" [python]="python3")
+declare -A best
+printf '%-6s %7s %-10s' file clients mode
+for s in "${servers[@]}"; do printf ' %13s' "${label[$s]} req/s"; done
+[ -n "$NGINX" ] && printf ' %9s' "vs nginx"
+[ -n "$PYTHON" ] && printf ' %10s' "vs python"
 echo
-for f in 1k 100k; do
-	for c in $CLIENTS; do
-		printf '%-9s %7s' "${f/k/ KiB}" "$c"
+for cell in $CELLS; do
+	IFS=: read -r f c mode <<<"$cell"
+	extra=
+	[ "$mode" = close ] && extra=close
+	for s in "${servers[@]}"; do best[$s]=0; done
+	errs=0
+	for _ in $(seq "$ROUNDS"); do
 		for s in "${servers[@]}"; do
 			port_var=PORT_$s
-			read -r rps _ errs _ < <("$LOADGEN" "${!port_var}" "/$f.bin" "$c" \
-				"$SECONDS_PER_CELL")
-			rate[$s]=$rps
-			cell=$rps
-			[ "${errs:-0}" != 0 ] && cell="$rps ($errs err)"
-			printf ' %20s' "$cell"
+			read -r rps _ e _ < <("$LOADGEN" "${!port_var}" "/$f.bin" "$c" \
+				"$SECONDS_PER_ROUND" $extra)
+			[ "${rps:-0}" -gt "${best[$s]}" ] && best[$s]=$rps
+			errs=$((errs + ${e:-0}))
 		done
-		if [ -n "$PYTHON" ] && [ "${rate[python]:-0}" -gt 0 ]; then
-			printf ' %11sx' "$(awk -v a="${rate[new]}" -v b="${rate[python]}" 'BEGIN{printf "%.1f", a/b}')"
-		fi
-		echo
 	done
+	printf '%-6s %7s %-10s' "${f/k/ KiB}" "$c" "$([ "$mode" = close ] && echo close || echo keep-alive)"
+	for s in "${servers[@]}"; do printf ' %13s' "${best[$s]}"; done
+	ratio() { awk -v a="${best[new]}" -v b="$1" 'BEGIN{ if (b > 0) printf "%.2fx", a/b; else printf "-" }'; }
+	[ -n "$NGINX" ] && printf ' %9s' "$(ratio "${best[nginx]}")"
+	[ -n "$PYTHON" ] && printf ' %10s' "$(ratio "${best[python]}")"
+	[ "$errs" != 0 ] && printf '  (%s errors)' "$errs"
+	echo
 done
-echo "($SECONDS_PER_CELL s per cell, keep-alive where the server allows it; python's" \
-	"http.server answers HTTP/1.0 and closes each connection)"
+echo "(best of $ROUNDS rounds of $SECONDS_PER_ROUND s per server and cell, servers in turn;" \
+	"python's http.server answers HTTP/1.0 and closes every connection)"

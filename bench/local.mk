@@ -3,8 +3,9 @@
 #                       pattern and raw openat2
 #   make bench-tree     safeopen find, chown -R, du -s, cp -a next to the GNU
 #                       tools on a 100,000-entry tree (also run by make bench)
-#   make bench-httpd    requests/s of examples/safe-httpd
+#   make bench-httpd    requests/s of httpd/safe-httpd next to nginx and python
 #   make bench-extract  safeopen extract next to GNU tar and bsdtar
+#   make bench-fork     a fork-per-request server: per-child cost against openat
 #   make bench-securejoin  the walker against Go's filepath-securejoin
 #                       SecureJoin + open, per shape (needs go and Debian's
 #                       golang-github-cyphar-filepath-securejoin-dev; without
@@ -29,24 +30,37 @@ bench: bench/bench
 	  $(SHELL) $(srcdir)/bench/plot bench/results.csv bench/depth.svg; \
 	else echo "gnuplot not found: no plot (Debian package gnuplot-nox)"; fi
 	$(MAKE) $(AM_MAKEFLAGS) bench-tree
+	@$(MAKE) $(AM_MAKEFLAGS) bench-python
 PHONY_TARGETS += bench
 
 TESTS += bench/smoke.sh
 EXTRA_DIST += bench/smoke.sh bench/plot bench/README.md
 CLEANFILES += bench/results.csv bench/depth.svg
 
-# `make bench-httpd`: requests/s of examples/safe-httpd against
-# `python3 -m http.server` (bench/httpd-bench.sh), with bench/httpd-bench as
-# the load generator. HTTPD_BENCH_ENV passes settings, for example
-# HTTPD_BENCH_ENV="BEFORE=/path/to/old/safe-httpd SECONDS=5".
+# `make bench-httpd`: requests/s of httpd/safe-httpd next to nginx (when
+# installed) and `python3 -m http.server`, with the ratios
+# (bench/httpd-bench.sh), with bench/httpd-bench as the load generator.
+# HTTPD_BENCH_ENV passes settings, for example
+# HTTPD_BENCH_ENV="BEFORE=/path/to/old/safe-httpd ROUNDS=5 SECONDS=3".
 noinst_PROGRAMS += bench/httpd-bench
 bench_httpd_bench_SOURCES = bench/httpd-bench.c
 
 HTTPD_BENCH_ENV =
-bench-httpd: bench/httpd-bench examples/safe-httpd
+bench-httpd: bench/httpd-bench httpd/safe-httpd
 	top_builddir='$(abs_top_builddir)' $(HTTPD_BENCH_ENV) $(SHELL) $(srcdir)/bench/httpd-bench.sh
 PHONY_TARGETS += bench-httpd
 EXTRA_DIST += bench/httpd-bench.sh
+
+# `make bench-fork`: a fork-per-request server's per-child cost, plain
+# openat() against safe_openat_in_root() cold and warmed before the fork.
+noinst_PROGRAMS += bench/fork-serve
+bench_fork_serve_SOURCES = bench/fork-serve.c
+bench_fork_serve_LDADD = lib/libsafeopen.la
+bench_fork_serve_LDFLAGS = $(AM_LDFLAGS) -no-install
+FORK_BENCH_ARGS =
+bench-fork: bench/fork-serve
+	./bench/fork-serve $(FORK_BENCH_ARGS)
+PHONY_TARGETS += bench-fork
 
 # `make bench-securejoin`: bench/bench's shapes on the walker next to
 # SecureJoin(root, path) + open (bench/securejoin/main.go, built here in GOPATH
@@ -81,7 +95,8 @@ PHONY_TARGETS += bench-tree
 EXTRA_DIST += bench/tree-bench.sh
 
 # `make bench-extract`: safeopen extract (both paths) next to GNU tar and
-# bsdtar on a synthetic archive of 10,000 small files and on the release
+# bsdtar (min and median of 5, ratios, system calls per entry) on a synthetic
+# archive of 10,000 small files, a plain tar of /usr/include and the release
 # tarball (made with dist-gzip when missing). BENCH_EXTRACT_ARGS="--runs 9 --dir /dev/shm"
 BENCH_EXTRACT_ARGS =
 bench-extract: examples/safeopen

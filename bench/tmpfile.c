@@ -60,11 +60,18 @@ fail:
 
 int op_tmp(int m, int nx, const char *path)
 {
+	static int env_mode = -1; /* the library reads SAFEOPEN_NO_O_TMPFILE per creation */
 	switch (m) {
 	case T_SAFE:
 	case T_SAFE_FALLBACK:
-		return safe_tmpfile_xattr(g.rootfd, path, 0600, nx ? xattrs : NULL, (size_t)nx,
-					  m == T_SAFE ? 0 : SAFE_TMPFILE_NO_OTMPFILE);
+		if (env_mode != m) {
+			if (m == T_SAFE_FALLBACK)
+				setenv("SAFEOPEN_NO_O_TMPFILE", "1", 1);
+			else
+				unsetenv("SAFEOPEN_NO_O_TMPFILE");
+			env_mode = m;
+		}
+		return safe_tmpfile_xattr(g.rootfd, path, 0600, nx ? xattrs : NULL, (size_t)nx, 0);
 	case T_RAW:
 		return raw_tmpfile(path, nx);
 	default:

@@ -18,6 +18,7 @@ MAN3_PAGES = \
 	doc/man/man3/safe_open_parent_beneath.3 \
 	doc/man/man3/safe_openat2.3 \
 	doc/man/man3/safe_openat_beneath.3 \
+	doc/man/man3/safe_openat_in_root.3 \
 	doc/man/man3/safe_opendir_beneath.3 \
 	doc/man/man3/safe_readlinkat_beneath.3 \
 	doc/man/man3/safe_realpath_beneath.3 \

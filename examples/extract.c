@@ -10,16 +10,25 @@
  *  - the parent directory of each entry is created or found with the mkdir -p
  *    operation, which resolves it beneath DEST (absolute names, "..", and
  *    symlinks that leave DEST fail with EXDEV; a directory swapped for a
- *    symlink by a concurrent process is seen as that symlink);
+ *    symlink by a concurrent process is seen as that symlink), and held for
+ *    the following entries of the same directory (parent_fd() says why that
+ *    is safe and when it is resolved again);
  *  - the entry itself is created in that parent with the library's
  *    single-name operations, which never follow a symlink in the last
- *    component: a regular file with the tmpfile API (published atomically,
- *    with its xattrs already set; --overwrite replaces atomically), a symlink
- *    stored as it is (its body is data), a hard link whose target is resolved
- *    beneath DEST, a FIFO or (with --devices) a device node;
+ *    component: a new regular file with O_CREAT|O_EXCL (mode 0600 until it
+ *    is whole, removed if it cannot be completed), a file over an existing
+ *    name with the tmpfile API (replaced atomically, with its xattrs), a
+ *    symlink stored as it is (its body is data), a hard link whose target is
+ *    resolved beneath DEST, a FIFO or (with --devices) a device node;
  *  - directory modes and times are applied at the end, deepest first, by
  *    resolving the names again (later entries change a directory's mtime,
  *    and a read-only directory would block its own contents).
+ *
+ * The defaults are tar's: an existing name is replaced (-k refuses it,
+ * --skip-old-files leaves it), root restores owners and exact modes, other
+ * users get the umask and no set-ID bits. A damaged archive yields every
+ * complete entry before the damage (compressed files are decompressed by the
+ * usual program in a child, see decomp_start()).
  *
  * A refused entry is reported with its name and the errno, the others are
  * extracted, and the exit status is 1 (--strict stops at the first).
@@ -55,21 +64,30 @@ static const char extract_usage[] =
 	"Options:\n"
 	"  -v, --verbose           print the name of each entry as it is extracted\n"
 	"      --strict            stop at the first entry that is refused or fails\n"
-	"      --overwrite         atomically replace existing files, symbolic links\n"
-	"                          and special files (default: refuse them, EEXIST)\n"
-	"      --same-owner        restore the numeric owner and group (root only)\n"
+	"      --atomic            every file appears whole with its xattrs, even if\n"
+	"                          the extraction is killed (default: new files are\n"
+	"                          written in place, mode 0600 until whole, as tar)\n"
+	"      --overwrite         replace existing files, symbolic links and special\n"
+	"                          files, each atomically (the default)\n"
+	"  -k, --keep-old-files    refuse an entry whose name exists (EEXIST, exit 1)\n"
+	"      --skip-old-files    leave an existing name alone, silently\n"
+	"      --same-owner        restore the numeric owner and group (default for\n"
+	"                          root; other users cannot give files away)\n"
+	"      --no-same-owner     files belong to the user who extracts; root then\n"
+	"                          drops the set-ID bits of files (with a warning)\n"
 	"  -p, --same-permissions  exact modes with set-ID and sticky bits, ignoring\n"
-	"                          the umask (default for root, who keeps the set-ID\n"
-	"                          bits of files only with --same-owner)\n"
+	"                          the umask (default for root)\n"
 	"      --no-same-permissions\n"
 	"                          apply the umask, drop set-ID and sticky bits\n"
-	"                          (default for other users)\n"
+	"                          (default for other users; a warning counts the\n"
+	"                          entries that lost set-ID bits)\n"
 	"      --devices           create device nodes (needs root; default: refuse)\n"
 	"      --no-xattrs         do not restore extended attributes\n"
 	"  -h, --help              show this help and exit\n"
 	"\n"
 	"Exit status: 0 everything extracted, 1 an entry was refused or failed or\n"
-	"the archive is damaged, 2 usage error.\n";
+	"the archive is damaged (every complete entry before the damage is\n"
+	"extracted, the damaged one is not), 2 usage error.\n";
 
 #ifndef HAVE_LIBARCHIVE
 
@@ -93,12 +111,23 @@ int safeopen_extract(int rootfd, uint64_t resolve, int argc, char **argv)
 
 #include <archive.h>
 #include <archive_entry.h>
+#include <signal.h>
+#include <spawn.h>
 #include <sys/random.h>
+#include <sys/wait.h>
 #include <sys/xattr.h>
 
 #include <safeopen.h>
 
 enum { EXIT_OK = 0, EXIT_FAILED = 1, EXIT_USAGE = 2 };
+
+/* What an entry does when its name exists (tar's three answers). A directory
+ * entry always keeps an existing directory; nothing ever replaces one. */
+enum old_files {
+	OLD_REPLACE, /* --overwrite, the default (as tar and bsdtar): replaced atomically */
+	OLD_KEEP,    /* -k, --keep-old-files: refused with EEXIST, exit 1 */
+	OLD_SKIP,    /* --skip-old-files: left as it is, silently */
+};
 
 /* A directory whose mode, owner and times are applied at the end. */
 struct dirmeta {
@@ -121,7 +150,8 @@ struct fileid {
 struct xstate {
 	int rootfd;
 	uint64_t resolve;
-	bool verbose, strict, overwrite, same_owner, same_perms, devices, xattrs;
+	bool verbose, strict, same_owner, same_perms, devices, xattrs, atomic;
+	enum old_files old;
 	bool root;
 	mode_t umask;
 	struct archive *a;
@@ -133,35 +163,25 @@ struct xstate {
 	size_t capxa;
 	unsigned long bad;  /* entries refused or failed */
 	unsigned long seq;  /* entries seen */
-	uint32_t tmprand;   /* per-run random part of temporary names */
-	unsigned int tmpseq;
+	unsigned long setid_dropped; /* entries whose set-ID bits were not restored */
+	bool dropped;       /* ... this one (counted once per entry) */
+	bool replaced;      /* this entry replaced or removed a name that existed */
 	bool fatal;         /* the archive cannot be read further */
+	int pfd;            /* the directory of ppath, held (parent_fd()), or -1 */
+	char ppath[PATH_MAX];
 };
 
 /* ------------------------------------------------------------------ messages */
 
+/* "EXDEV" for EXDEV: the C library's name, or NULL where it has none. */
 static const char *errno_name(int err)
 {
-	static const struct {
-		int err;
-		const char *name;
-	} names[] = {
-		{ EXDEV, "EXDEV" },	    { ELOOP, "ELOOP" },	      { EEXIST, "EEXIST" },
-		{ EISDIR, "EISDIR" },	    { ENOTDIR, "ENOTDIR" },   { ENOENT, "ENOENT" },
-		{ EACCES, "EACCES" },	    { EPERM, "EPERM" },	      { EINVAL, "EINVAL" },
-		{ ENAMETOOLONG, "ENAMETOOLONG" }, { EAGAIN, "EAGAIN" }, { ENOSPC, "ENOSPC" },
-		{ EOPNOTSUPP, "EOPNOTSUPP" }, { E2BIG, "E2BIG" },     { EIO, "EIO" },
-		{ ENOMEM, "ENOMEM" },	    { EMLINK, "EMLINK" },     { EROFS, "EROFS" },
-		{ EBUSY, "EBUSY" },	    { ENOTEMPTY, "ENOTEMPTY" }, { EDQUOT, "EDQUOT" },
-		{ EFBIG, "EFBIG" },	    { EMFILE, "EMFILE" },     { ENFILE, "ENFILE" },
-		{ ENXIO, "ENXIO" },	    { ENODATA, "ENODATA" },   { ERANGE, "ERANGE" },
-		{ EFAULT, "EFAULT" },	    { EBADF, "EBADF" },	      { ENOSYS, "ENOSYS" },
-		{ ETXTBSY, "ETXTBSY" },
-	};
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-		if (names[i].err == err)
-			return names[i].name;
+#ifdef HAVE_STRERRORNAME_NP
+	return strerrorname_np(err);
+#else
+	(void)err;
 	return NULL;
+#endif
 }
 
 static const char *reason(const struct xstate *st, int err)
@@ -172,8 +192,8 @@ static const char *reason(const struct xstate *st, int err)
 	case ELOOP:
 		return "too many symbolic links, or a forbidden one";
 	case EEXIST:
-		return st->overwrite ? "exists and cannot be replaced by this kind of entry"
-				     : "already exists (--overwrite replaces it)";
+		return st->old == OLD_KEEP ? "already exists (--keep-old-files)"
+					   : "exists and cannot be replaced by this kind of entry";
 	case EAGAIN:
 		return "the destination kept changing during resolution";
 	default:
@@ -276,10 +296,22 @@ static const char *split(const char *path, char *parent, size_t size)
 	return slash + 1;
 }
 
-/* A hidden name for the create-then-rename of --overwrite. */
-static void tmp_name(struct xstate *st, char *buf, size_t size)
+/* A hidden name for the create-then-rename that replaces a symlink, a hard
+ * link or a special file: the library's own pattern (".safeopen-" and 16
+ * characters of [A-Za-z0-9], safe_tmpfile_sweep_beneath(3)), so that what a
+ * killed extraction leaves is removed by "safeopen DEST sweep". */
+static int tmp_name(char *buf, size_t size)
 {
-	snprintf(buf, size, ".safeopen-extract.%08x.%u", (unsigned)st->tmprand, ++st->tmpseq);
+	static const char set[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+	unsigned char r[16];
+	if (size < sizeof(".safeopen-") + sizeof(r) ||
+	    getrandom(r, sizeof(r), 0) != (ssize_t)sizeof(r))
+		return -1;
+	size_t o = (size_t)snprintf(buf, size, ".safeopen-");
+	for (size_t i = 0; i < sizeof(r); i++)
+		buf[o++] = set[r[i] % (sizeof(set) - 1)];
+	buf[o] = '\0';
+	return 0;
 }
 
 /* ------------------------------------------------------------------ helpers */
@@ -313,14 +345,18 @@ static void entry_times(struct archive_entry *e, struct timespec ts[2])
  * (the default for users other than root) the umask applies and the
  * set-user-ID, set-group-ID and sticky bits are dropped. One difference, for
  * safety: root keeps the set-ID bits of a non-directory only when its owner
- * is restored (--same-owner), never on a file that root now owns. */
-static mode_t entry_perm(const struct xstate *st, struct archive_entry *e, bool dir)
+ * is restored (--same-owner, root's default), never on a file that root now
+ * owns. Dropped set-ID bits are counted (one warning at the end). */
+static mode_t entry_perm(struct xstate *st, struct archive_entry *e, bool dir)
 {
-	mode_t m = archive_entry_perm(e) & 07777;
+	mode_t want = archive_entry_perm(e) & 07777;
+	mode_t m = want;
 	if (!st->same_perms)
 		m &= 0777 & ~st->umask;
 	if (!dir && st->root && !st->same_owner)
 		m &= ~(mode_t)(S_ISUID | S_ISGID);
+	if (want & ~m & (S_ISUID | S_ISGID))
+		st->dropped = true;
 	return m;
 }
 
@@ -401,6 +437,59 @@ static bool xattr_errno(int err)
 	       err == EINVAL || err == EACCES || err == ERANGE || err == EDQUOT;
 }
 
+/* ------------------------------------------------------------------ parents */
+
+static void drop_parent(struct xstate *st)
+{
+	if (st->pfd >= 0)
+		close(st->pfd);
+	st->pfd = -1;
+	st->ppath[0] = '\0';
+}
+
+/* Hold fd (taken) as the directory named path (shorter than PATH_MAX). */
+static void hold_parent(struct xstate *st, const char *path, int fd)
+{
+	drop_parent(st);
+	st->pfd = fd;
+	snprintf(st->ppath, sizeof(st->ppath), "%s", path);
+}
+
+/*
+ * The directory the entries named "PARENT/..." go into: created with its
+ * missing parents, resolved beneath DEST by the library, and held for the
+ * entries that follow in the same directory (an archive lists a directory's
+ * files together: one resolution per directory instead of one per entry).
+ * Returns a borrowed descriptor (DEST itself for "."), or -1 with errno.
+ *
+ * Safety: the held descriptor is a directory that was beneath DEST when the
+ * library resolved it, and every entry is then created in it by a
+ * single-name operation of the library, which cannot leave it. What holding
+ * it can miss is a later change of what PARENT resolves to:
+ *  - by this extraction: an entry that only creates a name cannot change how
+ *    a path that already resolved resolves (each of its components existed),
+ *    so only an entry that replaced or removed a name (st->replaced) could,
+ *    and the held directory is dropped after such an entry (and after any
+ *    failure): the next one resolves again, as without the cache;
+ *  - by a concurrent process in DEST: a directory it swaps for a symlink is
+ *    not followed (the descriptor is the directory, wherever it now is); it
+ *    can move the held directory only where it may write itself, and it could
+ *    move the files created there just as well. The swap-attack test of
+ *    tests/test-extract.sh runs this race.
+ */
+static int parent_fd(struct xstate *st, const char *parent)
+{
+	if (!strcmp(parent, "."))
+		return st->rootfd;
+	if (st->pfd >= 0 && !strcmp(st->ppath, parent))
+		return st->pfd;
+	int fd = safe_mkdir_all_beneath(st->rootfd, parent, 0777, st->resolve);
+	if (fd < 0)
+		return -1;
+	hold_parent(st, parent, fd);
+	return fd;
+}
+
 /* ------------------------------------------------------------------ entries */
 
 /* Creation of one non-regular entry under a name in a resolved directory. */
@@ -428,19 +517,23 @@ static int make_link(struct xstate *st, const struct maker *mk, int pfd, const c
 	return safe_linkat_beneath(st->rootfd, mk->target, pfd, name, st->resolve);
 }
 
-/* Create the entry; if the name exists and --overwrite was given, create it
- * under a hidden name and rename that over the old one, so that the name
- * always shows either object (a directory is never replaced: EISDIR). */
+/* Create the entry. If the name exists: --keep-old-files fails (EEXIST),
+ * --skip-old-files returns 1 and leaves it, and the default creates the
+ * entry under a hidden name and renames that over the old one, so that the
+ * name always shows either object (a directory is never replaced: EISDIR).
+ * Returns 0 created, 1 skipped, -1 failed (errno). */
 static int create_replacing(struct xstate *st, const struct maker *mk, int pfd, const char *name)
 {
 	if (mk->make(st, mk, pfd, name) == 0)
 		return 0;
-	if (errno != EEXIST || !st->overwrite)
+	if (errno != EEXIST || st->old == OLD_KEEP)
 		return -1;
-	char tmp[64];
-	tmp_name(st, tmp, sizeof(tmp));
-	if (mk->make(st, mk, pfd, tmp) < 0)
+	if (st->old == OLD_SKIP)
+		return 1;
+	char tmp[32];
+	if (tmp_name(tmp, sizeof(tmp)) < 0 || mk->make(st, mk, pfd, tmp) < 0)
 		return -1;
+	st->replaced = true;
 	if (safe_renameat_beneath(pfd, tmp, pfd, name, st->resolve) < 0) {
 		int err = errno;
 		if (safe_unlinkat_beneath(pfd, tmp, st->resolve) < 0)
@@ -470,6 +563,102 @@ static void finish_special(struct xstate *st, struct archive_entry *e, int pfd, 
 		report(st, path, "times not restored", errno);
 }
 
+/* Copy the entry's data into fd. Returns 0 when the file is whole, -1 (the
+ * failure reported) otherwise. A tar entry whose last data byte arrived but
+ * whose block padding was cut off reads as ARCHIVE_FATAL after the data: the
+ * file is whole, so it is kept and the damage behind it reported (exit 1;
+ * nothing after it can be read). */
+static int copy_data(struct xstate *st, struct archive_entry *e, int fd, const char *path,
+		     const char *what)
+{
+	const void *buf;
+	size_t len;
+	la_int64_t off, end = 0;
+	int r;
+	while ((r = archive_read_data_block(st->a, &buf, &len, &off)) == ARCHIVE_OK) {
+		if (len && !pwrite_all(fd, buf, len, (off_t)off)) {
+			report(st, path, what, errno);
+			return -1;
+		}
+		if (off + (la_int64_t)len > end)
+			end = off + (la_int64_t)len;
+	}
+	bool sized = archive_entry_size_is_set(e);
+	la_int64_t size = sized ? archive_entry_size(e) : 0;
+	if (r != ARCHIVE_EOF) {
+		if (r == ARCHIVE_FATAL && sized && end >= size && end > 0) {
+			const char *msg = archive_error_string(st->a);
+			fputs("safeopen: extract: ", stderr);
+			put_name(stderr, path);
+			fprintf(stderr, ": extracted whole, but the archive is damaged after it: %s\n",
+				msg ? msg : "unknown error");
+			st->bad++;
+			st->fatal = true;
+			return 0;
+		}
+		archive_problem(st, path, r == ARCHIVE_FATAL);
+		if (r != ARCHIVE_FATAL)
+			report(st, path, what, EIO);
+		return -1;
+	}
+	if (sized && size > end && ftruncate(fd, (off_t)size) < 0) { /* a trailing hole */
+		report(st, path, what, errno);
+		return -1;
+	}
+	return 0;
+}
+
+/* Owner, xattrs, mode and times of a regular file, through its descriptor,
+ * in the order that keeps each: fchown(2) clears the set-ID bits and
+ * security.capability, the file is mode 0600 until the mode is set (no one
+ * else can open it before it is whole and has its xattrs), and the ACL
+ * xattrs, which define permission bits themselves, come after the mode.
+ * Each xattr that fails is reported by name, the others are still set. */
+static void finish_file(struct xstate *st, struct archive_entry *e, int fd, const char *path,
+			mode_t perm)
+{
+	if (st->same_owner &&
+	    fchown(fd, (uid_t)archive_entry_uid(e), (gid_t)archive_entry_gid(e)) < 0) {
+		report(st, path, "owner not restored", errno);
+		if (perm & (S_ISUID | S_ISGID)) { /* never set-ID for the wrong owner */
+			perm &= ~(mode_t)(S_ISUID | S_ISGID);
+			st->dropped = true;
+		}
+	}
+	size_t nxa = entry_xattrs(st, e);
+	for (int pass = 0; pass < 2; pass++) {
+		for (size_t i = 0; i < nxa; i++) {
+			bool acl = !strncmp(st->xa[i].name, "system.posix_acl_", 17);
+			if (acl != (pass == 1))
+				continue;
+			if (fsetxattr(fd, st->xa[i].name, st->xa[i].value, st->xa[i].size, 0) < 0) {
+				char what[300];
+				snprintf(what, sizeof(what), "extended attribute %s not restored",
+					 st->xa[i].name);
+				report(st, path, what, errno);
+			}
+		}
+		if (pass == 0 && fchmod(fd, perm) < 0)
+			report(st, path, "mode not restored", errno);
+	}
+	struct timespec ts[2];
+	entry_times(e, ts);
+	if (futimens(fd, ts) < 0)
+		report(st, path, "times not restored", errno);
+}
+
+/* Remove the name of a file this entry created and could not complete, if
+ * the name still leads to it (so that no partial file is left). */
+static void remove_partial(struct xstate *st, int pfd, const char *name, int fd, const char *path)
+{
+	struct stat mine, now;
+	if (fstat(fd, &mine) < 0 || safe_fstatat_beneath(pfd, name, &now, st->resolve) < 0 ||
+	    mine.st_dev != now.st_dev || mine.st_ino != now.st_ino)
+		return;
+	if (safe_unlinkat_beneath(pfd, name, st->resolve) < 0)
+		report(st, path, "partial file not removed", errno);
+}
+
 /* Publish the unpublished file with its xattrs. An attribute that this user
  * or this filesystem cannot take is reported and left out, the rest of the
  * file is still published. */
@@ -497,45 +686,41 @@ static int publish(struct xstate *st, struct safe_tmpfile *tmp, int fd, const ch
 	return safe_tmpfile_link(tmp, st->xa, good, flags);
 }
 
-static int extract_file(struct xstate *st, struct archive_entry *e, int pfd, const char *name,
-			const char *path)
+/* A regular file written unpublished with the tmpfile API: it appears under
+ * its name whole, with its xattrs, and nothing is left if it cannot be
+ * completed or the process is killed. Used over an existing name (replace:
+ * renamed over it, so that the name shows the whole old or the whole new
+ * file) and, with --atomic, for every file. */
+static int extract_file_atomic(struct xstate *st, struct archive_entry *e, int pfd,
+			       const char *name, const char *path, bool replace)
 {
 	mode_t perm = entry_perm(st, e, false);
 	struct safe_tmpfile *tmp = NULL;
+	int ret = -1;
 	if (safe_tmpfile_open(pfd, name, perm & 0777, st->resolve, &tmp) < 0) {
 		report(st, path, "not extracted", errno);
 		return -1;
 	}
 	int fd = safe_tmpfile_fd(tmp); /* lent by the handle: never closed here */
-	const void *buf;
-	size_t len;
-	la_int64_t off, end = 0;
-	int r;
-	while ((r = archive_read_data_block(st->a, &buf, &len, &off)) == ARCHIVE_OK) {
-		if (len && !pwrite_all(fd, buf, len, (off_t)off)) {
-			report(st, path, "not extracted", errno);
+	if (copy_data(st, e, fd, path, "not extracted") < 0)
+		goto discard;
+	if (st->same_owner &&
+	    fchown(fd, (uid_t)archive_entry_uid(e), (gid_t)archive_entry_gid(e)) < 0) {
+		report(st, path, "owner not restored", errno);
+		if (perm & (S_ISUID | S_ISGID)) {
+			perm &= ~(mode_t)(S_ISUID | S_ISGID);
+			st->dropped = true;
+		}
+	}
+	size_t nxa = entry_xattrs(st, e);
+	if (replace)
+		st->replaced = true;
+	int out = publish(st, tmp, fd, path, nxa, replace ? SAFE_TMPFILE_REPLACE : 0);
+	if (out < 0) {
+		if (errno == EEXIST && st->old == OLD_SKIP) { /* created meanwhile */
+			ret = 0;
 			goto discard;
 		}
-		end = off + (la_int64_t)len;
-	}
-	if (r != ARCHIVE_EOF) {
-		archive_problem(st, path, r == ARCHIVE_FATAL);
-		if (r != ARCHIVE_FATAL)
-			report(st, path, "not extracted", EIO);
-		goto discard;
-	}
-	if (archive_entry_size_is_set(e) && archive_entry_size(e) > end &&
-	    ftruncate(fd, (off_t)archive_entry_size(e)) < 0) { /* a trailing hole */
-		report(st, path, "not extracted", errno);
-		goto discard;
-	}
-	if (st->same_owner &&
-	    fchown(fd, (uid_t)archive_entry_uid(e), (gid_t)archive_entry_gid(e)) < 0)
-		report(st, path, "owner not restored", errno);
-
-	size_t nxa = entry_xattrs(st, e);
-	int out = publish(st, tmp, fd, path, nxa, st->overwrite ? SAFE_TMPFILE_REPLACE : 0);
-	if (out < 0) {
 		report(st, path, "not extracted", errno);
 		goto discard;
 	}
@@ -552,14 +737,70 @@ static int extract_file(struct xstate *st, struct archive_entry *e, int pfd, con
 	return 0;
 discard:
 	safe_tmpfile_discard(tmp);
-	return -1;
+	return ret;
+}
+
+/*
+ * A regular file under a new name: created by the library in the held
+ * parent with O_CREAT|O_EXCL|O_NOFOLLOW (a name that exists, a symlink
+ * included, is EEXIST, never followed), mode 0600 while it is written, then
+ * owner, xattrs, mode and times through the descriptor: the system calls of
+ * GNU tar, no more. The name exists while the data is written (as with tar);
+ * a file that cannot be completed is removed. An existing name goes to
+ * extract_file_atomic() (default), is refused (-k) or skipped.
+ */
+static int extract_file(struct xstate *st, struct archive_entry *e, int pfd, const char *name,
+			const char *path)
+{
+	if (st->atomic) {
+		struct stat sb;
+		bool exists = safe_fstatat_beneath(pfd, name, &sb, st->resolve) == 0;
+		if (!exists && errno != ENOENT) {
+			report(st, path, "not extracted", errno);
+			return -1;
+		}
+		if (exists && st->old == OLD_SKIP)
+			return 0;
+		if (exists && st->old == OLD_KEEP) {
+			report(st, path, "not extracted", EEXIST);
+			return -1;
+		}
+		return extract_file_atomic(st, e, pfd, name, path, exists);
+	}
+	struct safe_open_how how = {
+		.flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC,
+		.mode = 0600,
+		.resolve = st->resolve,
+	};
+	int fd = safe_openat2(pfd, name, &how, sizeof(how));
+	if (fd < 0) {
+		if (errno == EEXIST && st->old == OLD_REPLACE)
+			return extract_file_atomic(st, e, pfd, name, path, true);
+		if (errno == EEXIST && st->old == OLD_SKIP)
+			return 0;
+		report(st, path, "not extracted", errno);
+		return -1;
+	}
+	mode_t perm = entry_perm(st, e, false);
+	if (copy_data(st, e, fd, path, "not extracted") < 0) {
+		remove_partial(st, pfd, name, fd, path);
+		close(fd);
+		return -1;
+	}
+	finish_file(st, e, fd, path, perm);
+	if (archive_entry_nlink(e) > 1)
+		remember_file(st, fd);
+	close(fd);
+	return 0;
 }
 
 /* A hard link entry that carries data (cpio keeps the data of a linked file
- * with one of its links): the data goes into the linked inode, which must be
- * a regular file this extraction created itself; a file that was already in
- * DEST might be linked to anything. */
-static int hardlink_data(struct xstate *st, int pfd, const char *name, const char *path)
+ * with one of its links, the last): the data goes into the linked inode,
+ * which must be a regular file this extraction created itself (a file that
+ * was already in DEST might be linked to anything). Its owner, xattrs, mode
+ * and times are then this entry's: writing moved the mtime. */
+static int hardlink_data(struct xstate *st, struct archive_entry *e, int pfd, const char *name,
+			 const char *path)
 {
 	struct safe_open_how how = { .flags = O_WRONLY | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK | O_CLOEXEC,
 				     .resolve = st->resolve };
@@ -575,58 +816,30 @@ static int hardlink_data(struct xstate *st, int pfd, const char *name, const cha
 				 "this extraction)", EPERM);
 		return -1;
 	}
-	int ret = 0;
-	const void *buf;
-	size_t len;
-	la_int64_t off;
-	int r2;
 	if (ftruncate(fd, 0) < 0) {
 		report(st, path, "data of the hard link not written", errno);
 		close(fd);
 		return -1;
 	}
-	while ((r2 = archive_read_data_block(st->a, &buf, &len, &off)) == ARCHIVE_OK)
-		if (len && !pwrite_all(fd, buf, len, (off_t)off)) {
-			report(st, path, "data of the hard link not written", errno);
-			ret = -1;
-			break;
-		}
-	if (ret == 0 && r2 != ARCHIVE_EOF) {
-		archive_problem(st, path, r2 == ARCHIVE_FATAL);
-		ret = -1;
-	}
+	int ret = copy_data(st, e, fd, path, "data of the hard link not written");
+	if (ret == 0)
+		finish_file(st, e, fd, path, entry_perm(st, e, false));
 	close(fd);
 	return ret;
 }
 
-static int extract_dir(struct xstate *st, struct archive_entry *e, const char *path)
+/* A directory entry whose name is DEST itself ("." or, with --in-root, "/"):
+ * it is not created, only its xattrs and (at the end) its metadata. */
+static int extract_top_dir(struct xstate *st, struct archive_entry *e, const char *path)
 {
 	struct stat sb;
-	bool exists = false;
-	if (safe_fstatat_beneath(st->rootfd, path, &sb, st->resolve) == 0) {
-		/* an existing directory is kept; anything else in its place is
-		 * never followed: refused, or replaced with --overwrite */
-		if (S_ISDIR(sb.st_mode))
-			exists = true;
-		else if (!st->overwrite) {
-			report(st, path, "not extracted", EEXIST);
-			return -1;
-		} else if (safe_unlinkat_beneath(st->rootfd, path, st->resolve) < 0) {
-			report(st, path, "not extracted", errno);
-			return -1;
-		}
-	} else if (errno != ENOENT) {
+	if (safe_fstatat_beneath(st->rootfd, path, &sb, st->resolve) < 0) {
 		report(st, path, "not extracted", errno);
 		return -1;
 	}
-	if (!exists) {
-		mode_t perm = entry_perm(st, e, true);
-		int dfd = safe_mkdir_all_beneath(st->rootfd, path, (perm | S_IRWXU) & 0777, st->resolve);
-		if (dfd < 0) {
-			report(st, path, "not extracted", errno);
-			return -1;
-		}
-		close(dfd);
+	if (!S_ISDIR(sb.st_mode)) {
+		report(st, path, "not extracted", ENOTDIR);
+		return -1;
 	}
 	size_t nxa = entry_xattrs(st, e);
 	for (size_t i = 0; i < nxa; i++)
@@ -641,6 +854,64 @@ static int extract_dir(struct xstate *st, struct archive_entry *e, const char *p
 		report(st, path, "mode and times not restored", ENOMEM);
 		return -1;
 	}
+	return 0;
+}
+
+/* A directory: created in its held parent (owner-writable until the end),
+ * or an existing directory kept; anything else in its place is never
+ * followed: replaced (default), refused (-k) or left (--skip-old-files).
+ * The new directory becomes the held parent of the entries that follow. */
+static int extract_dir(struct xstate *st, struct archive_entry *e, const char *path)
+{
+	char parent[PATH_MAX];
+	const char *name = split(path, parent, sizeof(parent));
+	if (!*name || !strcmp(name, ".") || !strcmp(name, ".."))
+		return extract_top_dir(st, e, path);
+	int pfd = parent_fd(st, parent);
+	if (pfd < 0) {
+		report(st, path, "not extracted", errno);
+		return -1;
+	}
+	mode_t perm = entry_perm(st, e, true);
+	if (safe_mkdirat_beneath(pfd, name, (perm | S_IRWXU) & 0777, st->resolve) < 0) {
+		struct stat sb;
+		if (errno != EEXIST || safe_fstatat_beneath(pfd, name, &sb, st->resolve) < 0) {
+			report(st, path, "not extracted", errno);
+			return -1;
+		}
+		if (!S_ISDIR(sb.st_mode)) {
+			if (st->old == OLD_SKIP)
+				return 0;
+			if (st->old == OLD_KEEP) {
+				report(st, path, "not extracted", EEXIST);
+				return -1;
+			}
+			st->replaced = true;
+			if (safe_unlinkat_beneath(pfd, name, st->resolve) < 0 ||
+			    safe_mkdirat_beneath(pfd, name, (perm | S_IRWXU) & 0777, st->resolve) < 0) {
+				report(st, path, "not extracted", errno);
+				return -1;
+			}
+		}
+	}
+	size_t nxa = entry_xattrs(st, e);
+	for (size_t i = 0; i < nxa; i++)
+		if (safe_setxattr_beneath(pfd, name, st->xa[i].name, st->xa[i].value,
+					  st->xa[i].size, 0, st->resolve) < 0) {
+			char what[300];
+			snprintf(what, sizeof(what), "extended attribute %s not restored",
+				 st->xa[i].name);
+			report(st, path, what, errno);
+		}
+	if (!remember_dir(st, path, e)) {
+		report(st, path, "mode and times not restored", ENOMEM);
+		return -1;
+	}
+	struct safe_open_how how = { .flags = O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC,
+				     .resolve = st->resolve };
+	int dfd = safe_openat2(pfd, name, &how, sizeof(how));
+	if (dfd >= 0)
+		hold_parent(st, path, dfd); /* pfd may be closed now */
 	return 0;
 }
 
@@ -667,31 +938,27 @@ static int extract_entry(struct xstate *st, struct archive_entry *e)
 		return extract_dir(st, e, path);
 
 	const char *name = split(path, parent, sizeof(parent));
-	int pfd = st->rootfd;
-	if (strcmp(parent, ".") != 0) {
-		pfd = safe_mkdir_all_beneath(st->rootfd, parent, 0777, st->resolve);
-		if (pfd < 0) {
-			report(st, raw, "not extracted", errno);
-			return -1;
-		}
+	int pfd = parent_fd(st, parent);
+	if (pfd < 0) {
+		report(st, raw, "not extracted", errno);
+		return -1;
 	}
-	int ret = -1;
+	int ret = -1, made;
 	struct maker mk = { 0 };
 	if (link) {
 		if (!*link || !normalize(link, target, sizeof(target))) {
 			report(st, raw, "hard link not created", *link ? ENAMETOOLONG : ENOENT);
-			goto out;
+			return -1;
 		}
 		mk.make = make_link;
 		mk.target = target;
-		if (create_replacing(st, &mk, pfd, name) < 0) {
+		if ((made = create_replacing(st, &mk, pfd, name)) < 0) {
 			report(st, raw, "hard link not created", errno);
-			goto out;
+			return -1;
 		}
-		ret = 0;
-		if (archive_entry_size_is_set(e) && archive_entry_size(e) > 0)
-			ret = hardlink_data(st, pfd, name, raw);
-		goto out;
+		if (made == 0 && archive_entry_size_is_set(e) && archive_entry_size(e) > 0)
+			return hardlink_data(st, e, pfd, name, raw);
+		return 0;
 	}
 	switch (type) {
 	case AE_IFREG:
@@ -701,11 +968,12 @@ static int extract_entry(struct xstate *st, struct archive_entry *e)
 		const char *body = archive_entry_symlink(e);
 		mk.make = make_symlink;
 		mk.target = body ? body : "";
-		if (create_replacing(st, &mk, pfd, name) < 0) {
+		if ((made = create_replacing(st, &mk, pfd, name)) < 0) {
 			report(st, raw, "symbolic link not created", errno);
 			break;
 		}
-		finish_special(st, e, pfd, name, raw, false);
+		if (made == 0)
+			finish_special(st, e, pfd, name, raw, false);
 		ret = 0;
 		break;
 	}
@@ -721,20 +989,18 @@ static int extract_entry(struct xstate *st, struct archive_entry *e)
 		mk.make = make_node;
 		mk.mode = type | (entry_perm(st, e, false) & 0777);
 		mk.dev = archive_entry_rdev(e);
-		if (create_replacing(st, &mk, pfd, name) < 0) {
+		if ((made = create_replacing(st, &mk, pfd, name)) < 0) {
 			report(st, raw, "not created", errno);
 			break;
 		}
-		finish_special(st, e, pfd, name, raw, true);
+		if (made == 0)
+			finish_special(st, e, pfd, name, raw, true);
 		ret = 0;
 		break;
 	default:
 		report(st, raw, "unknown kind of entry, not extracted", EINVAL);
 		break;
 	}
-out:
-	if (pfd != st->rootfd)
-		close(pfd);
 	return ret;
 }
 
@@ -749,10 +1015,35 @@ static int cmp_dirs(const void *a, const void *b)
 	return (x->seq > y->seq) - (x->seq < y->seq);
 }
 
-/* Owner, mode and times of the directories, deepest first (a name sorts
- * before every name below it, so reverse order visits children first) and
- * only the last entry of a duplicated name. Each name is resolved again
- * beneath DEST and not followed if it has become a symlink. */
+/* Owner, mode and times of one directory, resolved again beneath DEST (not
+ * followed if it has become a symlink): through one descriptor opened by the
+ * library, or name by name where the directory cannot be opened. */
+static void finish_dir(struct xstate *st, const struct dirmeta *d)
+{
+	struct safe_open_how how = { .flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC,
+				     .resolve = st->resolve };
+	int fd = safe_openat2(st->rootfd, d->path, &how, sizeof(how));
+	if (fd < 0 && errno != EACCES) {
+		report(st, d->path, "mode and times not restored", errno);
+		return;
+	}
+	if (st->same_owner &&
+	    (fd >= 0 ? fchown(fd, d->uid, d->gid)
+		     : safe_fchownat_beneath(st->rootfd, d->path, d->uid, d->gid, st->resolve)) < 0)
+		report(st, d->path, "owner not restored", errno);
+	if ((fd >= 0 ? fchmod(fd, d->mode)
+		     : safe_fchmodat_beneath(st->rootfd, d->path, d->mode, st->resolve)) < 0)
+		report(st, d->path, "mode not restored", errno);
+	if ((fd >= 0 ? futimens(fd, d->times)
+		     : safe_utimensat_beneath(st->rootfd, d->path, d->times, st->resolve)) < 0)
+		report(st, d->path, "times not restored", errno);
+	if (fd >= 0)
+		close(fd);
+}
+
+/* The directories' metadata, deepest first (a name sorts before every name
+ * below it, so reverse order visits children first), only the last entry of
+ * a duplicated name. */
 static void finish_dirs(struct xstate *st)
 {
 	if (st->ndirs)
@@ -761,13 +1052,7 @@ static void finish_dirs(struct xstate *st)
 		struct dirmeta *d = &st->dirs[i];
 		if (i + 1 < st->ndirs && !strcmp(d->path, st->dirs[i + 1].path))
 			continue;
-		if (st->same_owner &&
-		    safe_fchownat_beneath(st->rootfd, d->path, d->uid, d->gid, st->resolve) < 0)
-			report(st, d->path, "owner not restored", errno);
-		if (safe_fchmodat_beneath(st->rootfd, d->path, d->mode, st->resolve) < 0)
-			report(st, d->path, "mode not restored", errno);
-		if (safe_utimensat_beneath(st->rootfd, d->path, d->times, st->resolve) < 0)
-			report(st, d->path, "times not restored", errno);
+		finish_dir(st, d);
 	}
 	for (size_t i = 0; i < st->ndirs; i++)
 		free(st->dirs[i].path);
@@ -776,16 +1061,135 @@ static void finish_dirs(struct xstate *st)
 	st->ndirs = st->capdirs = 0;
 }
 
+/* ------------------------------------------------------------------ decompressors */
+
+/* A compressed archive file is decompressed by the usual program in a child
+ * process, as GNU tar does: such a program writes out every byte it can
+ * decode before damage, where libarchive's own filters drop the partly
+ * decoded last block (up to 64 KiB of entries: a truncated .tar.xz lost
+ * complete files). Where the program is not installed, or the archive comes
+ * from a pipe, libarchive's filters decompress. */
+struct decomp {
+	pid_t pid;     /* the child, or 0 */
+	int fd;        /* the read end of its output */
+	const char *prog;
+};
+
+static const char *decompressor(const unsigned char *m, size_t n)
+{
+	static const struct {
+		unsigned char magic[6];
+		size_t len;
+		const char *prog;
+	} known[] = {
+		{ { 0x1f, 0x8b }, 2, "gzip" },
+		{ { 'B', 'Z', 'h' }, 3, "bzip2" },
+		{ { 0xfd, '7', 'z', 'X', 'Z', 0 }, 6, "xz" },
+		{ { 0x28, 0xb5, 0x2f, 0xfd }, 4, "zstd" },
+		{ { 0x04, 0x22, 0x4d, 0x18 }, 4, "lz4" },
+	};
+	for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++)
+		if (n >= known[i].len && !memcmp(m, known[i].magic, known[i].len))
+			return known[i].prog;
+	return NULL;
+}
+
+/* Start "PROG -dc" on the archive if it is a compressed regular file (named,
+ * or standard input redirected from one: read from its current offset) and
+ * PROG is installed. Returns 1 started (d filled), 0 not (libarchive reads
+ * the archive). A FIFO, a socket or a terminal is never opened or read
+ * here: what is read of it would be lost to libarchive. */
+static int decomp_start(const char *file, struct decomp *d)
+{
+	struct stat sb;
+	int fd;
+	if (!strcmp(file, "-"))
+		fd = fcntl(STDIN_FILENO, F_DUPFD_CLOEXEC, 3); /* shares the offset */
+	else if (stat(file, &sb) < 0 || !S_ISREG(sb.st_mode))
+		return 0;
+	else
+		fd = open(file, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0)
+		return 0;
+	unsigned char m[6];
+	off_t at = -1;
+	ssize_t n = -1;
+	if (fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && (at = lseek(fd, 0, SEEK_CUR)) >= 0)
+		n = pread(fd, m, sizeof(m), at);
+	const char *prog = n > 0 ? decompressor(m, (size_t)n) : NULL;
+	int p[2] = { -1, -1 };
+	posix_spawn_file_actions_t fa;
+	int started = 0;
+	if (!prog || pipe2(p, O_CLOEXEC) < 0)
+		goto out;
+	if (posix_spawn_file_actions_init(&fa) == 0) {
+		char *argv[] = { (char *)prog, (char *)"-dc", NULL };
+		if (posix_spawn_file_actions_adddup2(&fa, fd, STDIN_FILENO) == 0 &&
+		    posix_spawn_file_actions_adddup2(&fa, p[1], STDOUT_FILENO) == 0 &&
+		    posix_spawnp(&d->pid, prog, &fa, NULL, argv, environ) == 0)
+			started = 1;
+		posix_spawn_file_actions_destroy(&fa);
+	}
+	close(p[1]);
+	if (started) {
+		d->fd = p[0];
+		d->prog = prog;
+	} else {
+		close(p[0]);
+	}
+out:
+	close(fd);
+	return started;
+}
+
+/* Wait for the decompressor; its failure (a damaged or truncated stream,
+ * which it has reported on standard error) is a failure of the extraction,
+ * unless the extraction stopped reading first (--strict, an unreadable
+ * entry): then it is only told to stop. After the archive's end marker the
+ * rest of its output (a tar's record padding) is read and thrown away, so
+ * that it checks the stream to its end instead of dying of SIGPIPE. */
+static void decomp_finish(struct xstate *st, struct decomp *d, const char *file, bool stopped)
+{
+	if (!d->pid)
+		return;
+	if (stopped) {
+		kill(d->pid, SIGTERM);
+	} else {
+		char buf[1 << 14];
+		ssize_t n;
+		while ((n = read(d->fd, buf, sizeof(buf))) > 0 || (n < 0 && errno == EINTR))
+			;
+	}
+	close(d->fd);
+	int status;
+	while (waitpid(d->pid, &status, 0) < 0)
+		if (errno != EINTR)
+			return;
+	if (stopped || (WIFEXITED(status) && WEXITSTATUS(status) == 0))
+		return;
+	fputs("safeopen: extract: ", stderr);
+	put_name(stderr, strcmp(file, "-") ? file : "standard input");
+	if (WIFEXITED(status))
+		fprintf(stderr, ": %s -dc: exit status %d: the archive is damaged\n", d->prog,
+			WEXITSTATUS(status));
+	else
+		fprintf(stderr, ": %s -dc: killed by signal %d\n", d->prog, WTERMSIG(status));
+	st->bad++;
+}
+
 /* ------------------------------------------------------------------ main */
 
 int safeopen_extract(int rootfd, uint64_t resolve, int argc, char **argv)
 {
-	enum { OPT_STRICT = 256, OPT_OVERWRITE, OPT_SAME_OWNER, OPT_NO_SAME_OWNER,
+	enum { OPT_STRICT = 256, OPT_ATOMIC, OPT_OVERWRITE, OPT_SKIP_OLD, OPT_SAME_OWNER, OPT_NO_SAME_OWNER,
 	       OPT_NO_SAME_PERMS, OPT_DEVICES, OPT_NO_XATTRS };
 	static const struct option opts[] = {
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "strict", no_argument, NULL, OPT_STRICT },
+		{ "atomic", no_argument, NULL, OPT_ATOMIC },
 		{ "overwrite", no_argument, NULL, OPT_OVERWRITE },
+		{ "keep-old-files", no_argument, NULL, 'k' },
+		{ "skip-old-files", no_argument, NULL, OPT_SKIP_OLD },
 		{ "same-owner", no_argument, NULL, OPT_SAME_OWNER },
 		{ "no-same-owner", no_argument, NULL, OPT_NO_SAME_OWNER },
 		{ "same-permissions", no_argument, NULL, 'p' },
@@ -795,17 +1199,23 @@ int safeopen_extract(int rootfd, uint64_t resolve, int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct xstate st = { .rootfd = rootfd, .resolve = resolve, .xattrs = true };
+	struct xstate st = { .rootfd = rootfd, .resolve = resolve, .xattrs = true, .pfd = -1 };
 	st.root = geteuid() == 0;
+	/* tar's defaults: root restores owners and exact modes */
+	st.same_owner = st.root;
 	st.same_perms = st.root;
+	st.old = OLD_REPLACE;
 	int c;
 	optind = 0; /* full reinitialisation of GNU getopt */
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+vph", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+vpkh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'v': st.verbose = true; break;
 		case OPT_STRICT: st.strict = true; break;
-		case OPT_OVERWRITE: st.overwrite = true; break;
+		case OPT_ATOMIC: st.atomic = true; break;
+		case OPT_OVERWRITE: st.old = OLD_REPLACE; break;
+		case 'k': st.old = OLD_KEEP; break;
+		case OPT_SKIP_OLD: st.old = OLD_SKIP; break;
 		case OPT_SAME_OWNER: st.same_owner = true; break;
 		case OPT_NO_SAME_OWNER: st.same_owner = false; break;
 		case 'p': st.same_perms = true; break;
@@ -834,8 +1244,6 @@ int safeopen_extract(int rootfd, uint64_t resolve, int argc, char **argv)
 	const char *file = optind < argc ? argv[optind] : "-";
 	st.umask = umask(0);
 	umask(st.umask);
-	if (getrandom(&st.tmprand, sizeof(st.tmprand), GRND_NONBLOCK) != sizeof(st.tmprand))
-		st.tmprand = (uint32_t)getpid() * 2654435761u;
 
 	st.a = archive_read_new();
 	if (!st.a) {
@@ -844,14 +1252,22 @@ int safeopen_extract(int rootfd, uint64_t resolve, int argc, char **argv)
 	}
 	archive_read_support_filter_all(st.a);
 	archive_read_support_format_all(st.a);
-	int r = strcmp(file, "-") ? archive_read_open_filename(st.a, file, 1 << 16)
-				  : archive_read_open_fd(st.a, STDIN_FILENO, 1 << 16);
+	struct decomp dc = { .pid = 0, .fd = -1 };
+	int r;
+	if (decomp_start(file, &dc) > 0)
+		r = archive_read_open_fd(st.a, dc.fd, 1 << 16);
+	else if (!strcmp(file, "-"))
+		r = archive_read_open_fd(st.a, STDIN_FILENO, 1 << 16);
+	else /* not compressed, no program, or unopenable: libarchive says which */
+		r = archive_read_open_filename(st.a, file, 1 << 16);
 	if (r != ARCHIVE_OK) {
 		fprintf(stderr, "safeopen: extract: %s: %s\n", strcmp(file, "-") ? file : "standard input",
 			archive_error_string(st.a) ? archive_error_string(st.a) : "cannot open");
 		archive_read_free(st.a);
+		decomp_finish(&st, &dc, file, false);
 		return EXIT_FAILED;
 	}
+	bool stopped = false;
 	for (;;) {
 		struct archive_entry *e;
 		r = archive_read_next_header(st.a, &e);
@@ -863,20 +1279,37 @@ int safeopen_extract(int rootfd, uint64_t resolve, int argc, char **argv)
 			archive_problem(&st, archive_entry_pathname(e), 0);
 		else if (r != ARCHIVE_OK) {
 			archive_problem(&st, NULL, 1);
-			if (r == ARCHIVE_FATAL || st.strict)
+			if (r == ARCHIVE_FATAL || st.strict) {
+				stopped = r != ARCHIVE_FATAL;
 				break;
+			}
 			st.fatal = false;
 			continue;
 		}
 		st.seq++;
+		st.dropped = st.replaced = false;
 		int ret = extract_entry(&st, e);
-		if (st.fatal || (ret < 0 && st.strict))
+		if (st.dropped)
+			st.setid_dropped++;
+		/* the premise of the held parent (parent_fd()): only new names since it was resolved */
+		if (st.replaced || ret < 0)
+			drop_parent(&st);
+		if (st.fatal || (ret < 0 && st.strict) || (st.bad && st.strict)) {
+			stopped = !st.fatal;
 			break;
-		if (st.bad && st.strict)
-			break;
+		}
 	}
+	drop_parent(&st);
 	finish_dirs(&st);
+	if (st.setid_dropped)
+		fprintf(stderr,
+			"safeopen: extract: warning: set-user-ID or set-group-ID bits not restored "
+			"on %lu %s (%s)\n",
+			st.setid_dropped, st.setid_dropped == 1 ? "entry" : "entries",
+			st.root ? "root keeps them only with --same-owner"
+				: "-p keeps them on the files of this user");
 	archive_read_free(st.a);
+	decomp_finish(&st, &dc, file, stopped);
 	free(st.files);
 	free(st.xa);
 	if (fflush(stdout) != 0) {

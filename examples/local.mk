@@ -1,5 +1,5 @@
 # examples/: the attack demo (`make demo`), the safeopen command-line tool
-# (installed, with its man page), the safe-httpd file server, hello, the
+# (installed, with its man page), hello, the
 # smallest consumer (also the pkg-config check of .ci/run), and the programs
 # of the cookbook. Their tests are in tests/ (tests/local.mk).
 bin_PROGRAMS += examples/safeopen
@@ -17,13 +17,11 @@ examples_safeopen_LDADD += $(LIBARCHIVE_LIBS)
 endif
 dist_man1_MANS += examples/safeopen.1
 
-noinst_PROGRAMS += examples/hello examples/demo examples/safe-httpd
+noinst_PROGRAMS += examples/hello examples/demo
 examples_hello_SOURCES = examples/hello.c
 examples_hello_LDADD = lib/libsafeopen.la
 examples_demo_SOURCES = examples/demo.c
 examples_demo_LDADD = lib/libsafeopen.la
-examples_safe_httpd_SOURCES = examples/safe-httpd.c
-examples_safe_httpd_LDADD = lib/libsafeopen.la
 
 # The attacker of tests/test-httpd.sh and tests/test-extract.sh, usable
 # against any server ("race-swap DIR NAME1 NAME2 SECONDS"): swaps a directory

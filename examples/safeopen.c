@@ -630,9 +630,14 @@ static int cmd_sweep(int argc, char **argv)
 	if (optind + 1 < argc)
 		usage_error("sweep: at most one DIR expected");
 	const char *dir = optind < argc ? argv[optind] : ".";
-	int n = safe_tmpfile_sweep_beneath(rootfd, dir, (unsigned int)age, resolve);
-	if (n < 0)
-		return fail(dir, errno);
+	unsigned int removed;
+	int n = safe_tmpfile_sweep_beneath(rootfd, dir, (unsigned int)age, resolve, &removed);
+	if (n < 0) {
+		int err = errno;
+		if (removed) /* the others were removed: say how many */
+			printf("%u\n", removed);
+		return fail(dir, err);
+	}
 	printf("%d\n", n);
 	return EXIT_OK;
 }

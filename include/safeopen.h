@@ -30,18 +30,47 @@
  * - Flag words are @c uint64_t bit masks; unknown bits are rejected with
  *   @c EINVAL.
  * - The library keeps no per-root state; all functions are thread-safe.
+ * - Scope: the operations, the tmpfile functions and the sweep take the
+ *   @c SAFE_RESOLVE_* bits in their @c flags word and resolve with
+ *   #SAFE_RESOLVE_BENEATH when neither BENEATH nor IN_ROOT is given (0 is the
+ *   common case and the safe one). safe_openat2() is the exception: it
+ *   stands in for openat2(2), where a @c resolve without a scope bit means an
+ *   unscoped lookup, which this library never does, so it fails with
+ *   @c EINVAL rather than give those bits another meaning.
+ *   safe_openat_beneath() is BENEATH, safe_openat_in_root() IN_ROOT.
  * - Functions that return a resource (a descriptor, a @c DIR*) or the length
  *   of data that is not NUL-terminated (readlink, getxattr, listxattr,
  *   realpath) are declared @c warn_unused_result. The plain 0/-1 calls are
  *   not, as their system calls in glibc: their result can be ignored or cast
  *   to @c void.
  *
+ * @par Threads, signals, fork
+ * - Every function is thread-safe (no per-root state, no locks held across
+ *   calls); a safe_tmpfile handle is used by one thread at a time.
+ * - No function is async-signal-safe: they allocate (the walker's levels,
+ *   the tmpfile handle, directory streams) and may call other non-signal-safe
+ *   C library functions. Do not call them from a signal handler, nor in the
+ *   child of a multi-threaded process between fork(2) and execve(2).
+ * - What the kernel and the sandbox offer (openat2(), renameat2(),
+ *   fchmodat2(), the *xattrat() calls, close_range(), linking an unnamed
+ *   file) is probed on first use and cached for the process, in relaxed
+ *   atomics: a failed probe moves a feature to its fallback, never the other
+ *   way. A child made by fork(2) inherits what its parent learnt. A
+ *   pre-forking server warms the cache before it forks by calling what its
+ *   children will call, once, in the parent: for instance
+ *   <tt>safe_openat_beneath(root, ".", O_PATH, 0)</tt> (the openat2() probe)
+ *   and, if the children publish files, one safe_tmpfile_xattr() (the link
+ *   probe, which depends on the credentials: warm it as the user the
+ *   children run as). Without that, each child repeats the probes (one or
+ *   two extra system calls per feature).
+ *
  * @par What a failed call leaves behind
  * No descriptor, no temporary name, no half-created name, and no change at
  * all, except in these cases, where the syscall it stands for or the nature
  * of the operation makes it impossible:
  * - safe_mkdir_all_beneath(): the directories it created before the failing
- *   step remain (as with mkdir -p).
+ *   step remain (as with mkdir -p). #SAFE_TMPFILE_PARENTS removes the ones
+ *   it created when the file is not published.
  * - safe_rmtree_beneath(): what it removed before the failure stays removed.
  * - safe_tmpfile_xattr() and safe_tmpfile_link() with #SAFE_TMPFILE_SYNC |
  *   #SAFE_TMPFILE_REPLACE: if only the final fsync of the directory fails,
@@ -303,36 +332,90 @@ SAFE_PUBLIC SAFE_NODISCARD int safe_openat2(int dirfd, const char *path,
                                             const struct safe_open_how *how, size_t size);
 
 /**
- * @brief Open @p path beneath @p dirfd: the simple form.
+ * @brief Open @p path beneath @p dirfd: the simple form, with openat(2)'s
+ *        arguments.
  *
- * Equivalent to safe_openat2() with
- * <tt>resolve = SAFE_RESOLVE_BENEATH | SAFE_RESOLVE_NO_MAGICLINKS</tt>.
+ * safe_openat2() with
+ * <tt>resolve = SAFE_RESOLVE_BENEATH | SAFE_RESOLVE_NO_MAGICLINKS</tt>, with
+ * one habit of openat(2) that openat2(2) does not have: @p mode is ignored
+ * unless @p flags has @c O_CREAT or @c O_TMPFILE (safe_openat2(), like
+ * openat2(2), fails with @c EINVAL for a nonzero mode without them), so a
+ * call ported from openat() keeps working unchanged.
+ *
+ * BENEATH refuses absolute paths with @c EXDEV: for a path whose '/' means
+ * the root (a URL path, a path inside a container image) use
+ * safe_openat_in_root().
  *
  * @par Guarantee
  * As safe_openat2(): the object opened was beneath @p dirfd.
  *
  * @code
- * int fd = safe_openat_beneath(rootfd, client_path, O_RDONLY, 0);
+ * int fd = safe_openat_beneath(rootfd, archive_member, O_RDONLY, 0);
  * if (fd < 0 && errno == EXDEV)
- *         return reply(403);           // the path tried to leave the root
+ *         return refuse("tries to leave the root");
  * @endcode
  *
  * @param dirfd Directory the path must stay beneath, or @c AT_FDCWD.
  * @param path  The untrusted path.
  * @param flags open(2) flags.
- * @param mode  Mode for @c O_CREAT / @c O_TMPFILE, else 0.
+ * @param mode  Mode for @c O_CREAT / @c O_TMPFILE (07777 at most); ignored
+ *              otherwise.
  * @return A new @c O_CLOEXEC file descriptor, or -1 with @c errno set.
  *
  * @par Errors
  * - @c EXDEV: the path would escape @p dirfd (".." above it, an absolute path
  *   or symlink, a magic link).
  * - @c ELOOP: too many symlinks, or a trailing symlink with @c O_NOFOLLOW.
- * - @c EINVAL: invalid @p flags or @p mode (as safe_openat2()).
+ * - @c EINVAL: invalid @p flags (as safe_openat2()); a mode outside 07777
+ *   with @c O_CREAT or @c O_TMPFILE.
  * - @c EFAULT: @p path is NULL.
  * - @c ENOENT: @p path is empty or a component does not exist.
  * - Every other error as safe_openat2().
  */
 SAFE_PUBLIC SAFE_NODISCARD int safe_openat_beneath(int dirfd, const char *path, int flags,
+                                                   mode_t mode);
+
+/**
+ * @brief Open @p path with @p dirfd as its "/": the simple form for URL
+ *        paths and container trees.
+ *
+ * safe_openat2() with
+ * <tt>resolve = SAFE_RESOLVE_IN_ROOT | SAFE_RESOLVE_NO_MAGICLINKS</tt>, and
+ * openat(2)'s habit for @p mode as safe_openat_beneath(). A leading '/',
+ * absolute symlinks and ".." at the top all stay at @p dirfd, so
+ * "/docs/a.html", "docs/a.html" and "/../docs/a.html" name the same file, as
+ * a web server's client means them. A path that tries to climb above the root
+ * therefore does not fail with @c EXDEV: it names something inside, which
+ * usually does not exist (@c ENOENT).
+ *
+ * @par Guarantee
+ * As safe_openat2(): the object opened was beneath @p dirfd.
+ *
+ * @code
+ * int fd = safe_openat_in_root(docroot, url_path, O_RDONLY | O_NONBLOCK, 0);
+ * struct stat st;
+ * if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
+ *         send_file(fd, st.st_size);      // what was checked is what is sent
+ * @endcode
+ *
+ * @param dirfd The root, or @c AT_FDCWD. Borrowed.
+ * @param path  The untrusted path, absolute or relative.
+ * @param flags open(2) flags.
+ * @param mode  Mode for @c O_CREAT / @c O_TMPFILE (07777 at most); ignored
+ *              otherwise.
+ * @return A new @c O_CLOEXEC file descriptor, or -1 with @c errno set.
+ *
+ * @par Errors
+ * - @c ENOENT: @p path is empty or a component does not exist (also what a
+ *   path climbing above the root usually gets).
+ * - @c EXDEV: a magic link (/proc/self/fd/N and the like).
+ * - @c ELOOP: too many symlinks, or a trailing symlink with @c O_NOFOLLOW.
+ * - @c EINVAL: invalid @p flags (as safe_openat2()); a mode outside 07777
+ *   with @c O_CREAT or @c O_TMPFILE.
+ * - @c EFAULT: @p path is NULL.
+ * - Every other error as safe_openat2().
+ */
+SAFE_PUBLIC SAFE_NODISCARD int safe_openat_in_root(int dirfd, const char *path, int flags,
                                                    mode_t mode);
 
 /** @} */
@@ -378,7 +461,9 @@ SAFE_PUBLIC SAFE_NODISCARD int safe_openat_beneath(int dirfd, const char *path, 
  * Used when the filesystem or kernel has no @c O_TMPFILE (@c EOPNOTSUPP,
  * @c EISDIR on kernels before 3.11, or a sandbox refusing it), when an unnamed
  * file could be linked neither way (no privilege for @c AT_EMPTY_PATH and no
- * procfs), or when #SAFE_TMPFILE_NO_OTMPFILE is given. A file named
+ * procfs), or when the environment variable @c SAFEOPEN_NO_O_TMPFILE is set
+ * to a value other than "0" (tests and benchmarks; ignored in set-user-ID
+ * programs). A file named
  * ".safeopen-" followed by 16 random characters from [A-Za-z0-9] is created
  * with @c O_CREAT|O_EXCL|O_NOFOLLOW and mode 0600 in the same directory,
  * filled in as above, and moved onto the final name with
@@ -445,9 +530,16 @@ struct safe_xattr {
  *  syncfs(2) of the filesystem). Without it the file appears atomically but
  *  a crash may lose it or its data. */
 #define SAFE_TMPFILE_SYNC (1ULL << 49)
-/** Do not use @c O_TMPFILE; always use the named-temporary fallback (for
- *  tests and benchmarks). */
-#define SAFE_TMPFILE_NO_OTMPFILE (1ULL << 50)
+/* (1ULL << 50) was SAFE_TMPFILE_NO_OTMPFILE before 1.0: the environment
+ * variable SAFEOPEN_NO_O_TMPFILE does it for tests and benchmarks. */
+/** safe_tmpfile_xattr() and safe_tmpfile_open(): create the missing
+ *  directories of the path beneath the root first (mkdir -p, as
+ *  safe_mkdir_all_beneath(), mode 0755 minus the umask). If the file is not
+ *  published (a failed call, or safe_tmpfile_discard()), the directories this
+ *  call created are removed again, deepest first, each only while it is
+ *  empty and still the directory it created at the same place: one that
+ *  someone else filled, moved or replaced meanwhile is left alone. */
+#define SAFE_TMPFILE_PARENTS (1ULL << 51)
 
 /**
  * @brief Create @p path beneath @p dirfd as a new, empty regular file that
@@ -472,11 +564,13 @@ struct safe_xattr {
  *                returned descriptor is writable regardless).
  * @param xattrs  Attributes to set (may be NULL when @p nxattrs is 0).
  * @param nxattrs Number of entries in @p xattrs.
- * @param flags   @c SAFE_RESOLVE_* and @c SAFE_TMPFILE_* bits.
+ * @param flags   @c SAFE_RESOLVE_* bits, #SAFE_TMPFILE_REPLACE,
+ *                #SAFE_TMPFILE_SYNC, #SAFE_TMPFILE_PARENTS.
  * @return A new @c O_RDWR|O_CLOEXEC descriptor of the published file, owned
  *         by the caller, or -1 with @c errno set; on failure nothing exists
  *         under @p path (or the old file is untouched), no temporary name is
- *         left and no descriptor is leaked.
+ *         left, no directory #SAFE_TMPFILE_PARENTS created, and no
+ *         descriptor is leaked.
  * @par Errors
  * - @c EINVAL: unknown flag bits, or both BENEATH and IN_ROOT; @p mode
  *   outside 07777; an invalid xattr name (no "user.", "trusted.",
@@ -488,7 +582,10 @@ struct safe_xattr {
  * - @c E2BIG: an xattr value larger than 65536 bytes (as setxattr(2)).
  * - @c EFAULT: @p path is NULL, or @p xattrs is NULL with @p nxattrs > 0, or
  *   an entry has a NULL name or a NULL value with a nonzero size.
- * - @c ENOENT: @p path is empty, or a directory on the way does not exist.
+ * - @c ENOENT: @p path is empty, or a directory on the way does not exist
+ *   (without #SAFE_TMPFILE_PARENTS; with it, a dangling symlink on the way).
+ * - @c ENOTDIR: a component on the way is not a directory (with
+ *   #SAFE_TMPFILE_PARENTS also one created concurrently as a non-directory).
  * - @c EEXIST: the name exists and #SAFE_TMPFILE_REPLACE was not given.
  * - @c EISDIR: #SAFE_TMPFILE_REPLACE and the name is a directory.
  * - @c EXDEV: the parent directory escapes @p dirfd.
@@ -552,7 +649,10 @@ struct safe_tmpfile;
  * @param path  Final path the file will be published under.
  * @param mode  Final permission bits (07777 at most), applied at publication
  *              as open(@c O_CREAT) would have applied them at creation.
- * @param flags @c SAFE_RESOLVE_* bits and #SAFE_TMPFILE_NO_OTMPFILE.
+ * @param flags @c SAFE_RESOLVE_* bits and #SAFE_TMPFILE_PARENTS (the
+ *              directories it creates are removed again by
+ *              safe_tmpfile_discard(), and kept by a successful
+ *              safe_tmpfile_link()).
  * @param[out] tmpp Receives the handle on success; untouched on failure.
  * @return 0, or -1 with @c errno set (then nothing was created and no
  *         descriptor is left open).
@@ -564,7 +664,8 @@ struct safe_tmpfile;
  * - @c EFAULT: @p path or @p tmpp is NULL.
  * - @c ENOMEM: the handle could not be allocated.
  * - @c EMFILE, @c ENFILE: no descriptor left (the handle needs three while
- *   it exists: the file twice and its directory).
+ *   it exists: the file twice and its directory; four with
+ *   #SAFE_TMPFILE_PARENTS when it created a directory).
  * - Any other error of safe_tmpfile_xattr() for the parent and the creation
  *   (@c ENOENT, @c ENOTDIR, @c EXDEV, @c ELOOP, @c EACCES, @c ENOSPC, ...).
  */
@@ -637,7 +738,8 @@ SAFE_PUBLIC SAFE_NODISCARD int safe_tmpfile_link(struct safe_tmpfile *tmp,
  *        free the handle. NULL is accepted and ignored.
  *
  * An unnamed file disappears with its descriptors. A hidden name is removed
- * only while it still refers to this file. The descriptor of
+ * only while it still refers to this file. The directories of
+ * #SAFE_TMPFILE_PARENTS are removed as safe_tmpfile_xattr() does on failure. The descriptor of
  * safe_tmpfile_fd() is closed only if it is still the one lent (see
  * safe_tmpfile_link()); otherwise it is left alone and @c EBADF reported.
  *
@@ -684,9 +786,11 @@ SAFE_PUBLIC int safe_tmpfile_discard(struct safe_tmpfile *tmp);
  * @param path  The directory to sweep, beneath @p dirfd ("." for itself).
  * @param min_age_seconds Minimum age of a leftover to remove.
  * @param flags @c SAFE_RESOLVE_* bits (no others).
- * @return The number of names removed (0 or more), or -1 with @c errno set.
- *         When some leftovers could not be removed, the others still are and
- *         -1 reports the first failure.
+ * @param[out] removed If not NULL, receives the number of names removed, on
+ *         success and on failure alike (0 when nothing was).
+ * @return The number of names removed (0 or more), or -1 with @c errno set
+ *         to the first failure. When some leftovers could not be removed, the
+ *         others still are: their count is in @p removed.
  * @par Errors
  * - @c EINVAL: unknown flag bits, or both BENEATH and IN_ROOT.
  * - @c EFAULT: @p path is NULL.
@@ -700,7 +804,8 @@ SAFE_PUBLIC int safe_tmpfile_discard(struct safe_tmpfile *tmp);
  * - @c EMFILE, @c ENFILE, @c ENOMEM: out of descriptors or memory.
  */
 SAFE_PUBLIC int safe_tmpfile_sweep_beneath(int dirfd, const char *path,
-                                           unsigned int min_age_seconds, uint64_t flags);
+                                           unsigned int min_age_seconds, uint64_t flags,
+                                           unsigned int *removed);
 
 /** @} */
 
@@ -764,6 +869,15 @@ SAFE_PUBLIC int safe_tmpfile_sweep_beneath(int dirfd, const char *path,
  *  the tree (by default they are left alone and the removal fails with
  *  @c EXDEV for them). */
 #define SAFE_RMTREE_XDEV (1ULL << 45)
+/** safe_symlinkat_beneath(), safe_mknodat_beneath(): atomically replace an
+ *  existing non-directory at the name (a symlink is replaced itself, never
+ *  followed): the new node is made under a hidden ".safeopen-" name in the
+ *  same directory and renamed over the name, so a lookup sees the old object
+ *  or the new one, never nothing. A directory is not replaced (@c EISDIR), a
+ *  mount point neither (@c EBUSY). A crash between the two steps can leave
+ *  the hidden name (safe_tmpfile_sweep_beneath() removes only regular
+ *  files). */
+#define SAFE_REPLACE (1ULL << 46)
 
 /**
  * @brief mkdirat(2) beneath a root.
@@ -865,11 +979,14 @@ SAFE_PUBLIC SAFE_NODISCARD int safe_mkdir_all_beneath(int dirfd, const char *pat
  *              @c S_IFCHR, @c S_IFBLK) and permission bits (umask applies).
  * @param dev   Device number for @c S_IFCHR / @c S_IFBLK (see makedev(3)),
  *              else ignored.
- * @param flags @c SAFE_RESOLVE_* bits.
+ * @param flags @c SAFE_RESOLVE_* bits and #SAFE_REPLACE.
  * @return 0, or -1 with @c errno set.
  *
  * @par Errors
- * - @c EEXIST: the name exists (a symlink included; also "." and "..").
+ * - @c EEXIST: the name exists (a symlink included; also "." and "..",
+ *   and a name ending in '/', even with #SAFE_REPLACE).
+ * - @c EISDIR: #SAFE_REPLACE and the name is a directory.
+ * - @c EBUSY: #SAFE_REPLACE and the name is a mount point.
  * - @c EPERM: a device without @c CAP_MKNOD, or @c S_IFDIR in @p mode (use
  *   safe_mkdirat_beneath()).
  * - @c EINVAL: an unknown file type in @p mode.
@@ -983,12 +1100,14 @@ SAFE_PUBLIC int safe_statx_beneath(int dirfd, const char *path, uint64_t flags, 
  * @param dirfd Root directory, or @c AT_FDCWD.
  * @param path  Directory to open (a trailing symlink is followed, scoped,
  *              unless #SAFE_RESOLVE_NO_SYMLINKS).
- * @param flags @c SAFE_RESOLVE_* bits.
+ * @param flags @c SAFE_RESOLVE_* bits; #SAFE_FOLLOW is accepted and changes
+ *              nothing (a directory stream always follows, as opendir(3)),
+ *              so one flag word with #SAFE_FOLLOW serves stat and opendir.
  * @return A directory stream (close with closedir(3)), or NULL with @c errno.
  *
  * @par Errors
  * - @c ENOTDIR: @p path is not a directory.
- * - @c EINVAL: #SAFE_FOLLOW (it always follows) or another unknown bit.
+ * - @c EINVAL: an unknown bit.
  * - Resolution errors (see the group); any error of fdopendir(3)
  *   (@c ENOMEM).
  */
@@ -1025,51 +1144,27 @@ SAFE_PUBLIC int safe_unlinkat_beneath(int dirfd, const char *path, uint64_t flag
 /**
  * @brief rm -r beneath a root.
  *
- * Removes @p path and, if it is a directory, everything below it. Never
- * follows a symlink (links are removed, not their targets), never crosses a
- * mount unless #SAFE_RMTREE_XDEV (mounts are told apart by mount id, so bind
- * mounts of the same filesystem count; by device on kernels without
- * @c STATX_MNT_ID), never leaves the root even if the tree is changed while
- * it runs: the parent is resolved by the resolver, every step below is an
- * openat(@c O_NOFOLLOW|O_DIRECTORY) or unlinkat() of a single name relative to
- * a directory descriptor, and going back up with ".." is accepted only if it
- * is the directory recorded on the way down (else the walk restarts from the
- * top, a bounded number of times). A directory moved out of the tree while
- * being emptied is noticed at its next ".." step.
- *
- * Cost: memory O(depth) (about 300 bytes per level), descriptors O(1) (at
- * most four at a time, whatever the depth).
+ * Removes @p path and, if it is a directory, everything below it, acting
+ * only on single names relative to descriptors of directories it reached
+ * from the top by single names (never the kernel's ".."). Never follows a
+ * symlink; never enters another mount (bind mounts included; where a mount
+ * cannot be told, it counts as one: @c EXDEV) unless #SAFE_RMTREE_XDEV.
+ * Bounded descriptors (at most 70), memory O(depth). The reference, with
+ * what a directory moved out during the call means: safe_rmtree_beneath(3).
  *
  * @par Guarantee
- * Only entries beneath @p dirfd are removed, whatever happens to the tree
- * meanwhile.
- *
- * What a failure leaves: what was removed before it stays removed; the walk
- * goes on past entries it cannot remove and reports the first failure.
+ * Only entries beneath @p dirfd are removed, and entries of directories
+ * that were beneath it when entered (see the man page).
  *
  * @param dirfd Root directory, or @c AT_FDCWD.
  * @param path  Tree to remove.
  * @param flags @c SAFE_RESOLVE_* bits and #SAFE_RMTREE_XDEV.
- * @return 0, or -1 with @c errno set (the first error).
- *
- * @par Errors
- * - @c EXDEV: a mount point inside the tree, or @p path itself, without
- *   #SAFE_RMTREE_XDEV (its contents are left alone); @p path itself a mount
- *   point under #SAFE_RESOLVE_NO_XDEV, even with #SAFE_RMTREE_XDEV (which
- *   concerns the mount points below it); or the path escapes the root.
- * - @c EBUSY: @p path names the root itself ("." or "/" under IN_ROOT,
- *   "a/..", ...); with #SAFE_RMTREE_XDEV, a mount point that was emptied but
- *   cannot be removed.
- * - @c EINVAL: a last component "." or ".." that does not name the root (as
- *   rmdir(2)).
- * - @c ENOTDIR: @p path ends in '/' and is not a directory (a symlink is not
- *   followed).
- * - @c ENOTEMPTY: the tree kept being refilled concurrently.
- * - @c EAGAIN: directories kept being moved while the walk climbed back.
- * - @c ENOMEM: no memory for the per-level records.
- * - Resolution errors (see the group); errors of openat(2), getdents64(2),
- *   unlinkat(2) (@c EACCES, @c EPERM, @c EROFS for entries that cannot be
- *   removed).
+ * @return 0, or -1 with @c errno set to the first error met (the removal
+ *         goes on past entries it cannot remove; what was removed stays
+ *         removed): @c EXDEV (a mount point, not entered), @c EBUSY,
+ *         @c EINVAL, @c ENOTDIR, @c ENOTEMPTY, @c EAGAIN, @c EMFILE,
+ *         @c ENOMEM, resolution errors, errors of unlinkat(2) (see the man
+ *         page).
  */
 SAFE_PUBLIC int safe_rmtree_beneath(int dirfd, const char *path, uint64_t flags);
 
@@ -1171,11 +1266,14 @@ SAFE_PUBLIC int safe_linkat_beneath(int olddirfd, const char *oldpath, int newdi
  * @param target   Link body (not resolved).
  * @param dirfd    Root directory, or @c AT_FDCWD.
  * @param linkpath Name of the new link.
- * @param flags    @c SAFE_RESOLVE_* bits.
+ * @param flags    @c SAFE_RESOLVE_* bits and #SAFE_REPLACE.
  * @return 0, or -1 with @c errno set.
  *
  * @par Errors
- * - @c EEXIST: @p linkpath exists (also "." and "..").
+ * - @c EEXIST: @p linkpath exists without #SAFE_REPLACE (also "." and "..",
+ *   and a name ending in '/', even with it).
+ * - @c EISDIR: #SAFE_REPLACE and @p linkpath is a directory.
+ * - @c EBUSY: #SAFE_REPLACE and @p linkpath is a mount point.
  * - @c ENOENT: @p target is empty.
  * - @c EFAULT: @p target is NULL.
  * - Resolution errors of the parent (see the group); any other error of
@@ -1431,18 +1529,12 @@ SAFE_PUBLIC SAFE_NODISCARD int safe_reopen(int fd, int flags);
  * (so an absolute path under #SAFE_RESOLVE_BENEATH is @c EXDEV and an empty
  * path @c ENOENT whatever @p dirfd is).
  *
- * Naming by climbing, without procfs: each directory's name is found by
- * opening ".." from it and scanning that directory for the entry with its
- * identity, up to the root; a non-directory's name is the entry the path (or
- * its last symlink) reached. Climbing needs search permission on the
- * directories from the object up and read permission on those above it.
- * Where that is refused (@c EACCES), the kernel's names of the object's and
- * the root's descriptors are read from their entries in a verified procfs
- * (as safe_reopen()) and the root's name is stripped from the object's.
- * Either way the result is trusted only after it has been resolved again from
- * @p dirfd (scoped, following no symlink) to the same object; if that fails,
- * the work is retried a bounded number of times. For a file with several
- * hard links, the name the path reached is returned.
+ * The name is the path the resolution itself took (the names it opened,
+ * one at a time, from @p dirfd down), trusted only once resolved again from
+ * @p dirfd to the same object: nothing above the root is opened or read,
+ * and no permission beyond the resolution's is needed. For a file with
+ * several hard links, the name the path reached is returned. The method:
+ * safe_realpath_beneath(3).
  *
  * @par Guarantee
  * The result, resolved again from @p dirfd without following any symlink,
@@ -1458,10 +1550,6 @@ SAFE_PUBLIC SAFE_NODISCARD int safe_reopen(int fd, int flags);
  * @par Errors
  * - @c ERANGE: @p buf is too small (@p size 0 included).
  * - @c EAGAIN: the tree kept changing while the path was being computed.
- * - @c EACCES: as safe_openat2(); or a directory on the way up cannot be
- *   searched or read and the procfs cannot name the object (no verified
- *   procfs, another mount namespace, a root not reachable from the process's
- *   root).
  * - @c ENAMETOOLONG: the canonical path is @c PATH_MAX or longer.
  * - Resolution errors as safe_openat2().
  */
@@ -1564,7 +1652,7 @@ SAFE_PUBLIC void safe_walk_close(struct safe_walk *w);
 /** @} */
 
 /**
- * @brief The library's version string (for example "0.1.0").
+ * @brief The library's version string (for example "1.0.0").
  * @return A static, NUL-terminated string.
  */
 SAFE_PUBLIC const char *safe_version(void);

@@ -179,6 +179,13 @@ int so_openat2_fast(int dirfd, const char *path, const struct safe_open_how *how
 /* The userspace walker: same contract as safe_openat2() for an already
  * validated how. */
 int so_walk_open(int dirfd, const char *path, const struct safe_open_how *how);
+/* The same, and the path the walk took to the object, relative to the root
+ * ("." for the root itself, else "a/b/c": the names of the levels it
+ * descended to and of the final component, no ".", ".." or symlink), in
+ * buf (NUL-terminated, its length in *len); ERANGE if it does not fit in
+ * size bytes (nothing is then returned open). */
+int so_walk_open_named(int dirfd, const char *path, const struct safe_open_how *how, char *buf,
+		       size_t size, size_t *len);
 
 /* Open with already validated flags, choosing fast path or walker (open.c). */
 int so_open_validated(int dirfd, const char *path, const struct safe_open_how *how);
@@ -238,15 +245,26 @@ struct so_ident {
 };
 
 /* Identity of fd (name NULL or "") or of name relative to fd, never following
- * a trailing symlink, with the mount id (statx, 5.8+; else so_mount_id();
- * have_mnt false when nothing can tell). Returns 0 or -1 with errno. */
+ * a trailing symlink, with the mount id: statx's (5.8+), else so_mount_id()'s,
+ * else (a name on a filesystem without file handles) the procfs fdinfo of
+ * the name opened O_PATH|O_NOFOLLOW. have_mnt is false only when nothing can
+ * tell (no statx mount id, no file handles, no procfs fdinfo). Returns 0, or
+ * -1 with errno: a resource error (EMFILE, ENFILE, ENOMEM) met while learning
+ * the mount id is passed on, never turned into "unknown". */
 int so_ident_at(int fd, const char *name, struct so_ident *id);
+
+/* The same without the mount-id fallbacks (statx's mount id if it reports
+ * one): for comparisons of inodes only (so_same_inode()). */
+int so_inode_at(int fd, const char *name, struct so_ident *id);
 
 /* The mount id of fd (name NULL or "") or of name relative to fd where statx
  * does not report it (before 5.8): the file handle's (name_to_handle_at,
  * filesystems with handles), else, for a descriptor, its procfs fdinfo
- * entry. False when neither can tell. Keeps errno. */
-bool so_mount_id(int fd, const char *name, uint64_t *mnt);
+ * entry (2 descriptors for a moment). 1 with *mnt set; 0 when neither can
+ * tell (no handles, no verified procfs or no mnt_id line); -1 with errno for
+ * a resource error (EMFILE, ENFILE, ENOMEM) or a name that went away. Keeps
+ * errno unless it fails. */
+int so_mount_id(int fd, const char *name, uint64_t *mnt);
 
 /* The identity in a struct stat (no mount id). */
 static inline struct so_ident so_stat_ident(const struct stat *st)
@@ -275,12 +293,19 @@ static inline bool so_same_inode(const struct so_ident *a, const struct so_ident
 	return a->dev == b->dev && a->ino == b->ino;
 }
 
-/* True when b lives on another mount than a (mount ids when both known, else devices). */
+/* True unless b is shown to be on a's mount: equal mount ids. Without a mount
+ * id on either side the answer is true even on one device (fail closed: a
+ * bind mount shares the device of its source, so devices cannot show one
+ * mount); callers treat "another mount" as the boundary they refuse. */
 static inline bool so_other_mount(const struct so_ident *a, const struct so_ident *b)
 {
 	if (a->have_mnt && b->have_mnt)
 		return a->mnt != b->mnt;
+#ifdef SAFEOPEN_MUTATE_MOUNT_BY_DEV
+	/* Mutation (tests only): decide by the devices, which bind mounts share. */
 	return a->dev != b->dev;
+#endif
+	return true;
 }
 
 /* ------------------------------------------------------------------ procfs (procfs.c) */
@@ -322,6 +347,43 @@ int so_procfs_entry(int fd, char name[SO_FD_NAME_SIZE]);
  * checking that the result is the same inode as fd. Returns the new fd or -1.
  */
 int so_procfs_reopen(int fd, int flags);
+
+/* ------------------------------------------------------------------ mkdir -p with undo (mkdir_all.c) */
+
+/* One directory below so_made_dirs.topfd, in the order the walk met them. */
+struct so_made_step {
+	size_t off;         /* its name: names + off */
+	struct so_ident id; /* what it was when the walk opened it */
+	bool ours;          /* created by this call (not by a concurrent creator) */
+};
+
+/* The directories one so_mkdir_all() call created, for undoing them. */
+struct so_made_dirs {
+	int topfd;                  /* O_PATH fd of the existing directory the first
+				     * new one was made in, or -1: nothing made */
+	size_t n;                   /* steps recorded below topfd */
+	char *names;                /* their names, NUL-terminated, outermost first */
+	struct so_made_step *steps;
+};
+
+#define SO_MADE_DIRS_INIT { .topfd = -1, .n = 0, .names = NULL, .steps = NULL }
+
+/*
+ * mkdir -p beneath dirfd (safe_mkdir_all_beneath() with its resolve bits
+ * already normalised): the last directory gets `mode`, missing parents
+ * `parent_mode`. With `made` (initialised with SO_MADE_DIRS_INIT) the
+ * directories it creates are recorded, also when it fails: the caller then
+ * calls so_made_dirs_undo() or so_made_dirs_free(). Returns an
+ * O_PATH|O_DIRECTORY|O_CLOEXEC fd or -1 with errno.
+ */
+int so_mkdir_all(int dirfd, const char *path, mode_t mode, mode_t parent_mode, uint64_t resolve,
+		 struct so_made_dirs *made);
+/* Remove the recorded directories that are still where they were made, empty
+ * and the same inode, deepest first; anything else stays. Frees the record.
+ * Keeps errno. */
+void so_made_dirs_undo(struct so_made_dirs *made);
+/* Forget the record (the directories stay). */
+void so_made_dirs_free(struct so_made_dirs *made);
 
 /* ------------------------------------------------------------------ misc (util.c) */
 

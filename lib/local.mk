@@ -21,7 +21,11 @@ lib_libsafeopen_la_CFLAGS = $(AM_CFLAGS) -fvisibility=hidden
 lib_libsafeopen_la_LDFLAGS = $(AM_LDFLAGS) \
 	-version-info $(LIBSAFEOPEN_LT_VERSION) \
 	-Wl,--version-script=$(srcdir)/lib/libsafeopen.sym \
-	-Wl,--no-undefined
+	-Wl,--no-undefined -Wl,-z,now
+# -z now (BIND_NOW): the library's own calls into the C library are bound when
+# it is loaded, not at their first use: a process that forks per request does
+# that once instead of in every child (bench/fork-serve: about 8 page faults
+# and a third of the child's CPU less). With -z relro, full RELRO as well.
 EXTRA_lib_libsafeopen_la_DEPENDENCIES = lib/libsafeopen.sym
 EXTRA_DIST += lib/libsafeopen.sym
 # assert()s on the walker's and rmtree's bookkeeping (held levels, depth)

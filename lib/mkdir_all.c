@@ -6,6 +6,7 @@
  */
 #include "internal.h"
 
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -63,6 +64,110 @@ static size_t mkdir_all_base(const char *path, size_t len, size_t *base_end, siz
 	return after;
 }
 
+/* Room for every component of a path of len bytes and the top (cur, where
+ * the first mkdirat happens), taken before it: running out of memory or
+ * descriptors never leaves an unrecorded directory behind. */
+static int made_alloc(struct so_made_dirs *made, int cur, size_t len)
+{
+	made->names = malloc(len + 1);
+	made->steps = calloc(len / 2 + 1, sizeof(*made->steps));
+	if (!made->names || !made->steps) {
+		so_made_dirs_free(made);
+		return so_fail(ENOMEM);
+	}
+	made->topfd = fcntl(cur, F_DUPFD_CLOEXEC, 0);
+	if (made->topfd < 0) {
+		int saved = errno;
+		so_made_dirs_free(made);
+		return so_fail(saved);
+	}
+	return 0;
+}
+
+/* Record the step into `name` (open as next) below the top, created by this
+ * call or not. */
+static int made_record(struct so_made_dirs *made, int next, const char *name, bool ours)
+{
+	struct so_made_step *st = &made->steps[made->n];
+	st->off = made->n ? made->steps[made->n - 1].off +
+				    strlen(made->names + made->steps[made->n - 1].off) + 1
+			  : 0;
+	if (so_ident_at(next, NULL, &st->id) < 0)
+		return -1;
+	/* Fits: names has len + 1 bytes for a path of len bytes, and each
+	 * recorded component takes its length plus one (its '/' or the NUL). */
+	memcpy(made->names + st->off, name, strlen(name) + 1);
+	st->ours = ours;
+	made->n++;
+	return 0;
+}
+
+void so_made_dirs_free(struct so_made_dirs *made)
+{
+	so_closep(&made->topfd);
+	free(made->names);
+	free(made->steps);
+	made->names = NULL;
+	made->steps = NULL;
+	made->n = 0;
+}
+
+/* Open step k's directory again from the top, checking each level on the way
+ * against the record. -1 (errno kept by the caller) when one was moved,
+ * replaced or removed: nothing at or below it is touched. */
+static int made_reach(const struct so_made_dirs *made, size_t k)
+{
+	int cur = fcntl(made->topfd, F_DUPFD_CLOEXEC, 0);
+	for (size_t j = 0; cur >= 0 && j < k; j++) {
+		int next = openat(cur, made->names + made->steps[j].off,
+				  O_PATH | O_NOFOLLOW | O_DIRECTORY | O_CLOEXEC);
+		so_close(cur);
+		struct so_ident id;
+		if (next >= 0 && (so_ident_at(next, NULL, &id) < 0 ||
+				  !so_same_inode(&id, &made->steps[j].id))) {
+			so_close(next);
+			next = -1;
+		}
+		cur = next;
+	}
+	return cur;
+}
+
+/*
+ * Undo, deepest first. Safety argument: every directory acted on is reached
+ * from topfd (which the resolver opened beneath the root) by single names
+ * opened with O_NOFOLLOW|O_DIRECTORY, each checked to be the inode recorded
+ * when this call made or met it, so the walk stays inside what this call
+ * created. A directory is removed only with rmdir (empty ones only) and only
+ * while its name still leads to the recorded inode; a level that was moved or
+ * replaced is left where it is with everything below it. The window between
+ * that check and unlinkat() is the one of the sweep (tmpfile.c): swapping
+ * another empty directory in needs write access to the parent, which is what
+ * removing it needs.
+ */
+void so_made_dirs_undo(struct so_made_dirs *made)
+{
+	int saved = errno;
+	for (size_t k = made->n; made->topfd >= 0 && k-- > 0;) {
+		if (!made->steps[k].ours)
+			continue;
+		int parent = made_reach(made, k);
+		if (parent < 0)
+			continue;
+		const char *name = made->names + made->steps[k].off;
+		struct so_ident id;
+#ifndef SAFEOPEN_MUTATE_MKDIR_UNDO_RECHECK
+		if (so_ident_at(parent, name, &id) == 0 && so_same_inode(&id, &made->steps[k].id))
+#else
+		(void)id;
+#endif
+			(void)unlinkat(parent, name, AT_REMOVEDIR);
+		so_close(parent);
+	}
+	so_made_dirs_free(made);
+	errno = saved;
+}
+
 /*
  * mkdir -p, linear in the number of components.
  *
@@ -84,7 +189,8 @@ static size_t mkdir_all_base(const char *path, size_t len, size_t *base_end, siz
  * and each symlink among them one more resolution of its prefix (at most 40
  * before ELOOP). O(n) system calls on both paths.
  */
-static int mkdir_all(int dirfd, const char *path, size_t len, mode_t mode, uint64_t resolve)
+static int mkdir_all(int dirfd, const char *path, size_t len, mode_t mode, mode_t parent_mode,
+		     uint64_t resolve, struct so_made_dirs *made)
 {
 	struct safe_open_how how = {
 		.flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
@@ -134,6 +240,7 @@ static int mkdir_all(int dirfd, const char *path, size_t len, mode_t mode, uint6
 		buf[e] = '\0';
 		const char *name = buf + s;
 		int next = -1;
+		bool made_here = false;
 		if (!creating) {
 			next = mkdir_step(cur, name, resolve);
 			if (next < 0 && errno == ENOTDIR) {
@@ -159,10 +266,12 @@ static int mkdir_all(int dirfd, const char *path, size_t len, mode_t mode, uint6
 		}
 		if (next < 0) {
 			/* Missing: create it in `cur`. */
-			int r = mkdirat(cur, name, final ? mode : 0777);
+			if (made && !made->steps && made_alloc(made, cur, len) < 0)
+				return -1;
+			int r = mkdirat(cur, name, final ? mode : parent_mode);
 			if (r < 0 && errno != EEXIST)
 				return -1;
-			creating = r == 0;
+			creating = made_here = r == 0;
 			next = mkdir_step(cur, name, resolve);
 			if (next < 0) {
 				if (errno == ENOTDIR) /* a concurrent non-directory: not followed */
@@ -176,6 +285,11 @@ static int mkdir_all(int dirfd, const char *path, size_t len, mode_t mode, uint6
 				creating = false;
 				continue;
 			}
+		}
+		if (made && made->topfd >= 0 &&
+		    made_record(made, next, name, made_here) < 0) {
+			so_close(next);
+			return -1;
 		}
 		buf[e] = saved;
 		so_close(cur);
@@ -193,5 +307,14 @@ int safe_mkdir_all_beneath(int dirfd, const char *path, mode_t mode, uint64_t fl
 	size_t len;
 	if (so_path_len(path, &len) < 0)
 		return -1;
-	return mkdir_all(dirfd, path, len, mode, resolve);
+	return mkdir_all(dirfd, path, len, mode, 0777, resolve, NULL);
+}
+
+int so_mkdir_all(int dirfd, const char *path, mode_t mode, mode_t parent_mode, uint64_t resolve,
+		 struct so_made_dirs *made)
+{
+	size_t len;
+	if (so_path_len(path, &len) < 0)
+		return -1;
+	return mkdir_all(dirfd, path, len, mode, parent_mode, resolve, made);
 }

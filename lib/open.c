@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The public entry points safe_openat2() / safe_openat_beneath(): the
- * validation of (how, size) and the choice between the openat2 fast path
- * (openat2.c) and the userspace walker (resolve.c). Both paths are given the
+ * The public entry points safe_openat2(), safe_openat_beneath() and
+ * safe_openat_in_root(): the validation of (how, size) and the choice between
+ * the openat2 fast path (openat2.c) and the userspace walker (resolve.c). Both paths are given the
  * same validated how, so they agree on every EINVAL/E2BIG/EFAULT; each then
  * reproduces the kernel's resolution errors. Dependencies point one way:
  * this file calls both, neither calls back.
@@ -143,6 +143,19 @@ int so_open_validated(int dirfd, const char *path, const struct safe_open_how *h
 	return so_walk_open(dirfd, path, how);
 }
 
+/*
+ * The openat2() probe runs once when the library is loaded, so that a
+ * process that forks before its first call (a pre-forking or fork-per-request
+ * server) hands the answer to every child instead of each child probing
+ * again. It is one system call that touches no file (probe.c), and only a
+ * hint like every probe state: a seccomp filter installed later is noticed by
+ * the real call, which handles ENOSYS/EPERM exactly as the probe would.
+ */
+__attribute__((constructor)) static void probe_at_load(void)
+{
+	(void)so_have_openat2();
+}
+
 int safe_openat2(int dirfd, const char *path, const struct safe_open_how *how, size_t size)
 {
 	struct safe_open_how h;
@@ -155,12 +168,31 @@ int safe_openat2(int dirfd, const char *path, const struct safe_open_how *how, s
 	return so_open_validated(dirfd, path, &h);
 }
 
-int safe_openat_beneath(int dirfd, const char *path, int flags, mode_t mode)
+/*
+ * The two short forms stand in for openat(2), so they keep its habit of
+ * ignoring the mode unless O_CREAT or O_TMPFILE asks for one (openat2(2), and
+ * so safe_openat2(), rejects such a mode with EINVAL). Only the mode is
+ * relaxed: every other rule of safe_openat2() applies unchanged.
+ */
+static int open_short(int dirfd, const char *path, int flags, mode_t mode, uint64_t resolve)
 {
+	uint64_t f = (uint64_t)(unsigned int)flags;
 	struct safe_open_how h = {
-		.flags = (uint64_t)(unsigned int)flags,
-		.mode = mode,
-		.resolve = SAFE_RESOLVE_BENEATH | SAFE_RESOLVE_NO_MAGICLINKS,
+		.flags = f,
+		.mode = (f & ((uint64_t)O_CREAT | SO_O_TMPFILE_BIT)) ? mode : 0,
+		.resolve = resolve,
 	};
 	return safe_openat2(dirfd, path, &h, sizeof(h));
+}
+
+int safe_openat_beneath(int dirfd, const char *path, int flags, mode_t mode)
+{
+	return open_short(dirfd, path, flags, mode,
+			  SAFE_RESOLVE_BENEATH | SAFE_RESOLVE_NO_MAGICLINKS);
+}
+
+int safe_openat_in_root(int dirfd, const char *path, int flags, mode_t mode)
+{
+	return open_short(dirfd, path, flags, mode,
+			  SAFE_RESOLVE_IN_ROOT | SAFE_RESOLVE_NO_MAGICLINKS);
 }

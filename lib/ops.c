@@ -164,7 +164,10 @@ int safe_statx_beneath(int dirfd, const char *path, uint64_t flags, unsigned int
 DIR *safe_opendir_beneath(int dirfd, const char *path, uint64_t flags)
 {
 	uint64_t resolve;
-	if (so_op_resolve(flags, 0, &resolve) < 0)
+	/* SAFE_FOLLOW is accepted for one convention across the calls that
+	 * reach an object: a directory stream always follows a trailing link
+	 * (scoped), as opendir(3) does, so the bit changes nothing. */
+	if (so_op_resolve(flags, SAFE_FOLLOW, &resolve) < 0)
 		return NULL;
 	if (!path) {
 		errno = EFAULT;
@@ -211,12 +214,65 @@ static const char *name_with_slash(const struct so_last *last, char buf[SO_LAST_
 	return buf;
 }
 
+/* Hidden names of REPLACE: the prefix and length of tmpfile.c's, so that
+ * `safeopen ROOT sweep` and readers of a listing know them. */
+#define REPLACE_PREFIX ".safeopen-"
+#define REPLACE_RANDOM 16
+#define REPLACE_TRIES 32
+
+/*
+ * symlinkat/mknodat with SAFE_REPLACE. Safety argument: the node is created
+ * under a fresh hidden name in pfd (a directory the resolver opened beneath
+ * the root) by a call that never follows its name and fails on any existing
+ * one (EEXIST: another name is drawn), then renamed onto the plain last name
+ * in the same directory with rename(2), which never follows either and
+ * replaces atomically: a lookup of the name sees the old object or the new
+ * one, never nothing. rename(2) itself refuses to put a non-directory over a
+ * directory (EISDIR) or a mount point (EBUSY). On failure the hidden name is
+ * removed, only while it is still the node created here. "." / ".." / a
+ * trailing slash have no name to replace: the plain call answers them.
+ */
+static int make_replacing(int pfd, const struct so_last *last, const char *target, mode_t mode,
+			  dev_t dev)
+{
+	char tmp[sizeof(REPLACE_PREFIX) + REPLACE_RANDOM];
+	memcpy(tmp, REPLACE_PREFIX, sizeof(REPLACE_PREFIX) - 1);
+	tmp[sizeof(tmp) - 1] = '\0';
+	int r = -1;
+	for (int i = 0; i < REPLACE_TRIES; i++) {
+		so_random_name(tmp + sizeof(REPLACE_PREFIX) - 1, REPLACE_RANDOM);
+		r = target ? symlinkat(target, pfd, tmp) : mknodat(pfd, tmp, mode, dev);
+		if (r == 0 || errno != EEXIST)
+			break;
+	}
+	if (r < 0)
+		return -1;
+	struct so_ident made;
+	if (so_ident_at(pfd, tmp, &made) < 0)
+		goto fail;
+	if (renameat(pfd, tmp, pfd, last->name) == 0)
+		return 0;
+fail:;
+	int saved = errno;
+	struct so_ident now;
+	if (so_ident_at(pfd, tmp, &now) == 0 && so_same_inode(&now, &made))
+		(void)unlinkat(pfd, tmp, 0);
+	return so_fail(saved);
+}
+
+static bool replaceable(const struct so_last *last)
+{
+	return !last->is_root && !last->trailing_slash && !so_is_dot_or_dotdot(last->name);
+}
+
 int safe_mknodat_beneath(int dirfd, const char *path, mode_t mode, dev_t dev, uint64_t flags)
 {
 	struct so_last last;
-	_cleanup_fd_ int pfd = op_parent(dirfd, path, flags, 0, 0, &last);
+	_cleanup_fd_ int pfd = op_parent(dirfd, path, flags, SAFE_REPLACE, 0, &last);
 	if (pfd < 0)
 		return -1;
+	if ((flags & SAFE_REPLACE) && replaceable(&last))
+		return make_replacing(pfd, &last, NULL, mode, dev);
 	/* mknodat never follows its last component; "." and ".." are EEXIST,
 	 * a trailing slash ENOENT (or EEXIST when the name exists), as the
 	 * kernel says; the file type in mode is checked by the kernel. */
@@ -367,9 +423,15 @@ int safe_linkat_beneath(int olddirfd, const char *oldpath, int newdirfd, const c
 int safe_symlinkat_beneath(const char *target, int dirfd, const char *linkpath, uint64_t flags)
 {
 	struct so_last last;
-	_cleanup_fd_ int pfd = op_parent(dirfd, linkpath, flags, 0, !target || !linkpath ? EFAULT : 0, &last);
+	_cleanup_fd_ int pfd = op_parent(dirfd, linkpath, flags, SAFE_REPLACE,
+					 !target || !linkpath ? EFAULT : 0, &last);
 	if (pfd < 0)
 		return -1;
+	if ((flags & SAFE_REPLACE) && replaceable(&last)) {
+		if (!*target) /* symlinkat() would say ENOENT for the hidden name */
+			return so_fail(ENOENT);
+		return make_replacing(pfd, &last, target, 0, 0);
+	}
 	char nb[SO_LAST_MAX + 1];
 	/* symlinkat() never follows its last component; "." / ".." are EEXIST;
 	 * an empty target is ENOENT. The target is stored, not resolved. */
@@ -536,7 +598,7 @@ static long xattr_procfs(int obj, const struct xreq *q, bool have_at)
 		so_feature_set(SO_FEAT_XATTRAT, SO_PROBE_MISSING);
 	}
 	struct so_ident want;
-	if (so_ident_at(obj, NULL, &want) < 0)
+	if (so_inode_at(obj, NULL, &want) < 0)
 		return -1;
 	char p[64];
 	(void)snprintf(p, sizeof(p), "/proc/thread-self/fd/%s", ent);

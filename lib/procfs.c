@@ -27,15 +27,19 @@
 
 #define PROC_ROOT_INO 1
 
-/* The mount id of fd, or 0 if statx cannot tell (before 5.8). Not
- * so_ident_at(): its fallback for old kernels reads fdinfo through here. */
-static uint64_t mount_id(int fd)
+/* The mount id of fd in *mnt, 0 if statx cannot tell (before 5.8, or no
+ * statx). Not so_ident_at(): its fallback for old kernels reads fdinfo
+ * through here. Returns 0, or -1 with errno when statx fails otherwise (a
+ * resource error is then passed on as it is, never read as "cannot tell"). */
+static int mount_id(int fd, uint64_t *mnt)
 {
 	struct statx stx;
-	if (statx(fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW, STATX_MNT_ID, &stx) < 0 ||
-	    !(stx.stx_mask & STATX_MNT_ID))
-		return 0;
-	return stx.stx_mnt_id;
+	*mnt = 0;
+	if (statx(fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW, STATX_MNT_ID, &stx) < 0)
+		return errno == ENOSYS ? 0 : -1;
+	if (stx.stx_mask & STATX_MNT_ID)
+		*mnt = stx.stx_mnt_id;
+	return 0;
 }
 
 /* Is fd a directory of the verified procfs (device dev, and mount mnt where
@@ -44,10 +48,11 @@ static int check_procfs(int fd, dev_t dev, uint64_t mnt)
 {
 	struct statfs sfs;
 	struct stat st;
+	uint64_t m = 0;
 	errno = 0;
 	if (fstatfs(fd, &sfs) < 0 || sfs.f_type != PROC_SUPER_MAGIC ||
 	    fstat(fd, &st) < 0 || st.st_dev != dev || !S_ISDIR(st.st_mode) ||
-	    (mnt && mount_id(fd) != mnt))
+	    (mnt && (mount_id(fd, &m) < 0 || m != mnt)))
 		return so_fail(so_resource_errno(errno) ? errno : ENXIO);
 	return 0;
 }
@@ -105,7 +110,9 @@ static int procfs_thread_dir(const char *dir)
 	if (sfs.f_type != PROC_SUPER_MAGIC || st.st_ino != PROC_ROOT_INO)
 		return so_fail(ENXIO);
 
-	uint64_t mnt = mount_id(procfd);
+	uint64_t mnt;
+	if (mount_id(procfd, &mnt) < 0)
+		return unusable();
 	char sub[32];
 	(void)snprintf(sub, sizeof(sub), "thread-self/%s", dir);
 	int fd = procfs_open_sub(procfd, st.st_dev, mnt, sub);

@@ -202,6 +202,10 @@ struct walk {
 	int back;
 	bool back_same;
 	int links;         /* symlinks followed so far */
+	/* The final component the walk opened (in buf), or none (0): the walk
+	 * opened cur itself. */
+	const char *last;
+	size_t last_len;
 
 	/* The names that led from each level to the next: levels 1..depth,
 	 * each NUL-terminated, in order. */
@@ -238,13 +242,30 @@ struct info {
 	uint64_t mnt;
 };
 
-/* The mount id where statx does not report it (so_mount_id()); as a last
- * resort (no file handles, no procfs) the device number, which misses bind
- * mounts of the same filesystem. */
-static uint64_t mount_id_fallback(int fd, uint64_t dev)
+/*
+ * The mount id where statx does not report it (before 5.8): so_mount_id(),
+ * the file handle's, else the procfs fdinfo entry's. A resource error on the
+ * way (fdinfo needs 2 descriptors at once) fails with its errno. Where
+ * nothing can tell (no file handles, no procfs), the id is "unknown":
+ * (1 << 63) | fd, which no real mount id has (they are ints) and which is
+ * distinct for every descriptor open at once, so it never equals the root's
+ * (the walk holds the root open): every NO_XDEV check that meets it says
+ * EXDEV. Never the device number, which a bind mount shares with its source.
+ */
+static int mount_id_fallback(int fd, dev_t dev, uint64_t *mnt)
 {
-	uint64_t mnt;
-	return so_mount_id(fd, NULL, &mnt) ? mnt : dev | (1ULL << 63);
+	int r = so_mount_id(fd, NULL, mnt);
+	if (r < 0)
+		return -1;
+	if (r == 0) {
+		*mnt = (1ULL << 63) | (uint32_t)fd;
+#ifdef SAFEOPEN_MUTATE_MOUNT_BY_DEV
+		/* Mutation (tests only): the device number, shared by bind mounts. */
+		*mnt = (1ULL << 63) | (uint64_t)dev;
+#endif
+	}
+	(void)dev;
+	return 0;
 }
 
 /* Type, identity, owner and (with want_mnt) mount id of fd (or AT_FDCWD).
@@ -261,8 +282,8 @@ static int info_of(int fd, bool want_mnt, struct info *in)
 			in->type = stx.stx_mode & S_IFMT;
 			if (stx.stx_mask & STATX_MNT_ID)
 				in->mnt = stx.stx_mnt_id;
-			else
-				in->mnt = mount_id_fallback(fd, in->id.dev);
+			else if (mount_id_fallback(fd, in->id.dev, &in->mnt) < 0)
+				return -1;
 			return 0;
 		}
 		if (errno != ENOSYS)
@@ -274,8 +295,8 @@ static int info_of(int fd, bool want_mnt, struct info *in)
 	in->id = so_stat_ident(&st);
 	in->type = st.st_mode & S_IFMT;
 	in->uid = st.st_uid;
-	in->mnt = want_mnt ? mount_id_fallback(fd, st.st_dev) : 0;
-	return 0;
+	in->mnt = 0;
+	return want_mnt ? mount_id_fallback(fd, st.st_dev, &in->mnt) : 0;
 }
 
 static int get_info(const struct walk *w, int fd, struct info *in)
@@ -1290,6 +1311,8 @@ static int final_name(struct walk *w, const struct comp *c)
 			if (in.mnt != w->root_mnt)
 				return so_fail(EXDEV);
 		}
+		w->last = c->name;
+		w->last_len = c->len;
 		return take_fd(&fd);
 	}
 	int err = errno;
@@ -1386,6 +1409,7 @@ static int walk_once(struct walk *w, const char *path, size_t len)
 	w->lo = 1;
 	drop_chain(w);
 	w->links = 0;
+	w->last_len = 0;
 	w->back = -1;
 	w->pos = w->cap - len - 1;
 	memcpy(w->buf + w->pos, path, len + 1);
@@ -1439,14 +1463,59 @@ static int walk_once(struct walk *w, const char *path, size_t len)
 }
 
 /*
+ * The path the walk took to the object it just opened: the names of levels
+ * 1..depth and of the final component, joined by '/' ("." for none). Each is
+ * a name the walk opened as a single component, so the result has no ".",
+ * ".." or symlink in it.
+ */
+static int walk_path(const struct walk *w, char *buf, size_t size, size_t *lenp)
+{
+	size_t len = w->names_len + w->last_len;
+	if (w->last_len == 0 && len > 0)
+		len--; /* no '/' after the last level's name */
+	if (len == 0)
+		len = 1; /* "." */
+	if (len >= size)
+		return so_fail(ERANGE);
+	if (w->names_len == 0 && w->last_len == 0) {
+		memcpy(buf, ".", 2);
+	} else {
+		memcpy(buf, w->names, w->names_len);
+		for (size_t i = 0; i < w->names_len; i++)
+			if (buf[i] == '\0')
+				buf[i] = '/';
+		memcpy(buf + w->names_len, w->last, w->last_len);
+		buf[len] = '\0';
+	}
+	*lenp = len;
+	return 0;
+}
+
+static int walk_open(int dirfd, const char *path, const struct safe_open_how *how, char *named,
+		     size_t size, size_t *named_len);
+
+int so_walk_open(int dirfd, const char *path, const struct safe_open_how *how)
+{
+	return walk_open(dirfd, path, how, NULL, 0, NULL);
+}
+
+int so_walk_open_named(int dirfd, const char *path, const struct safe_open_how *how, char *buf,
+		       size_t size, size_t *len)
+{
+	return walk_open(dirfd, path, how, buf, size, len);
+}
+
+/*
  * The walker's entry point (safety argument: top of this file). Path checks
  * in the kernel's order (EFAULT, ENOENT, ENAMETOOLONG, EXDEV for an absolute
  * path under BENEATH before the dirfd is looked at), then walk_once() until
  * it neither detects a race nor needs identities it did not record; races
  * are retried SO_RACE_RETRIES times, then EAGAIN. Everything the walk opened
- * is closed on every path; heap buffers, if any, are freed.
+ * is closed on every path; heap buffers, if any, are freed. With `named`,
+ * the path the walk took is written there too (walk_path()).
  */
-int so_walk_open(int dirfd, const char *path, const struct safe_open_how *how)
+static int walk_open(int dirfd, const char *path, const struct safe_open_how *how, char *named,
+		     size_t size, size_t *named_len)
 {
 	size_t len;
 	if (so_path_len(path, &len) < 0)
@@ -1499,6 +1568,10 @@ int so_walk_open(int dirfd, const char *path, const struct safe_open_how *how)
 
 	for (int i = 0; i < SO_RACE_RETRIES; i++) {
 		ret = walk_once(w, path, len);
+		if (ret >= 0 && named && walk_path(w, named, size, named_len) < 0) {
+			so_close(ret);
+			ret = WALK_FAIL;
+		}
 		drop_chain(w);
 		if (ret == WALK_FAIL && kernel_eloop_stands(w))
 			errno = ELOOP; /* the walk's own error is no better answer */

@@ -11,8 +11,13 @@
  *    (a symlink is never followed: it is an entry to unlink), every removal is
  *    unlinkat(cur, name) (which never follows its last component), and no path
  *    string is ever built up from the root.
- *  - A mount point (another mount id than its parent, st_dev where the kernel
- *    does not report mount ids) is not entered unless SAFE_RMTREE_XDEV.
+ *  - A mount point is not entered unless SAFE_RMTREE_XDEV: openat2's
+ *    RESOLVE_NO_XDEV shows it (5.6+), else another mount id than its parent
+ *    (statx, file handle or procfs fdinfo: so_ident_at()). A mount id that
+ *    cannot be learnt counts as another mount, never st_dev (which a bind
+ *    mount shares); out of descriptors while learning one, a held level is
+ *    given back and the step retried, else the directory is not entered and
+ *    the error (EMFILE) reported.
  *  - Going back up never uses the kernel's "..": the walk returns to the
  *    directory it descended from, through the descriptor it holds for it
  *    (the deepest RMTREE_HELD levels and the top are held) or, deeper, by
@@ -26,9 +31,10 @@
  *    of that directory (which was inside the tree when entered).
  *
  * Cost: O(depth) memory (one small record per level: identity, resume
- * offset, child name), at most RMTREE_HELD + 4 descriptors (the held levels
+ * offset, child name), at most RMTREE_HELD + 6 descriptors (the held levels
  * including the current one, the top's fresh description, the parent, the
- * top, one being opened); under EMFILE the oldest held level is given back.
+ * top, one being opened, two for a moment in so_procfs_mnt_id()); under
+ * EMFILE the oldest held level is given back.
  * One getdents buffer. A tree deeper than RMTREE_HELD costs one re-descent
  * of d opens per RMTREE_HELD levels climbed at depth d.
  */
@@ -116,13 +122,68 @@ static bool make_room(struct walk *w, int err)
 	return true;
 }
 
-static int open_child(struct walk *w, int dfd, const char *name)
+/*
+ * Open directory `name` of dfd for reading, never following a symlink (ELOOP
+ * or ENOTDIR for anything but a directory). With `mount` (the caller refuses
+ * other mounts) and openat2 (5.6+), the open itself keeps to dfd's mount
+ * (RESOLVE_NO_XDEV: EXDEV for a mount point) and *same says so; otherwise
+ * *same is false and the caller compares mount ids (so_other_mount()).
+ */
+static int open_dir(int dfd, const char *name, bool mount, bool *same)
+{
+	*same = false;
+	if (mount && so_have_openat2()) {
+		struct safe_open_how how = {
+			.flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC,
+			.mode = 0,
+			.resolve = SAFE_RESOLVE_BENEATH | SAFE_RESOLVE_NO_XDEV |
+				   SAFE_RESOLVE_NO_SYMLINKS | SAFE_RESOLVE_NO_MAGICLINKS,
+		};
+#ifdef SAFEOPEN_MUTATE_RMTREE_OPEN_XDEV
+		/* Mutation (tests only): the open may cross a mount unseen. */
+		how.resolve &= ~(uint64_t)SAFE_RESOLVE_NO_XDEV;
+#endif
+		int fd = so_openat2_fast(dfd, name, &how);
+		if (fd >= 0 || errno != ENOSYS) {
+			*same = fd >= 0;
+			return fd;
+		}
+	}
+	return openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+}
+
+static int open_child(struct walk *w, int dfd, const char *name, bool *same)
 {
 	for (;;) {
-		int c = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		int c = open_dir(dfd, name, !w->xdev, same);
 		if (c >= 0 || !make_room(w, errno))
 			return c;
 	}
+}
+
+/*
+ * The identity of the child open as c, and whether it is on the mount of its
+ * parent (identity *pid), unless SAFE_RMTREE_XDEV. `same`: the open showed it
+ * (open_dir()); else the mount ids are compared, and one that cannot be
+ * learnt counts as another mount (so_other_mount()). A resource error while
+ * learning them (the procfs fdinfo entry needs descriptors) gives back a held
+ * level and tries again (make_room()), else fails with that errno: never a
+ * weaker fact. Returns 0; -1 with EXDEV for another mount, or the error.
+ */
+static int child_ident(struct walk *w, const struct so_ident *pid, int c, bool same,
+		       struct so_ident *cid)
+{
+	bool need_mnt = !w->xdev && !same;
+	for (;;) {
+		int r = need_mnt ? so_ident_at(c, NULL, cid) : so_inode_at(c, NULL, cid);
+		if (r == 0)
+			break;
+		if (!make_room(w, errno))
+			return -1;
+	}
+	if (need_mnt && so_other_mount(pid, cid))
+		return so_fail(EXDEV);
+	return 0;
 }
 
 /* Close every held level but the top. */
@@ -144,7 +205,9 @@ static void drop_held(struct walk *w)
  * moved, deleted or recreated meanwhile: a directory outside can never take
  * the place of one it came from. Returns 0, or -1 with errno set when a
  * recorded name no longer leads to a directory on its parent's mount (EXDEV
- * for another mount): the caller restarts from the top.
+ * for another mount): the caller restarts from the top; or -1 with a
+ * resource errno (EMFILE, ENFILE, ENOMEM), which is no race: the caller
+ * stops with it.
  */
 static int climb(struct walk *w)
 {
@@ -174,14 +237,13 @@ static int climb(struct walk *w)
 	w->depth = 0;
 	w->lo = 1;
 	for (size_t l = 0; l < up; l++) {
-		int c = open_child(w, w->lv[l].fd, w->lv[l].child);
+		bool same;
+		int c = open_child(w, w->lv[l].fd, w->lv[l].child, &same);
 		if (c < 0)
 			return -1;
 		struct so_ident cid;
-		int r = so_ident_at(c, NULL, &cid);
-		if (r == 0 && !w->xdev && so_other_mount(&w->lv[l].id, &cid))
-			r = so_fail(EXDEV); /* the name leads to another mount now */
-		if (r < 0) {
+		/* EXDEV: the name leads to another mount now. */
+		if (child_ident(w, &w->lv[l].id, c, same, &cid) < 0) {
 			so_close(c);
 			return -1;
 		}
@@ -246,21 +308,19 @@ static int handle_entry(struct walk *w, struct level *lv, int cur, const char *n
 		note(w, errno);
 		return 0;
 	}
-	int c = open_child(w, cur, name);
+	bool same;
+	int c = open_child(w, cur, name, &same);
 	if (c < 0) {
 		if (errno == ENOTDIR || errno == ELOOP) /* swapped for a non-directory */
 			unlink_nondir(w, lv, cur, name);
 		else if (errno != ENOENT)
-			note(w, errno);
+			note(w, errno); /* EXDEV: a mount point */
 		return 0;
 	}
-	if (so_ident_at(c, NULL, cid) < 0) {
+	/* A mount point, or one that cannot be shown not to be: EXDEV, not
+	 * entered; out of descriptors: that errno, not entered either. */
+	if (child_ident(w, &lv->id, c, same, cid) < 0) {
 		note(w, errno);
-		so_close(c);
-		return 0;
-	}
-	if (!w->xdev && so_other_mount(&lv->id, cid)) {
-		note(w, EXDEV);
 		so_close(c);
 		return 0;
 	}
@@ -319,6 +379,10 @@ restart:
 				break;
 			/* Back up, only to the directory we came from. */
 			if (climb(&w) < 0) {
+				if (so_resource_errno(errno)) { /* no race: out of them */
+					note(&w, errno);
+					goto out;
+				}
 				if (++restarts > SO_RACE_RETRIES) {
 					note(&w, EAGAIN);
 					goto out;
@@ -376,23 +440,32 @@ int safe_rmtree_beneath(int dirfd, const char *path, uint64_t flags)
 	if (pfd < 0)
 		return -1;
 	struct so_ident rootid, pid, tid;
-	if (so_ident_at(dirfd, NULL, &rootid) < 0)
+	if (so_inode_at(dirfd, NULL, &rootid) < 0)
 		return -1;
 	if (last.is_root)
 		return so_fail(EBUSY);
 	if (so_is_dot_or_dotdot(last.name)) {
 		/* Like rmdir: refuse "." and ".."; EBUSY if they name the root. */
 		_cleanup_fd_ int fd = so_op_open(dirfd, path, resolve, O_DIRECTORY);
-		if (fd < 0 || so_ident_at(fd, NULL, &tid) < 0)
+		if (fd < 0 || so_inode_at(fd, NULL, &tid) < 0)
 			return -1;
 		return so_fail(so_same_inode(&tid, &rootid) ? EBUSY : EINVAL);
 	}
-	if (so_ident_at(pfd, NULL, &pid) < 0)
-		return -1;
+	/* The top is what the path names: SAFE_RESOLVE_NO_XDEV keeps it on its
+	 * parent's mount even with SAFE_RMTREE_XDEV (which only concerns mount
+	 * points below it). */
+	bool top_mount = !xdev || (resolve & SAFE_RESOLVE_NO_XDEV);
 
 	for (int tries = 0; tries < RMTREE_TOP_RETRIES; tries++) {
-		_cleanup_fd_ int top =
-			openat(pfd, last.name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		bool same;
+		_cleanup_fd_ int top = open_dir(pfd, last.name, top_mount, &same);
+		if (top < 0 && errno == EXDEV) {
+			/* A mount point: EXDEV for a directory; a non-directory
+			 * is left to unlinkat() below (EBUSY), as without openat2. */
+			top = openat(pfd, last.name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			if (top >= 0)
+				return so_fail(EXDEV);
+		}
 		if (top < 0) {
 			if (errno == ENOTDIR || errno == ELOOP) {
 				/* A non-directory (a symlink is removed, never followed). */
@@ -408,15 +481,19 @@ int safe_rmtree_beneath(int dirfd, const char *path, uint64_t flags)
 				return unlinkat(pfd, last.name, AT_REMOVEDIR);
 			return -1;
 		}
-		if (so_ident_at(top, NULL, &tid) < 0)
+		/* Mount ids: for the check below, and for the children's when
+		 * their opens cannot show their mount (no openat2). */
+		bool need_mnt = top_mount && !same;
+		if ((need_mnt ? so_ident_at(top, NULL, &tid) : so_inode_at(top, NULL, &tid)) < 0)
 			return -1;
 		if (so_same_inode(&tid, &rootid))
 			return so_fail(EBUSY);
-		/* The top is what the path names: SAFE_RESOLVE_NO_XDEV keeps it on
-		 * its parent's mount even with SAFE_RMTREE_XDEV (which only
-		 * concerns mount points below it). */
-		if ((!xdev || (resolve & SAFE_RESOLVE_NO_XDEV)) && so_other_mount(&pid, &tid))
-			return so_fail(EXDEV);
+		if (need_mnt) {
+			if (so_ident_at(pfd, NULL, &pid) < 0)
+				return -1;
+			if (so_other_mount(&pid, &tid))
+				return so_fail(EXDEV);
+		}
 		int err = empty_dir(top, &tid, xdev) < 0 ? errno : 0;
 		so_closep(&top);
 		if (unlinkat(pfd, last.name, AT_REMOVEDIR) == 0)

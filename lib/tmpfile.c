@@ -54,7 +54,28 @@
 #define WORK_MODE (S_IRUSR | S_IWUSR)
 
 /* The operation bits safe_tmpfile_xattr() accepts besides the resolve bits. */
-#define TMPFILE_OP_FLAGS (SAFE_TMPFILE_REPLACE | SAFE_TMPFILE_SYNC | SAFE_TMPFILE_NO_OTMPFILE)
+#define TMPFILE_OP_FLAGS (SAFE_TMPFILE_REPLACE | SAFE_TMPFILE_SYNC | SAFE_TMPFILE_PARENTS)
+
+/* Internal: the named strategy only. Never a public bit: set from the
+ * environment by tmp_strategy_env(), for tests and benchmarks. */
+#define TMP_ONLY_NAMED (1ULL << 63)
+
+/* Missing parents of SAFE_TMPFILE_PARENTS get this mode (umask applies). */
+#define PARENTS_MODE 0755
+
+/*
+ * SAFEOPEN_NO_O_TMPFILE=1 in the environment makes every creation use the
+ * named fallback, as on a filesystem without O_TMPFILE: the switch of the
+ * tests and benchmarks, outside the ABI. Read at each creation (one getenv()
+ * next to a dozen system calls) so that a test can compare both strategies in
+ * one process; ignored in set-user-ID and set-group-ID programs
+ * (secure_getenv). Either strategy gives the same result.
+ */
+static uint64_t tmp_strategy_env(void)
+{
+	const char *v = secure_getenv("SAFEOPEN_NO_O_TMPFILE");
+	return v && *v && strcmp(v, "0") != 0 ? TMP_ONLY_NAMED : 0;
+}
 
 enum tmp_strategy {
 	TMP_EMPTY_PATH = 1, /* unnamed inode, linkat(AT_EMPTY_PATH) */
@@ -80,6 +101,7 @@ struct safe_tmpfile {
 	bool has_tmpname;               /* TMP_NAMED: tmpname exists in parentfd */
 	char name[NAME_MAX + 1];        /* final name in parentfd */
 	char tmpname[TMP_NAME_LEN + 1]; /* TMP_NAMED: the hidden name */
+	struct so_made_dirs made;       /* SAFE_TMPFILE_PARENTS: what to undo */
 };
 
 static void tmp_init(struct safe_tmpfile *t)
@@ -88,6 +110,7 @@ static void tmp_init(struct safe_tmpfile *t)
 	t->fd = -1;
 	t->userfd = -1;
 	t->parentfd = -1;
+	t->made.topfd = -1;
 }
 
 static void make_hidden_name(char buf[TMP_NAME_LEN + 1])
@@ -320,7 +343,7 @@ static int tmp_create(int dirfd, const char *path, mode_t mode, uint64_t flags, 
 	memcpy(t->name, last.name, sizeof(t->name));
 
 	mode_t cmode = mode | WORK_MODE;
-	if (!(flags & SAFE_TMPFILE_NO_OTMPFILE)) {
+	if (!(flags & TMP_ONLY_NAMED)) {
 		_cleanup_fd_ int fd = open_unnamed(parentfd, cmode);
 		if (fd >= 0) {
 			bool cached = use_cache &&
@@ -603,40 +626,91 @@ static int check_mode(mode_t mode)
 	return (mode & ~(mode_t)07777) ? so_fail(EINVAL) : 0;
 }
 
+/*
+ * SAFE_TMPFILE_PARENTS: mkdir -p of the directory part of path beneath dirfd
+ * (recorded in *made for the undo), returning an O_PATH fd of it and in
+ * *name the last component, with in *cflags the flags that resolve that one
+ * plain name in it (the scope bits of the caller, BENEATH instead of
+ * IN_ROOT: the name has no '/', "." or ".."). A path of one component has
+ * nothing to create: the caller's dirfd, path and flags are kept (fd -2).
+ */
+static int make_parents(int dirfd, const char *path, uint64_t *cflags, struct so_made_dirs *made,
+			const char **name)
+{
+	const char *slash = strrchr(path, '/');
+	if (!slash)
+		return -2;
+	*name = slash + 1;
+	char dir[PATH_MAX];
+	size_t n = (size_t)(slash - path);
+	while (n > 0 && path[n - 1] == '/')
+		n--;
+	if (n == 0) { /* "/name": the parent is "/" */
+		dir[0] = '/';
+		n = 1;
+	} else {
+		memcpy(dir, path, n);
+	}
+	dir[n] = '\0';
+	uint64_t resolve = *cflags & SO_RESOLVE_ALL_MASK;
+	int fd = so_mkdir_all(dirfd, dir, PARENTS_MODE, PARENTS_MODE, resolve, made);
+	if (fd < 0)
+		return -1;
+	*cflags = (*cflags & ~(SO_RESOLVE_ALL_MASK | SAFE_TMPFILE_PARENTS)) |
+		  ((resolve & ~SAFE_RESOLVE_IN_ROOT) | SAFE_RESOLVE_BENEATH);
+	return fd;
+}
+
 int safe_tmpfile_xattr(int dirfd, const char *path, mode_t mode, const struct safe_xattr *xattrs,
 		       size_t nxattrs, uint64_t flags)
 {
 	uint64_t resolve;
 	if (so_op_resolve(flags, TMPFILE_OP_FLAGS, &resolve) < 0)
 		return -1;
-	flags = (flags & TMPFILE_OP_FLAGS) | resolve;
+	flags = (flags & TMPFILE_OP_FLAGS) | resolve | tmp_strategy_env();
 	if (check_mode(mode) < 0 || check_final_name(path) < 0 || check_xattrs(xattrs, nxattrs) < 0)
 		return -1;
 
+	struct so_made_dirs made = SO_MADE_DIRS_INIT;
+	_cleanup_fd_ int pdir = -1;
+	if (flags & SAFE_TMPFILE_PARENTS) {
+		pdir = make_parents(dirfd, path, &flags, &made, &path);
+		if (pdir == -1) {
+			so_made_dirs_undo(&made);
+			return -1;
+		}
+		if (pdir >= 0)
+			dirfd = pdir;
+	}
 	/* A second round only when the cached link probe proved stale. */
 	for (bool use_cache = true;; use_cache = false) {
 		struct safe_tmpfile t;
 		tmp_init(&t);
 		if (tmp_create(dirfd, path, mode, flags, use_cache, &t) < 0)
-			return -1;
+			break;
 		int fd = tmp_publish(&t, xattrs, nxattrs, flags);
-		if (fd >= 0)
+		if (fd >= 0) {
+			so_made_dirs_free(&made);
 			return fd;
+		}
 		int saved = errno;
 		bool stale = t.stale;
 		(void)tmp_release(&t, false);
+		errno = saved;
 		if (!stale || !use_cache)
-			return so_fail(saved);
+			break;
 	}
+	so_made_dirs_undo(&made); /* keeps errno */
+	return -1;
 }
 
 int safe_tmpfile_open(int dirfd, const char *path, mode_t mode, uint64_t flags,
 		      struct safe_tmpfile **tmpp)
 {
 	uint64_t resolve;
-	if (so_op_resolve(flags, SAFE_TMPFILE_NO_OTMPFILE, &resolve) < 0)
+	if (so_op_resolve(flags, SAFE_TMPFILE_PARENTS, &resolve) < 0)
 		return -1;
-	flags = (flags & SAFE_TMPFILE_NO_OTMPFILE) | resolve;
+	flags = (flags & SAFE_TMPFILE_PARENTS) | resolve | tmp_strategy_env();
 	if (!tmpp)
 		return so_fail(EFAULT);
 	if (check_mode(mode) < 0 || check_final_name(path) < 0)
@@ -646,6 +720,14 @@ int safe_tmpfile_open(int dirfd, const char *path, mode_t mode, uint64_t flags,
 	if (!t)
 		return so_fail(ENOMEM);
 	tmp_init(t);
+	_cleanup_fd_ int pdir = -1;
+	if (flags & SAFE_TMPFILE_PARENTS) {
+		pdir = make_parents(dirfd, path, &flags, &t->made, &path);
+		if (pdir == -1)
+			goto fail;
+		if (pdir >= 0)
+			dirfd = pdir;
+	}
 	if (tmp_create(dirfd, path, mode, flags, false, t) < 0)
 		goto fail;
 	/* The caller works on a descriptor of its own number; the handle keeps
@@ -664,6 +746,7 @@ int safe_tmpfile_open(int dirfd, const char *path, mode_t mode, uint64_t flags,
 
 fail:;
 	int saved = errno;
+	so_made_dirs_undo(&t->made);
 	free(t);
 	return so_fail(saved);
 }
@@ -736,8 +819,10 @@ int safe_tmpfile_link(struct safe_tmpfile *tmp, const struct safe_xattr *xattrs,
 	if (user_fd_ok(tmp) < 0)
 		return tmp_kill(tmp);
 	int fd = tmp_publish(tmp, xattrs, nxattrs, flags);
-	if (fd >= 0)
+	if (fd >= 0) {
+		so_made_dirs_free(&tmp->made); /* published: the directories stay */
 		free(tmp);
+	}
 	return fd;
 }
 
@@ -753,6 +838,9 @@ int safe_tmpfile_discard(struct safe_tmpfile *tmp)
 		if (tmp_release(tmp, ours) < 0 && !err)
 			err = errno;
 	}
+	/* After the file's hidden name is gone: the directories of
+	 * SAFE_TMPFILE_PARENTS that are still empty and still ours. */
+	so_made_dirs_undo(&tmp->made);
 	free(tmp);
 	return err ? so_fail(err) : 0;
 }
@@ -844,8 +932,12 @@ static int sweep_one(int dfd, const struct so_ident *dirid, const char *name,
 }
 
 int safe_tmpfile_sweep_beneath(int dirfd, const char *path, unsigned int min_age_seconds,
-			       uint64_t flags)
+			       uint64_t flags, unsigned int *removedp)
 {
+	unsigned int dummy;
+	if (!removedp)
+		removedp = &dummy;
+	*removedp = 0;
 	uint64_t resolve;
 	if (so_op_resolve(flags, 0, &resolve) < 0)
 		return -1;
@@ -866,12 +958,16 @@ int safe_tmpfile_sweep_beneath(int dirfd, const char *path, unsigned int min_age
 	if (clock_gettime(CLOCK_REALTIME, &now) < 0)
 		return -1;
 
-	int removed = 0, err = 0;
+	unsigned int removed = 0;
+	int err = 0;
 	_Alignas(struct dirent64) char buf[4096];
 	for (;;) {
 		long n = syscall(SYS_getdents64, dfd, buf, sizeof(buf));
-		if (n < 0)
-			return -1;
+		if (n < 0) {
+			if (!err)
+				err = errno;
+			break;
+		}
 		if (n == 0)
 			break;
 		for (long off = 0; off < n;) {
@@ -885,10 +981,10 @@ int safe_tmpfile_sweep_beneath(int dirfd, const char *path, unsigned int min_age
 				continue;
 			int r = sweep_one(dfd, &dirid, de->d_name, &now, min_age_seconds);
 			if (r > 0 && removed < INT_MAX)
-				removed++;
+				*removedp = ++removed;
 			else if (r < 0 && !err)
 				err = errno;
 		}
 	}
-	return err ? so_fail(err) : removed;
+	return err ? so_fail(err) : (int)removed;
 }

@@ -5,7 +5,8 @@
 #  - with <linux/openat2.h> included first, the header's static assertions
 #    compare every SAFE_RESOLVE_* bit with the kernel's RESOLVE_* value, and
 #    they do fire on a wrong value (a header whose checks never run fails);
-#  - every ```c block of README.md compiles as it stands.
+#  - every ```c block of README.md compiles as it stands, and those of
+#    doc/cookbook.md as one file.
 # C++ is checked by tests/check-header-cxx.sh.
 set -eu
 srcdir=${top_srcdir:-.}
@@ -73,5 +74,18 @@ done
 if [ "$n" -eq 0 ]; then
 	echo "FAIL: no C block found in README.md"
 	fail=1
+fi
+
+# doc/cookbook.md: every C block, all in one file (the first block holds the
+# includes and the helpers' declarations the others use).
+awk '/^```c$/ { on = 1; next } /^```/ { on = 0; print ""; next } on' \
+	"$srcdir/doc/cookbook.md" > "$tmp/cookbook.c"
+nb=$(grep -c '^```c$' "$srcdir/doc/cookbook.md" || true)
+if [ "$nb" -lt 2 ]; then
+	echo "FAIL: doc/cookbook.md has $nb C blocks"
+	fail=1
+else
+	try "doc/cookbook.md: its $nb C blocks" $cc -std=c11 -Wall -Wextra -Werror -I"$inc" \
+		-c "$tmp/cookbook.c" -o "$tmp/o"
 fi
 exit $fail

@@ -1,7 +1,8 @@
 #!/bin/sh
 # Fails if the shared library exports anything that is not in the version
 # script, anything unversioned, or anything the public header does not declare,
-# or if a symbol of the version script is missing from the library.
+# or if a symbol of the version script is missing from the library; or if the
+# places that state the release disagree (one version story: see below).
 set -eu
 srcdir=${top_srcdir:-.}
 builddir=${top_builddir:-.}
@@ -37,6 +38,47 @@ if ! cmp -s "$tmp/script" "$tmp/header"; then
 fi
 [ $status -eq 0 ] && echo "check-symbols: $(wc -l < "$tmp/exported") symbols, all versioned LIBSAFEOPEN_1.0 and declared"
 
+# One version story. The release (configure.ac's AC_INIT, hence config.h's
+# PACKAGE_VERSION, safe_version() and the .pc file) is MAJOR.MINOR.PATCH; the
+# newest node of the version script is LIBSAFEOPEN_MAJOR.MINOR (a minor
+# release adds interfaces in a new node, README "ABI policy"); the soname is
+# libsafeopen.so.MAJOR; NEWS opens with the release, debian/changelog's top
+# entry packages it, no entry of the symbols file is newer, and every man
+# page's title line names it. safe_version() itself is compared below (the
+# static application prints it) and in test_base.
+ver=$(sed -n 's/^AC_INIT(\[libsafeopen\], \[\([^]]*\)\].*/\1/p' "$srcdir/configure.ac")
+pcver=$(sed -n 's/^Version: //p' "$builddir/libsafeopen.pc" 2>/dev/null)
+vstatus=0
+vfail() { echo "check-symbols: version: $*"; vstatus=1; }
+case $ver in
+[0-9]*.[0-9]*.[0-9]*) ;;
+*) vfail "configure.ac's AC_INIT version '$ver' is not MAJOR.MINOR.PATCH" ;;
+esac
+major=${ver%%.*}
+minor=${ver#*.}; minor=${minor%%.*}
+[ "$pcver" = "$ver" ] || vfail "libsafeopen.pc says '$pcver', configure.ac '$ver' (reconfigure)"
+node=$(sed -n 's/^\(LIBSAFEOPEN_[0-9.]*\)[[:space:]]*{.*/\1/p' "$srcdir/lib/libsafeopen.sym" | tail -n 1)
+[ "$node" = "LIBSAFEOPEN_$major.$minor" ] ||
+	vfail "newest node of lib/libsafeopen.sym is '$node'; release $ver needs LIBSAFEOPEN_$major.$minor"
+soname=$(readelf -d "$so" | sed -n 's/.*(SONAME).*\[\(.*\)\]$/\1/p')
+[ "$soname" = "libsafeopen.so.$major" ] || vfail "soname '$soname', release $ver needs libsafeopen.so.$major"
+news=$(sed -n 's/^\([0-9][0-9.]*\) .*/\1/p' "$srcdir/NEWS" | head -n 1)
+[ "$news" = "$ver" ] || vfail "NEWS opens with '$news', not $ver"
+deb=$(sed -n '1s/^libsafeopen (\([^)-]*\)-[^)]*).*/\1/p' "$srcdir/packaging/debian/changelog")
+[ "$deb" = "$ver" ] || vfail "packaging/debian/changelog's top entry is '$deb', not $ver"
+newer=$(awk -v v="$ver" 'NR > 2 && $2 != v { print $1 " " $2 }' "$srcdir/packaging/debian/libsafeopen1.symbols" |
+	while read -r sym sv; do
+		dpkg --compare-versions "$sv" gt "$ver" 2>/dev/null && echo "$sym $sv"
+	done || true)
+[ -z "$newer" ] || vfail "symbols newer than $ver in packaging/debian/libsafeopen1.symbols: $newer"
+for p in "$srcdir"/doc/man/man3/*.3 "$srcdir"/doc/man/man7/*.7 "$srcdir"/examples/safeopen.1; do
+	grep -q '^\.TH ' "$p" || continue # an alias page (.so)
+	th=$(sed -n 's/^\.TH .*"libsafeopen \([0-9][^"]*\)".*/\1/p' "$p")
+	[ "$th" = "$ver" ] || vfail "${p#"$srcdir"/}: .TH names libsafeopen '$th', not $ver"
+done
+[ $vstatus -eq 0 ] && echo "check-symbols: version $ver: $node, libsafeopen.so.$major, libsafeopen.pc, NEWS, debian/changelog, symbols file and man pages agree"
+[ $vstatus -eq 0 ] || status=1
+
 # The static archive (lib/static.mk): its only global definitions are the
 # version script's symbols, and an application may define every internal
 # name of the library (taken from the shared object's symbol table, where
@@ -69,19 +111,24 @@ else
 	cat > "$tmp/main.c" <<'EOC'
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <safeopen.h>
 int main(void)
 {
 	/* Calls into the resolver, whose internals the application redefines. */
-	return safe_openat_beneath(AT_FDCWD, "..", O_RDONLY, 0) == -1 && errno == EXDEV ? 0 : 1;
+	int escaped = !(safe_openat_beneath(AT_FDCWD, "..", O_RDONLY, 0) == -1 && errno == EXDEV);
+	puts(safe_version());
+	return escaped;
 }
 EOC
 	CC_=${CC:-cc}
 	# TEST_LINK_FLAGS: the build's sanitizer and linker flags (make check sets it).
 	# shellcheck disable=SC2086
 	if $CC_ ${TEST_LINK_FLAGS:-} -I"$srcdir/include" -o "$tmp/static-app" "$tmp/main.c" "$tmp/collide.c" "$a" -pthread \
-		> "$tmp/link.log" 2>&1 && "$tmp/static-app" > /dev/null; then
+		> "$tmp/link.log" 2>&1 && "$tmp/static-app" > "$tmp/app.out"; then
 		echo "check-symbols: archive: $(wc -l < "$tmp/archive") globals; an application defining all $n internal names links statically"
+		[ "$(cat "$tmp/app.out")" = "$ver" ] ||
+			{ echo "check-symbols: version: safe_version() says '$(cat "$tmp/app.out")', not $ver"; status=1; }
 	else
 		echo "check-symbols: static link of an application defining the $n internal names failed:"
 		cat "$tmp/link.log"; status=1

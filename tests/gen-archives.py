@@ -15,8 +15,9 @@ written, one check per line:
     CLASS dir PATH          PATH is a directory (not a symlink)
     CLASS absent PATH       nothing at PATH (PATH has no symlink on the way)
 
-CLASS says in which runs the check applies: d (default options), o
-(--overwrite), r (--in-root), or a combination such as "do"; each class runs
+CLASS says in which runs the check applies: d (--keep-old-files), o
+(replacing, the default, or --overwrite), r (--in-root --keep-old-files), or
+a combination such as "do"; each class runs
 with the fast path and with the walker forced.
 """
 import io
@@ -328,3 +329,85 @@ write_tar("predest", [
     "* setup-dir realin", "* setup-link prein realin",
     "* file ok ok-pre", "* file realin/x inside", "* link prein realin",
     "dr link pref " + rel_out + "/file", "o file pref replaced", "o dir pre", "* rc 1"])
+
+# ---------------------------------------------------------------- fidelity
+# Real-like archives for the fidelity checks of tests/test-extract.sh (in
+# OUTDIR/fidelity, outside the hostile loop): what a system archive holds.
+fid = os.path.join(out, "fidelity")
+os.makedirs(fid, exist_ok=True)
+BZ_MTIME = 1663545600  # 2022-09-19, bzip2's release in the report of issue 26
+
+
+def newc_full(entries):
+    """newc cpio: (ino, name, mode, uid, gid, nlink, mtime, data) each."""
+    buf = b""
+    for ino, name, mode, uid, gid, nlink, mtime, data in entries + [
+            (0, "TRAILER!!!", 0, 0, 0, 1, 0, b"")]:
+        nm = name.encode() + b"\0"
+        fields = [ino, mode, uid, gid, nlink, mtime, len(data), 0, 0, 0, 0, len(nm), 0]
+        buf += b"070701" + b"".join(b"%08X" % x for x in fields) + nm
+        buf += b"\0" * (-len(buf) % 4) + data
+        buf += b"\0" * (-len(buf) % 4)
+    return buf
+
+
+# 1. cpio hard links as bsdtar --format=newc writes bzip2's three names: one
+# inode, the data with the last name; the directories after their contents
+prog = b"#!/bin/sh\n# bzip2 stand-in\n" + b"x" * 3000 + b"\n"
+with open(os.path.join(fid, "links.cpio"), "wb") as f:
+    f.write(newc_full([
+        (1, "usr", 0o40755, 0, 0, 3, BZ_MTIME - 50, b""),
+        (2, "usr/bin", 0o40755, 0, 0, 2, BZ_MTIME - 40, b""),
+        (3, "usr/bin/bzcat", 0o100755, 0, 0, 3, BZ_MTIME, b""),
+        (3, "usr/bin/bunzip2", 0o100755, 0, 0, 3, BZ_MTIME, b""),
+        (3, "usr/bin/bzip2", 0o100755, 0, 0, 3, BZ_MTIME, prog),
+        (4, "usr/bin/bzip2recover", 0o100755, 0, 0, 1, BZ_MTIME - 7, b"recover\n"),
+        (5, "usr/bin/bzless", 0o120777, 0, 0, 1, BZ_MTIME - 9, b"bzmore"),
+    ]))
+
+# 2. set-ID files and directories as a system package has them (sudo 4755,
+# a set-group-ID program, a set-group-ID shared directory, a sticky one)
+with tarfile.open(os.path.join(fid, "setid.tar"), "w", format=tarfile.PAX_FORMAT) as t:
+    for name, mode, uid, gid, kind in [
+            ("usr/", 0o755, 0, 0, "d"), ("usr/bin/", 0o755, 0, 0, "d"),
+            ("usr/bin/sudo", 0o4755, 0, 0, "f"), ("usr/bin/wall", 0o2755, 0, 5, "f"),
+            ("usr/bin/plain", 0o755, 1234, 4321, "f"),
+            ("srv/", 0o755, 0, 0, "d"), ("srv/shared/", 0o2775, 1234, 4321, "d"),
+            ("srv/tmp/", 0o1777, 0, 0, "d")]:
+        ti = tarfile.TarInfo(name)
+        ti.mode, ti.uid, ti.gid, ti.mtime = mode, uid, gid, BZ_MTIME
+        if kind == "d":
+            ti.type = tarfile.DIRTYPE
+            t.addfile(ti)
+        else:
+            data = ("%s\n" % name).encode()
+            ti.size = len(data)
+            t.addfile(ti, io.BytesIO(data))
+
+# 3. a source-tree-like archive for truncation and re-extraction: 24 files of
+# compressible text in 4 directories (sizes not multiples of 512), with the
+# cut points: the middle of the data of member 9 ("mid"), and one byte into
+# the block padding after the last member's data ("padding")
+words = [b"alpha", b"beta", b"gamma", b"delta", b"epsilon", b"zeta", b"eta", b"theta"]
+with tarfile.open(os.path.join(fid, "tree.tar"), "w", format=tarfile.GNU_FORMAT) as t:
+    ti = tarfile.TarInfo("src")
+    ti.type, ti.mode, ti.mtime = tarfile.DIRTYPE, 0o755, MTIME - 1
+    t.addfile(ti)
+    for d in range(4):
+        ti = tarfile.TarInfo("src/d%d" % d)
+        ti.type, ti.mode, ti.mtime = tarfile.DIRTYPE, 0o755, MTIME
+        t.addfile(ti)
+        for i in range(6):
+            n = d * 6 + i
+            data = b" ".join(words[(n * 7 + k * k) % 8] for k in range(900 + 397 * n)) + b"\n"
+            ti = tarfile.TarInfo("src/d%d/f%02d.c" % (d, n))
+            ti.mode, ti.mtime, ti.size = 0o644, MTIME + n, len(data)
+            t.addfile(ti, io.BytesIO(data))
+with tarfile.open(os.path.join(fid, "tree.tar")) as t:
+    members = [m for m in t.getmembers() if m.isfile()]
+    mid = members[8]
+    last = members[-1]
+    assert last.size % 512
+    with open(os.path.join(fid, "tree.cuts"), "w") as f:
+        f.write("mid %d %s\n" % (mid.offset_data + mid.size // 2, mid.name))
+        f.write("padding %d -\n" % (last.offset_data + last.size + 1))

@@ -43,7 +43,7 @@ tests_test_base_CFLAGS = $(TEST_CFLAGS)
 tests_test_base_LDADD = $(TEST_LDADD)
 tests_test_base_LDFLAGS = $(SUITE_LINK)
 TESTS += tests/test_base tests/check-symbols.sh
-EXTRA_DIST += tests/check-symbols.sh tests/direct.sh tests/partial.sh
+EXTRA_DIST += tests/check-symbols.sh tests/direct.sh tests/partial.sh tests/strategy.h
 
 # Suite "resolve": the resolver table, each case three ways.
 check_PROGRAMS += tests/test_resolve
@@ -223,5 +223,5 @@ AM_TESTS_ENVIRONMENT += MAN_CPPFLAGS='-I$(abs_top_srcdir)/include'; export MAN_C
 	MAN_LIBS='$(abs_top_builddir)/lib/.libs/libsafeopen.so'; export MAN_LIBS;
 
 # The cookbook's programs (examples/cookbook), run against a temp dir.
-TESTS += tests/test-cookbook.sh
-EXTRA_DIST += tests/test-cookbook.sh
+TESTS += tests/test-cookbook.sh tests/test-readme.sh
+EXTRA_DIST += tests/test-cookbook.sh tests/test-readme.sh

@@ -108,6 +108,16 @@ int sb_drop_privileges(void)
 	return 0;
 }
 
+int sb_chown_for_dropped(int dirfd, const char *path, int flags)
+{
+	/* As in sb_drop_privileges(): a caller that did not start as root keeps
+	 * its uid (inside a user namespace too, mapped to its own uid), so its
+	 * files are already the dropped user's. */
+	if (!fx_started_as_root())
+		return 0;
+	return fchownat(dirfd, path, 65534, 65534, flags);
+}
+
 int sb_run(int (*fn)(void *), void *arg)
 {
 	/* The child reports fn's result through a pipe rather than its exit

@@ -34,6 +34,14 @@ int sb_seccomp(const struct sb_rule *rules, size_t n);
  * namespace (fx_enter_mount_ns) gives up all its capabilities. */
 int sb_drop_privileges(void);
 
+/* Give dirfd/path (AT_EMPTY_PATH in flags: dirfd itself) to the user that
+ * sb_drop_privileges() makes of this process, so that it may write there
+ * afterwards: uid/gid 65534 when the test started as root; nothing to do
+ * for an unprivileged caller (any uid), whose own files these are and who
+ * keeps its uid. Never a chown that needs privilege the caller lacks.
+ * Returns 0 or -1 with errno. */
+int sb_chown_for_dropped(int dirfd, const char *path, int flags);
+
 /*
  * Run fn(arg) in a forked child and return fn's result (0..255, 0 = pass),
  * 128+signal if the child was killed before reporting, 255 if it exited

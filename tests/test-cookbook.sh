@@ -49,6 +49,8 @@ check "serve /../../outside/secret is 404" test "$(get /../../outside/secret)" =
 check "serve absolute symlink out is 404" test "$(get /abs/secret)" = 404
 check "serve climbing symlink is 404" test "$(get /up)" = 404
 check "serve a FIFO is 403 (and does not hang)" test "$(timeout 10 "$cb/serve-url" "$R" /fifo || true)" = 403
+ln -s loop "$R/loop"
+check "serve a symlink loop is 403 (ELOOP: refused, not missing)" test "$(get /loop)" = 403
 check "serve %00 is 400" test "$(get /sub/a.txt%00.html)" = 400
 check "serve a relative URL is 400" test "$(get sub/a.txt)" = 400
 

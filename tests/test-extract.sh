@@ -115,8 +115,15 @@ for arc in "$A"/*.tar "$A"/*.zip "$A"/*.cpio; do
 	base=${arc##*/}; base=${base%.*}
 	k=$((k + 1))
 	for cls in d o r; do
-		case $cls in d) opts= gl= ;; o) opts=--overwrite gl= ;; r) opts= gl=--in-root ;; esac
 		for path in fast walker; do
+			# d: --keep-old-files; o: replacing, the default (fast path:
+			# spelled --overwrite); r: --in-root (and --keep-old-files)
+			case $cls:$path in
+			d:*) opts=--keep-old-files gl= ;;
+			o:fast) opts=--overwrite gl= ;;
+			o:walker) opts= gl= ;;
+			r:*) opts=--keep-old-files gl=--in-root ;;
+			esac
 			# quick size: archive k runs one of the six combinations, in turn
 			if [ -z "$LONG" ]; then
 				case $((k % 6)):$cls:$path in
@@ -166,9 +173,9 @@ rm -rf "$D"; mkdir "$D"
 check "symlink-relative: write through the link refused with EXDEV" \
 	grep -qx "safeopen: extract: s/written: not extracted: leads outside the destination directory (EXDEV)" "$T/err"
 rm -rf "$D"; mkdir "$D"
-"$SAFEOPEN" "$D" extract "$A/duplicates.tar" >"$T/out" 2>"$T/err"; rc=$?
-check "duplicates: second copy refused with EEXIST" \
-	grep -qx "safeopen: extract: dup: not extracted: already exists (--overwrite replaces it) (EEXIST)" "$T/err"
+"$SAFEOPEN" "$D" extract -k "$A/duplicates.tar" >"$T/out" 2>"$T/err"; rc=$?
+check "duplicates, -k: second copy refused with EEXIST" \
+	grep -qx "safeopen: extract: dup: not extracted: already exists (--keep-old-files) (EEXIST)" "$T/err"
 
 # --strict stops at the first refusal; standard input; -v
 rm -rf "$D"; mkdir "$D"
@@ -265,19 +272,27 @@ fi
 
 # ---------------------------------------------------------------- 3. swap attack
 # DEST/d is a directory, DEST/evil a symlink to outside; race-swap exchanges
-# the two names as fast as it can while a $NF-file archive (3000 under check-long) is extracted into d.
+# the two names as fast as it can while a $NF-file archive (3000 under
+# check-long) is extracted into d and e, its entries alternating between them.
 if [ ! -x "$SWAP" ]; then
 	skip "swap attack: examples/race-swap not built"
 else
 	NF=1000; [ -n "$LONG" ] && NF=3000
-	G=$T/big; mkdir -p "$G/d"
-	i=0; while [ $i -lt $NF ]; do : >"$G/d/f$i"; i=$((i + 1)); done
-	tar -C "$G" -cf "$T/big.tar" d
+	G=$T/big; mkdir -p "$G/d" "$G/e"
+	# the files only (the extraction writes into d, never creates or
+	# replaces it), alternating between d and e: each entry of d resolves d
+	# again instead of using the directory held for the previous entry
+	i=0
+	while [ $i -lt $((NF / 2)) ]; do
+		: >"$G/d/f$i"; : >"$G/e/f${i}e"; printf 'd/f%s\ne/f%se\n' $i $i
+		i=$((i + 1))
+	done >"$T/big.list"
+	tar -C "$G" -cf "$T/big.tar" --no-recursion -T "$T/big.list"
 	rm -rf "$G"
 	# attack RUNNER VICTIM: extract big.tar with RUNNER under the attack
 	# (VICTIM: the outside directory evil points to). Sets swaps, inside.
 	attack() {
-		D=$T/dest; chmod -R u+rwx "$D" 2>/dev/null; rm -rf "$D"; mkdir -p "$D/d"
+		D=$T/dest; chmod -R u+rwx "$D" 2>/dev/null; rm -rf "$D"; mkdir -p "$D/d" "$D/e"
 		ln -s "$2" "$D/evil"
 		"$SWAP" "$D" d evil 60 >"$T/swaps" 2>"$T/swap.err" &
 		spid=$!
@@ -333,20 +348,33 @@ rm -rf "$D"; mkdir "$D"
 "$SAFEOPEN" "$D" extract "$T/priv.tar" >"$T/out" 2>"$T/err"; rc=$?
 check "device node refused without --devices (EPERM), the rest extracted" \
 	test $rc -eq 1 -a ! -e "$D/null" -a -f "$D/suid" -a -p "$D/sock"
+setid_warning="safeopen: extract: warning: set-user-ID or set-group-ID bits not restored on 1 entry"
 if [ "$uid" -eq 0 ]; then
-	check "root without --same-owner: set-user-ID bit dropped, owned by root" \
-		test "$(stat -c '%a %u' "$D/suid")" = "755 0"
+	# tar's defaults for root: --same-owner --same-permissions
+	check "root, default: owner and set-user-ID restored (as GNU tar and bsdtar), no warning" \
+		test "$(stat -c '%a %u %g' "$D/suid")" = "4755 1234 4321" -a \
+		"$(grep -c warning "$T/err")" -eq 0
 	rm -rf "$D"; mkdir "$D"
-	"$SAFEOPEN" "$D" extract --devices --same-owner "$T/priv.tar" >"$T/out" 2>"$T/err"; rc=$?
-	check "root --devices --same-owner: device, owner and set-user-ID restored" \
-		test $rc -eq 0 -a -c "$D/null" -a "$(stat -c '%a %u %g' "$D/suid")" = "4755 1234 4321"
+	"$SAFEOPEN" "$D" extract --devices "$T/priv.tar" >"$T/out" 2>"$T/err"; rc=$?
+	check "root --devices: device node created, exit 0" test $rc -eq 0 -a -c "$D/null"
+	rm -rf "$D"; mkdir "$D"
+	"$SAFEOPEN" "$D" extract --no-same-owner "$T/priv.tar" >"$T/out" 2>"$T/err"; rc=$?
+	check "root --no-same-owner: owned by root, set-user-ID dropped, one warning" \
+		test "$(stat -c '%a %u' "$D/suid")" = "755 0" -a \
+		"$(grep -c "^$setid_warning (root keeps them only with --same-owner)\$" "$T/err")" -eq 1
+	rm -rf "$D"; mkdir "$D"
+	"$SAFEOPEN" "$D" extract --no-same-permissions "$T/priv.tar" >"$T/out" 2>"$T/err"; rc=$?
+	check "root --no-same-permissions: umask applied, set-user-ID dropped, one warning" \
+		test "$(stat -c '%a %u' "$D/suid")" = "755 1234" -a \
+		"$(grep -c "^$setid_warning" "$T/err")" -eq 1
 else
-	check "unprivileged: set-user-ID bit dropped (as GNU tar), owned by the user" \
-		test "$(stat -c '%a %u' "$D/suid")" = "755 $uid"
+	check "unprivileged: set-user-ID bit dropped (as GNU tar), owned by the user, one warning" \
+		test "$(stat -c '%a %u' "$D/suid")" = "755 $uid" -a \
+		"$(grep -c "^$setid_warning (-p keeps them on the files of this user)\$" "$T/err")" -eq 1
 	rm -rf "$D"; mkdir "$D"
 	"$SAFEOPEN" "$D" extract -p "$T/priv.tar" >"$T/out" 2>"$T/err"
-	check "unprivileged -p: own set-user-ID file kept (as GNU tar -p)" \
-		test "$(stat -c '%a %u' "$D/suid")" = "4755 $uid"
+	check "unprivileged -p: own set-user-ID file kept (as GNU tar -p), no warning" \
+		test "$(stat -c '%a %u' "$D/suid")" = "4755 $uid" -a "$(grep -c warning "$T/err")" -eq 0
 	rm -rf "$D"; mkdir "$D"
 	"$SAFEOPEN" "$D" extract --devices "$T/priv.tar" >"$T/out" 2>"$T/err"; rc=$?
 	check "unprivileged --devices: refused by the kernel (EPERM), exit 1" \
@@ -375,6 +403,203 @@ rm -rf "$D"; mkdir "$D"
 "$SAFEOPEN" "$D" extract "$T/truncated.tar" >"$T/out" 2>"$T/err"; rc=$?
 check "truncated archive: exit 1, no temporary names left" \
 	test $rc -eq 1 -a -z "$(find "$D" -name '.safeopen-*')"
+# ---------------------------------------------------------------- 5. fidelity
+# Real-like archives (tests/gen-archives.py, $A/fidelity): cpio hard links
+# with their mtime, set-ID bits with this user's defaults, truncated plain
+# and compressed archives, re-extraction in the three modes; compared with
+# bsdtar (owners, modes, mtimes, hard-link groups) where it is installed.
+F=$A/fidelity
+X=$T/fx
+HAVE_BSDTAR=; command -v bsdtar >/dev/null && HAVE_BSDTAR=yes
+fresh() { chmod -R u+rwx "$1" 2>/dev/null; rm -rf "$1"; mkdir "$1"; }
+# like_bsdtar ARCHIVE WHAT: safeopen's extraction equals bsdtar's
+like_bsdtar() {
+	if ! command -v bsdtar >/dev/null; then
+		skip "$2 compared with bsdtar: bsdtar not installed"
+		return
+	fi
+	B=$T/fb; fresh "$B"
+	bsdtar -xf "$1" -C "$B" 2>"$T/err.bsdtar"
+	$MANIFEST "$B" --no-root --owners >"$T/m.bsdtar"; $MANIFEST "$X" --no-root --owners >"$T/m.ours"
+	if cmp -s "$T/m.bsdtar" "$T/m.ours"; then
+		ok "$2: identical to bsdtar ($(wc -l <"$T/m.ours") objects: type, mode, owner, mtime, content, link groups)"
+	else
+		not_ok "$2: differs from bsdtar"; diff "$T/m.bsdtar" "$T/m.ours" | head -6 | sed 's/^/#   /'
+	fi
+}
+
+# cpio: three names of one inode, the data with the last (bzip2, bzcat, bunzip2)
+fresh "$X"
+"$SAFEOPEN" "$X" extract "$F/links.cpio" >"$T/out" 2>"$T/err"; rc=$?
+check "cpio hard links: one inode, its mtime the archive's (2022-09-19), mode 0755, exit 0" \
+	test $rc -eq 0 -a "$(stat -c '%h %Y %a' "$X/usr/bin/bzip2")" = "3 1663545600 755" -a \
+	"$(stat -c %i "$X/usr/bin/bzcat")" = "$(stat -c %i "$X/usr/bin/bzip2")" -a \
+	"$(stat -c %i "$X/usr/bin/bunzip2")" = "$(stat -c %i "$X/usr/bin/bzip2")" -a \
+	"$(stat -c %Y "$X/usr/bin")" = 1663545560
+like_bsdtar "$F/links.cpio" "cpio hard links"
+
+# set-ID bits: this user's defaults (root: owners and exact modes, as tar)
+fresh "$X"
+"$SAFEOPEN" "$X" extract "$F/setid.tar" >"$T/out" 2>"$T/err"; rc=$?
+if [ "$uid" -eq 0 ]; then
+	check "set-ID as root: sudo 4755 root, wall 2755 :5, shared 2775 1234:4321, tmp 1777, no warning" \
+		test $rc -eq 0 -a "$(stat -c '%a %u:%g' "$X/usr/bin/sudo" "$X/usr/bin/wall" "$X/srv/shared" "$X/srv/tmp" | tr '\n' ' ')" = \
+		"4755 0:0 2755 0:5 2775 1234:4321 1777 0:0 " -a ! -s "$T/err"
+else
+	check "set-ID as user $uid: bits dropped, one warning counting 3 entries" \
+		test $rc -eq 0 -a "$(stat -c %a "$X/usr/bin/sudo" "$X/usr/bin/wall" "$X/srv/shared" | tr '\n' ' ')" = "755 755 755 " -a \
+		"$(cat "$T/err")" = "safeopen: extract: warning: set-user-ID or set-group-ID bits not restored on 3 entries (-p keeps them on the files of this user)"
+fi
+like_bsdtar "$F/setid.tar" "set-ID archive as uid $uid"
+
+# truncated archives: every complete entry extracted, the damaged one not
+# (no partial file), exit 1 naming it; GNU tar recovers the same entries
+S=$T/ftree; fresh "$S"
+"$SAFEOPEN" "$S" extract "$F/tree.tar" >"$T/out" 2>"$T/err" || not_ok "tree.tar: whole archive not extracted"
+# complete_in DIR: the regular files of DIR equal to the whole extraction's
+complete_in() { (cd "$1" && find . -type f | sort | while read -r f; do cmp -s "$f" "$S/$f" && echo "$f"; done); }
+nfiles_in() { find "$1" -type f | wc -l; }
+mid_cut=$(awk '$1 == "mid" { print $2 }' "$F/tree.cuts")
+mid_name=$(awk '$1 == "mid" { print $3 }' "$F/tree.cuts")
+pad_cut=$(awk '$1 == "padding" { print $2 }' "$F/tree.cuts")
+head -c "$mid_cut" "$F/tree.tar" >"$T/cut-mid.tar"
+head -c "$pad_cut" "$F/tree.tar" >"$T/cut-padding.tar"
+cuts="cut-mid.tar cut-padding.tar"
+for z in xz gzip; do
+	command -v $z >/dev/null || { skip "truncated .tar.$z: $z not installed"; continue; }
+	ext=$z; [ $z = gzip ] && ext=gz
+	$z -c "$F/tree.tar" >"$T/tree.tar.$ext"
+	# whole, with 300 kB of zeros after the end marker (more than a pipe
+	# holds): exit 0, the decompressor read to its end, not killed by SIGPIPE
+	{ cat "$F/tree.tar"; head -c 300000 /dev/zero; } | $z -c >"$T/padded.tar.$ext"
+	fresh "$X"
+	"$SAFEOPEN" "$X" extract "$T/padded.tar.$ext" >"$T/out" 2>"$T/err"; rc=$?
+	check "whole .tar.$ext with a long tail of zeros: exit 0, 24 files, no message" \
+		test $rc -eq 0 -a "$(complete_in "$X" | wc -l)" -eq 24 -a ! -s "$T/err"
+	# without the program (PATH without it), libarchive decompresses
+	fresh "$X"
+	PATH=/nonexistent "$SAFEOPEN" "$X" extract "$T/padded.tar.$ext" >"$T/out" 2>"$T/err"; rc=$?
+	check "whole .tar.$ext, $z not in PATH: libarchive decompresses, exit 0, 24 files" \
+		test $rc -eq 0 -a "$(complete_in "$X" | wc -l)" -eq 24 -a ! -s "$T/err"
+	sz=$(wc -c <"$T/tree.tar.$ext")
+	head -c $((sz * 3 / 5)) "$T/tree.tar.$ext" >"$T/cut.tar.$ext"
+	cuts="$cuts cut.tar.$ext"
+done
+for c in $cuts; do
+	fresh "$X"
+	"$SAFEOPEN" "$X" extract "$T/$c" >"$T/out" 2>"$T/err"; rc=$?
+	complete_in "$X" >"$T/c.ours"
+	cp "$T/err" "$T/err.$c"
+	[ "$c" = cut.tar.xz ] && cp "$T/c.ours" "$T/c.xz"
+	[ "$c" = cut-mid.tar ] && cp "$T/c.ours" "$T/c.mid"
+	G=$T/fg; fresh "$G"
+	tar -xf "$T/$c" -C "$G" 2>/dev/null
+	complete_in "$G" >"$T/c.gnu"
+	bsd=; if [ -n "$HAVE_BSDTAR" ]; then # context, not asserted
+		fresh "$T/fbt"; bsdtar -xf "$T/$c" -C "$T/fbt" 2>/dev/null
+		bsd=", bsdtar: $(complete_in "$T/fbt" | wc -l) and $(($(nfiles_in "$T/fbt") - $(complete_in "$T/fbt" | wc -l))) partial"
+	fi
+	got=$(wc -l <"$T/c.ours")
+	if [ $rc -ne 1 ]; then
+		not_ok "truncated $c: exit $rc, expected 1"
+	elif [ "$(nfiles_in "$X")" -ne "$got" ]; then
+		not_ok "truncated $c: a partial file was left ($(nfiles_in "$X") files, $got complete)"
+	elif [ -n "$(comm -23 "$T/c.gnu" "$T/c.ours")" ]; then
+		not_ok "truncated $c: GNU tar recovers complete files that safeopen does not ($got, GNU tar $(wc -l <"$T/c.gnu"))"
+		comm -23 "$T/c.gnu" "$T/c.ours" | head -4 | sed 's/^/#   /'
+	elif [ "$got" -lt 1 ]; then
+		not_ok "truncated $c: nothing recovered"
+	elif [ -n "$(find "$X" -name '.safeopen-*')" ]; then
+		not_ok "truncated $c: temporary names left"
+	else
+		ok "truncated $c: exit 1, the $got complete files (GNU tar: $(wc -l <"$T/c.gnu")$bsd), no partial file"
+	fi
+done
+if [ -f "$T/cut.tar.xz" ]; then
+	fresh "$X"
+	"$SAFEOPEN" "$X" extract - <"$T/cut.tar.xz" >"$T/out" 2>"$T/err"; rc=$?
+	complete_in "$X" >"$T/c.stdin"
+	check "truncated .tar.xz on standard input (a file): the same complete files, named damage, exit 1" \
+		test $rc -eq 1 -a -s "$T/c.stdin" -a "$(nfiles_in "$X")" -eq "$(wc -l <"$T/c.stdin")" -a \
+		"$(cmp -s "$T/c.stdin" "$T/c.xz" && echo same)" = same -a \
+		"$(grep -c '^safeopen: extract: standard input: xz -dc: exit status 1' "$T/err")" -eq 1
+fi
+check "truncated in an entry's data: that entry named in a message" \
+	grep -q "^safeopen: extract: $mid_name: " "$T/err.cut-mid.tar"
+fresh "$X"
+"$SAFEOPEN" "$X" extract "$T/cut-padding.tar" >"$T/out" 2>"$T/err"; rc=$?
+check "truncated in the padding after the last data: that file kept, the damage reported, exit 1" \
+	test $rc -eq 1 -a "$(nfiles_in "$X")" -eq 24 -a -s "$T/err"
+
+# re-extraction: the default replaces (tar's and bsdtar's default), -k refuses
+# (EEXIST, exit 1), --skip-old-files leaves; a name never followed
+R=$T/fre
+one=src/d0/f01.c two=src/d1/f07.c three=src/d2/f13.c
+spoil() {
+	printf 'changed\n' >"$R/$one"
+	rm -f "$R/$one.link"; ln "$R/$one" "$R/$one.link"
+	rm -f "$R/$two"; ln -s ../../../outside/file "$R/$two"
+	rm -f "$R/$three"
+}
+fresh "$R"; "$SAFEOPEN" "$R" extract "$F/tree.tar" >/dev/null 2>&1
+spoil
+"$SAFEOPEN" "$R" extract "$F/tree.tar" >"$T/out" 2>"$T/err"; rc=$?
+check "re-extract, default: exit 0, every file replaced (symlink in place replaced, not followed), other link of the old inode untouched" \
+	test $rc -eq 0 -a "$(complete_in "$R" | wc -l)" -eq 24 -a ! -L "$R/$two" -a \
+	"$(cat "$R/$one.link")" = changed -a ! -s "$T/err"
+check "re-extract, default: nothing outside changed" sentinel_same
+spoil
+"$SAFEOPEN" "$R" extract --keep-old-files "$F/tree.tar" >"$T/out" 2>"$T/err"; rc=$?
+check "re-extract, --keep-old-files: exit 1, 23 names refused with EEXIST, the missing one extracted" \
+	test $rc -eq 1 -a "$(grep -c ': not extracted: already exists (--keep-old-files) (EEXIST)$' "$T/err")" -eq 23 -a \
+	"$(cat "$R/$one")" = changed -a -L "$R/$two" -a -f "$R/$three"
+spoil
+"$SAFEOPEN" "$R" extract --skip-old-files "$F/tree.tar" >"$T/out" 2>"$T/err"; rc=$?
+check "re-extract, --skip-old-files: exit 0, silent, existing names left, the missing one extracted" \
+	test $rc -eq 0 -a ! -s "$T/err" -a "$(cat "$R/$one")" = changed -a -L "$R/$two" -a -f "$R/$three"
+check "re-extract: nothing outside changed" sentinel_same
+
+# --atomic: every file through the tmpfile API; the same tree, the same modes
+fresh "$X"
+"$SAFEOPEN" "$X" extract --atomic "$F/tree.tar" >"$T/out" 2>"$T/err"; rc=$?
+$MANIFEST "$S" --no-root --owners >"$T/m.default"; $MANIFEST "$X" --no-root --owners >"$T/m.atomic"
+check "--atomic: exit 0, the tree of the default extraction (modes, owners, mtimes, content)" \
+	test $rc -eq 0 -a ! -s "$T/err" -a "$(cmp -s "$T/m.default" "$T/m.atomic" && echo same)" = same
+"$SAFEOPEN" "$X" extract --atomic -k "$F/tree.tar" >"$T/out" 2>"$T/err"; rc=$?
+check "--atomic -k over it: exit 1, 24 names refused with EEXIST" \
+	test $rc -eq 1 -a "$(grep -c '(--keep-old-files) (EEXIST)$' "$T/err")" -eq 24
+"$SAFEOPEN" "$X" extract --atomic --skip-old-files "$F/tree.tar" >"$T/out" 2>"$T/err"; rc=$?
+check "--atomic --skip-old-files over it: exit 0, silent" test $rc -eq 0 -a ! -s "$T/err"
+printf 'changed\n' >"$X/$one"
+"$SAFEOPEN" "$X" extract --atomic "$F/tree.tar" >"$T/out" 2>"$T/err"; rc=$?
+check "--atomic over it: exit 0, files replaced" \
+	test $rc -eq 0 -a "$(complete_in "$X" | wc -l)" -eq 24 -a -z "$(find "$X" -name '.safeopen-*')"
+fresh "$X"
+"$SAFEOPEN" "$X" extract --atomic "$T/cut-mid.tar" >"$T/out" 2>"$T/err"; rc=$?
+check "--atomic, truncated: exit 1, the complete files only, no temporary name" \
+	test $rc -eq 1 -a "$(nfiles_in "$X")" -eq "$(complete_in "$X" | wc -l)" -a \
+	"$(complete_in "$X" | wc -l)" -eq "$(wc -l <"$T/c.mid")" -a -z "$(find "$X" -name '.safeopen-*')"
+
+# the held parent directory is let go after an entry that replaced a name: a
+# symlink retargeted between two entries leads the second one to the new place
+"$PYTHON" - "$T/retarget.tar" <<'PY'
+import io, sys, tarfile
+with tarfile.open(sys.argv[1], "w", format=tarfile.PAX_FORMAT) as t:
+    for name, kind, body in [("x", "d", None), ("y", "d", None), ("l", "l", "x"),
+                             ("l/f1", "f", b"1\n"), ("l", "l", "y"), ("l/f2", "f", b"2\n")]:
+        ti = tarfile.TarInfo(name)
+        if kind == "d":
+            ti.type = tarfile.DIRTYPE; ti.mode = 0o755; t.addfile(ti)
+        elif kind == "l":
+            ti.type = tarfile.SYMTYPE; ti.linkname = body; t.addfile(ti)
+        else:
+            ti.size = len(body); t.addfile(ti, io.BytesIO(body))
+PY
+fresh "$X"
+"$SAFEOPEN" "$X" extract "$T/retarget.tar" >"$T/out" 2>"$T/err"; rc=$?
+check "a symlink replaced between two entries: the second goes where it now leads (y/f2, not x/f2)" \
+	test $rc -eq 0 -a -f "$X/x/f1" -a -f "$X/y/f2" -a ! -e "$X/x/f2" -a "$(readlink "$X/l")" = y
+
 $MANIFEST "$O" >"$T/sentinel.full.after"
 check "sentinel unchanged at the end (checksums, modes, mtimes, xattrs)" \
 	cmp -s "$T/sentinel.full" "$T/sentinel.full.after"

@@ -1,14 +1,22 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
-# tests/test-httpd.sh: examples/safe-httpd driven by curl over loopback.
+# tests/test-httpd.sh: httpd/safe-httpd driven by curl over loopback.
 #
 # A temporary tree: ROOT, and next to it secret.txt and outside/ holding a
 # unique token. Checks: GET/HEAD/PUT/DELETE byte for byte, Content-Type from
-# the xattr, index.html and listings, ranges through sendfile, the access log,
-# malformed requests, 40 traversal attempts (none may return a byte of the
-# token), then 200 concurrent requests while an attacker swaps a directory for
-# a symlink to outside: no escape, the server survives and holds no more
-# descriptors afterwards; SIGTERM exits cleanly. Then the connection model
+# the xattr, index.html and listings (with sizes and dates), single ranges
+# through sendfile and several as multipart/byteranges (byte for byte),
+# ETag with If-None-Match and If-Range, the access log, malformed requests,
+# 40 traversal attempts (none may return a byte of the token), then 200
+# concurrent requests while an attacker swaps a directory for a symlink to
+# outside: no escape, the server survives and holds no more descriptors
+# afterwards; SIGTERM exits cleanly. The safe defaults: read-only (405)
+# unless --writable, --writable refused on a non-loopback address without
+# --auth-file and with an auth file others can read, 401 without or with
+# wrong credentials (Bearer and Basic), dotfiles and the library's
+# temporary names 404 and unlisted (--dotfiles serves dotfiles only), -D,
+# --mime-types with the built-in table as fallback, --log FILE, --bind ::1.
+# Then the connection model
 # with raw-socket clients (python3): 200 idle connections do not delay a GET,
 # a client sending a header byte every quarter second is cut off at --head-timeout,
 # idle keep-alive and stalled bodies time out, 50 concurrent keep-alive
@@ -17,7 +25,7 @@
 # Prints one line per check and a PASS/FAIL line. Bounded: about 15 s.
 set -u
 : "${top_builddir:=.}"
-HTTPD=${HTTPD:-"$top_builddir/examples/safe-httpd"}
+HTTPD=${HTTPD:-"$top_builddir/httpd/safe-httpd"}
 SWAP=${SWAP:-"$top_builddir/examples/race-swap"}
 CURL=${CURL:-curl}
 . "${top_srcdir:-.}/tests/partial.sh"
@@ -363,7 +371,7 @@ start() {
 	"$@" >"$out" 2>"$out.log" &
 	PID=$!
 	for _ in $(seq 250); do
-		grep -q '^listening on 127.0.0.1:[0-9]' "$out" && break
+		grep -q '^listening on 127.0.0.1:[0-9]' "$out" 2>/dev/null && break
 		kill -0 "$PID" 2>/dev/null || break
 		sleep 0.02
 	done
@@ -383,7 +391,7 @@ stop() {
 	[ "$status" = timeout ] && kill -KILL "$PID" 2>/dev/null
 	PID=
 }
-if ! start "$T/port" "$HTTPD" --timeout 2 --max-body 3000000 "$R" 0; then
+if ! start "$T/port" "$HTTPD" --writable --timeout 2 --max-body 3000000 "$R" 0; then
 	echo "FAIL: test-httpd: server did not start"; cat "$T/port.log"; exit 1
 fi
 ok "server listening on 127.0.0.1:$PORT (port 0 picked one and printed it)"
@@ -414,9 +422,36 @@ check "Range 99990-: to the end" \
 req -r 200000-300000 /docs/data.bin
 check "Range past the end: 416 with bytes */size" \
 	test "$code" = 416 -a "$(header Content-Range)" = "bytes */100000"
-req -r 0-1,5-6 /docs/data.bin
-check "several ranges: ignored, 200 with the whole file" \
+# several ranges: multipart/byteranges, compared byte for byte with the
+# body built here from the boundary the server chose
+req -r 0-1,5-6,99998- /docs/data.bin
+B=$(header Content-Type)
+B=${B#multipart/byteranges; boundary=}
+{
+	for r in 0-1 5-6 99998-99999; do
+		a=${r%-*} b=${r#*-}
+		printf '\r\n--%s\r\nContent-Type: application/octet-stream\r\n' "$B"
+		printf 'Content-Range: bytes %s/100000\r\n\r\n' "$r"
+		tail -c +$((a + 1)) "$R/docs/data.bin" | head -c $((b - a + 1))
+	done
+	printf '\r\n--%s--\r\n' "$B"
+} >"$T/multi.expected"
+check "several ranges: 206 multipart/byteranges, each part byte for byte" \
+	sh -c "test $code = 206 && test -n '$B' && cmp -s '$T/body' '$T/multi.expected' &&
+	test '$(header Content-Length)' = $(wc -c <"$T/multi.expected")"
+req -I -r 0-1,5-6,99998- /docs/data.bin
+check "HEAD with several ranges: the same Content-Length, no body" \
+	test "$code" = 206 -a "$(header Content-Length)" = "$(wc -c <"$T/multi.expected")"
+req -r 0-9,5-20 /docs/data.bin
+check "overlapping ranges: ignored, 200 with the whole file" \
 	sh -c "test $code = 200 && cmp -s '$T/body' '$R/docs/data.bin'"
+req -r "$(seq -s, 0 2 34 | sed 's/\([0-9]*\)/\1-\1/g')" /docs/data.bin
+check "18 ranges (more than 16): ignored, 200" test "$code" = 200
+req -r 200000-,10-19 /docs/data.bin
+check "one range past the end and one inside: 206 with the one inside" \
+	test "$code" = 206 -a "$(header Content-Range)" = "bytes 10-19/100000"
+req -r 200000-,300000- /docs/data.bin
+check "several ranges, none satisfiable: 416" test "$code" = 416
 req /docs/data.bin
 check "GET: Accept-Ranges: bytes" test "$(header Accept-Ranges)" = bytes
 LM=$(header Last-Modified)
@@ -428,6 +463,31 @@ req -H "If-Modified-Since: not a date" /docs/data.bin
 check "If-Modified-Since invalid: ignored, 200" test "$code" = 200
 req -r 0-3 -H "If-Range: $LM" /docs/data.bin
 check "If-Range matching: 206" test "$code" = 206
+# entity tags (RFC 9110, 8.8.3, 13.1.2)
+req /docs/data.bin
+ET=$(header ETag)
+check "GET: a strong ETag" sh -c "echo '$ET' | grep -qE '^\"[0-9a-f-]+\"\$'"
+req -H "If-None-Match: $ET" /docs/data.bin
+check "If-None-Match = ETag: 304 with the ETag, no body" \
+	test "$code" = 304 -a ! -s "$T/body" -a "$(header ETag)" = "$ET"
+req -H "If-None-Match: \"x\", W/$ET" /docs/data.bin
+check "If-None-Match: a list with the weak form: 304" test "$code" = 304
+req -H 'If-None-Match: *' /docs/data.bin
+check "If-None-Match: *: 304" test "$code" = 304
+req -H 'If-None-Match: "other"' -H "If-Modified-Since: $LM" /docs/data.bin
+check "If-None-Match not matching wins over a matching If-Modified-Since: 200" \
+	test "$code" = 200
+req -r 0-3 -H "If-Range: $ET" /docs/data.bin
+check "If-Range with the ETag: 206" test "$code" = 206
+req -r 0-3 -H "If-Range: W/$ET" /docs/data.bin
+check "If-Range with a weak ETag: 200 (strong comparison)" test "$code" = 200
+cp -p "$R/docs/readme.txt" "$T/readme.copy"
+req /docs/readme.txt
+ET1=$(header ETag)
+printf 'read me!\n' >"$R/docs/readme.txt"
+req -H "If-None-Match: $ET1" /docs/readme.txt
+check "a rewritten file has a new ETag: 200" test "$code" = 200 -a "$(header ETag)" != "$ET1"
+cp -p "$T/readme.copy" "$R/docs/readme.txt"
 req -r 0-3 -H 'If-Range: "some-etag"' /docs/data.bin
 check "If-Range not matching: 200, whole file" \
 	sh -c "test $code = 200 && cmp -s '$T/body' '$R/docs/data.bin'"
@@ -452,6 +512,10 @@ req /docs/
 check "listing: 200 with the names" \
 	sh -c "test $code = 200 && grep -q 'href=\"readme.txt\"' '$T/body' &&
 	grep -q 'href=\"sub/\"' '$T/body'"
+MT=$(TZ=UTC date -r "$R/docs/data.bin" '+%Y-%m-%d %H:%M:%S')
+check "listing: size and modification time (UTC) of each entry" \
+	grep -q "href=\"data.bin\">data.bin</a></td><td>$MT</td><td class=\"size\">100000</td>" \
+	"$T/body"
 req /docs
 check "directory without /: 301 to /docs/" test "$code" = 301 -a "$(header Location)" = /docs/
 req /nope.txt
@@ -495,7 +559,8 @@ check "PUT from a pipe (chunked by curl): 201, byte for byte" \
 	sh -c "test $code = 201 && cmp -s '$T/up1' '$R/docs/piped.bin'"
 rm -f "$R/docs/piped.bin"
 req -T "$T/up1" /nodir/x
-check "PUT into a missing directory: 404" test "$code" = 404
+check "PUT into a missing directory: 404 (without -D), nothing created" \
+	test "$code" = 404 -a ! -e "$R/nodir"
 req -X DELETE /docs/new.png
 check "DELETE: 204, gone" test "$code" = 204 -a ! -e "$R/docs/new.png"
 req -X DELETE /docs/new.png
@@ -721,6 +786,9 @@ check "every PUT that succeeded is inside, byte for byte" sh -c \
 	"for f in '$R'/race/put-*; do [ -e \"\$f\" ] || continue;
 	cmp -s \"\$f\" '$T/upfile' || exit 1; done"
 check "server alive after the race" kill -0 "$PID"
+check "access log: one whole line for each of the 200 requests (lines gathered per loop)" \
+	test "$(grep -cE "$CLF\"(GET /race/file.txt|PUT /race/put-[0-9]+) HTTP/1.1\" [0-9]{3} [0-9-]+\$" \
+	"$T/port.log")" = 200
 req /index.html
 check "server still serves" cmp -s "$T/body" "$R/index.html"
 FDS_AFTER=$(nfds)
@@ -757,14 +825,148 @@ check "--no-listing: a directory without index.html: 403, no names" \
 	sh -c "test $code = 403 && ! grep -q readme '$T/body'"
 req /
 check "--no-listing: a directory with index.html still serves it" cmp -s "$T/body" "$R/index.html"
+req -T "$T/up1" /docs/ro.bin
+check "read-only by default: PUT 405, Allow: GET, HEAD, nothing stored" \
+	test "$code" = 405 -a "$(header Allow)" = "GET, HEAD" -a ! -e "$R/docs/ro.bin"
+req -X DELETE /docs/readme.txt
+check "read-only by default: DELETE 405, the file is still there" \
+	test "$code" = 405 -a -f "$R/docs/readme.txt"
 stop INT
 check "SIGINT: clean exit with status 0 (got $status)" test "$status" = 0
+
+# ---------------------------------------------------------------- writes need credentials
+# startup refusals (before any socket is opened): exit status 2 or 1
+"$HTTPD" --writable --bind 0.0.0.0 "$R" 0 >/dev/null 2>"$T/refuse.err"
+rc=$?
+check "--writable on a non-loopback address without --auth-file: refused (exit $rc)" \
+	sh -c "test $rc = 2 && grep -q 'needs --auth-file' '$T/refuse.err'"
+printf 'token-%s\n' "$RANDOM$RANDOM" >"$T/auth.open"
+chmod 644 "$T/auth.open"
+"$HTTPD" --writable --auth-file "$T/auth.open" "$R" 0 >/dev/null 2>"$T/refuse.err"
+rc=$?
+check "--auth-file readable by others: refused (exit $rc)" \
+	sh -c "test $rc = 1 && grep -q 'chmod 600' '$T/refuse.err'"
+"$HTTPD" --mime-types "$T/no-such-file" "$R" 0 >/dev/null 2>&1
+check "--mime-types naming a missing file: refused" test $? = 1
+TOK="tok$RANDOM$RANDOM$RANDOM"
+umask 077
+printf '# safe-httpd credentials\nalice:s3cret pass\n%s\n' "$TOK" >"$T/auth"
+umask 022
+# dotfiles, the library's temporary names, mime.types and -D on one server
+mkdir -p "$R/dots/.hdir"
+printf 'hidden\n' >"$R/dots/.hidden"
+printf 'in a hidden dir\n' >"$R/dots/.hdir/f.txt"
+printf 'half-written\n' >"$R/dots/.safeopen-AbCdEfGh01234567"
+printf 'visible\n' >"$R/dots/seen.txt"
+printf 'x\n' | tee "$R/dots/a.tst" "$R/dots/m.mjs" "$R/dots/i.avif" "$R/dots/w.woff2" >/dev/null
+printf '# test\napplication/x-safe-test\ttst tst2\ntext/x-plain-test txt\n' >"$T/mime.types"
+start "$T/port6" "$HTTPD" --writable --auth-file "$T/auth" -D --mime-types "$T/mime.types" \
+	--log "$T/access.log" --timeout 2 --max-body 100000 "$R" 0
+printf 'body\n' >"$T/small"
+req -T "$T/small" /docs/auth.txt
+check "--auth-file: PUT without credentials: 401 with WWW-Authenticate, nothing stored" \
+	sh -c "test $code = 401 && test ! -e '$R/docs/auth.txt' &&
+	echo '$(header WWW-Authenticate)' | grep -q '^Basic realm=\"safe-httpd\", Bearer'"
+req -T "$T/small" -H "Authorization: Bearer wrong$TOK" /docs/auth.txt
+check "--auth-file: a wrong token: 401" test "$code" = 401 -a ! -e "$R/docs/auth.txt"
+req -T "$T/small" -u 'alice:s3cret' /docs/auth.txt
+check "--auth-file: a wrong Basic password: 401" test "$code" = 401 -a ! -e "$R/docs/auth.txt"
+req -T "$T/small" -H "Authorization: Bearer $TOK" /docs/auth.txt
+check "--auth-file: the token: 201, stored" \
+	sh -c "test $code = 201 && cmp -s '$T/small' '$R/docs/auth.txt'"
+head -c 5000 /dev/urandom >"$T/small2"
+req -T "$T/small2" -u 'alice:s3cret pass' /docs/auth.txt
+check "--auth-file: HTTP Basic: 204, replaced" \
+	sh -c "test $code = 204 && cmp -s '$T/small2' '$R/docs/auth.txt'"
+check "--auth-file: the access log names the Basic user" \
+	grep -qE '^127\.0\.0\.1 - alice \[.*\] "PUT /docs/auth.txt HTTP/1.1" 204 -$' "$T/access.log"
+req -X DELETE /docs/auth.txt
+check "--auth-file: DELETE without credentials: 401, still there" \
+	test "$code" = 401 -a -f "$R/docs/auth.txt"
+req -X DELETE -u 'alice:s3cret pass' /docs/auth.txt
+check "--auth-file: DELETE with credentials: 204" test "$code" = 204 -a ! -e "$R/docs/auth.txt"
+req /index.html
+check "--auth-file: reading needs no credentials" test "$code" = 200
+req -T "$T/small" -H "Authorization: Bearer $TOK" /new/deep/f.txt
+check "-D: PUT into missing directories: 201, created" \
+	sh -c "test $code = 201 && cmp -s '$T/small' '$R/new/deep/f.txt'"
+rm -rf "$R/new"
+req -T - -H "Authorization: Bearer $TOK" /made/deep/big.bin <"$T/up1"
+check "-D: a PUT that fails (chunked, over --max-body): 413, the directories it made are gone" \
+	test "$code" = 413 -a ! -e "$R/made"
+mkdir "$R/made"
+req -T - -H "Authorization: Bearer $TOK" /made/deep/big.bin <"$T/up1"
+check "-D: ... but a directory that was there before stays" \
+	test "$code" = 413 -a -d "$R/made" -a ! -e "$R/made/deep"
+rmdir "$R/made"
+hidden_ok=yes
+for p in /dots/.hidden /dots/.hdir/f.txt /dots/.hdir/ /dots/.safeopen-AbCdEfGh01234567 \
+	/dots/%2ehidden /dots/./.hidden; do
+	req "$p"
+	[ "$code" = 404 ] || { hidden_ok=no; echo "# GET $p: $code"; }
+	grep -q -e hidden -e half-written "$T/body" && { hidden_ok=no; echo "# GET $p: served"; }
+done
+check "dotfiles and the library's temporary names: 404, never served" test $hidden_ok = yes
+req -T "$T/small" -H "Authorization: Bearer $TOK" /dots/.new
+check "PUT of a dotfile: 404, nothing stored" test "$code" = 404 -a ! -e "$R/dots/.new"
+req -X DELETE -H "Authorization: Bearer $TOK" /dots/.safeopen-AbCdEfGh01234567
+check "DELETE of a temporary name: 404, still there" \
+	test "$code" = 404 -a -f "$R/dots/.safeopen-AbCdEfGh01234567"
+req /dots/
+check "listing: no dotfile, no temporary name, the rest listed" \
+	sh -c "test $code = 200 && ! grep -q -e '\.hidden' -e '\.hdir' -e safeopen '$T/body' &&
+	grep -q 'seen.txt' '$T/body'"
+req /dots/a.tst
+check "--mime-types: a type from the file" test "$(header Content-Type)" = application/x-safe-test
+req /docs/readme.txt
+check "--mime-types: the file wins over the built-in table (text types get a charset)" \
+	test "$(header Content-Type)" = "text/x-plain-test; charset=utf-8"
+types=
+for f in m.mjs i.avif w.woff2; do req "/dots/$f"; types="$types$(header Content-Type),"; done
+check "built-in table for what the file lacks: .mjs .avif .woff2 ($types)" \
+	test "$types" = "text/javascript; charset=utf-8,image/avif,font/woff2,"
+check "--log FILE: the access log in Common Log Format" \
+	grep -qE "$CLF\"GET /index.html HTTP/1.1\" 200 15\$" "$T/access.log"
+stop TERM
+start "$T/port7" "$HTTPD" -q --dotfiles "$R" 0
+req /dots/.hidden
+check "--dotfiles: a dotfile is served" cmp -s "$T/body" "$R/dots/.hidden"
+req /dots/.safeopen-AbCdEfGh01234567
+check "--dotfiles: a temporary name still 404" test "$code" = 404
+req /dots/
+check "--dotfiles: dotfiles listed, temporary names not" \
+	sh -c "grep -q 'href=\"\.hidden\"' '$T/body' && ! grep -q safeopen '$T/body'"
+stop TERM
+# --bind: another IPv4 address (all of 127/8 is loopback), then IPv6
+# loopback where the host has it
+"$HTTPD" -q --bind 127.0.0.2 "$R" 0 >"$T/port9" 2>&1 &
+PID=$!
+for _ in $(seq 250); do grep -q "^listening on" "$T/port9" 2>/dev/null && break; sleep 0.02; done
+P4=$(sed -n 's/^listening on 127\.0\.0\.2:\([0-9]*\)$/\1/p' "$T/port9")
+code=$("$CURL" -s -o "$T/body" -w '%{http_code}' "http://127.0.0.2:$P4/index.html")
+check "--bind 127.0.0.2: listening on 127.0.0.2:PORT, serves there" \
+	sh -c "test -n '$P4' && test $code = 200 && cmp -s '$T/body' '$R/index.html'"
+stop TERM
+
+if [ -n "$PYTHON" ] && "$PYTHON" -c 'import socket; socket.socket(socket.AF_INET6).bind(("::1", 0))' \
+	2>/dev/null; then
+	"$HTTPD" -q --bind ::1 "$R" 0 >"$T/port8" 2>&1 &
+	PID=$!
+	for _ in $(seq 250); do grep -q "^listening on" "$T/port8" 2>/dev/null && break; sleep 0.02; done
+	P6=$(sed -n 's/^listening on \[::1\]:\([0-9]*\)$/\1/p' "$T/port8")
+	code=$("$CURL" -s -g -o "$T/body" -w '%{http_code}' "http://[::1]:$P6/index.html")
+	check "--bind ::1: listening on [::1]:PORT, serves over IPv6" \
+		sh -c "test -n '$P6' && test $code = 200 && cmp -s '$T/body' '$R/index.html'"
+	stop TERM
+else
+	skip "--bind ::1: no IPv6 loopback here"
+fi
 
 # ---------------------------------------------------------------- the connection model
 # Raw-socket clients (python3): each prints "NAME: ok|FAIL DETAIL".
 if [ -n "$PYTHON" ]; then
 	write_client
-	start "$T/port3" "$HTTPD" --head-timeout 1 --idle-timeout 1 --body-timeout 1 \
+	start "$T/port3" "$HTTPD" --writable --head-timeout 1 --idle-timeout 1 --body-timeout 1 \
 		--max-conns 400 "$R" 0
 	client() { timeout 30 "$PYTHON" "$T/client.py" "$PORT" "$@" 2>&1; }
 	# the timed ones run side by side: together about 1.5 s
@@ -813,7 +1015,7 @@ ns=(unshare -m --propagation private)
 if "${ns[@]}" sh -c 'mount -t ramfs ramfs "$1" && : >"$1/probe" &&
 	! setfattr -n user.x -v y "$1/probe" 2>/dev/null' sh "$T/ram" 2>/dev/null; then
 	start "$T/port5" "${ns[@]}" sh -c 'mount -t ramfs ramfs "$1" && shift && exec "$@"' sh \
-		"$T/ram" "$HTTPD" "$T/ram" 0
+		"$T/ram" "$HTTPD" --writable "$T/ram" 0
 	req -T "$T/up1" -H 'Content-Type: image/png' /noxattr.dat
 	check "PUT on a filesystem without user xattrs: 201" test "$code" = 201
 	req /noxattr.dat
@@ -830,8 +1032,9 @@ fi
 # ---------------------------------------------------------------- --help
 help_ok=yes
 "$HTTPD" --help >"$T/help"
-for o in in-root walker read-only no-listing max-conns threads head-timeout idle-timeout \
-	body-timeout timeout max-body access-log quiet help version; do
+for o in bind writable read-only auth-file mkdirs dotfiles mime-types in-root walker \
+	no-listing max-conns threads head-timeout idle-timeout body-timeout timeout max-body log \
+	access-log quiet help version; do
 	grep -q -- "--$o" "$T/help" || { help_ok=no; echo "# --help lacks --$o"; }
 done
 check "--help documents every option" test $help_ok = yes

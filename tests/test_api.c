@@ -17,6 +17,7 @@
  */
 #include "config.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -504,6 +505,141 @@ START_TEST(mknod_cases)
 }
 END_TEST
 
+/* ---------------------------------------------------------------- SAFE_REPLACE (issue 32) */
+
+/* No hidden ".safeopen-" name left in dirfd. */
+static bool no_hidden_names(int dirfd, const char *path)
+{
+	char *ls = fx_dir_listing(dirfd, path);
+	bool ok = ls && !strstr(ls, ".safeopen-");
+	free(ls);
+	return ok;
+}
+
+START_TEST(replace_symlink_mknod)
+{
+	env_open();
+	uint64_t m = MODE(_i) | SCOPE(_i);
+	char *before = fx_tree_snapshot(E.outside);
+	char body[64];
+	ssize_t n;
+	/* A new name: as without the flag. */
+	ck_ok(safe_symlinkat_beneath("t1", E.r1fd, "a/s", m | SAFE_REPLACE));
+	n = readlinkat(E.r1fd, "a/s", body, sizeof(body));
+	ck_assert(n == 2 && !memcmp(body, "t1", 2));
+	/* An existing symlink, a regular file, a FIFO: replaced, not followed. */
+	ck_ok(safe_symlinkat_beneath("t2", E.r1fd, "a/s", m | SAFE_REPLACE));
+	n = readlinkat(E.r1fd, "a/s", body, sizeof(body));
+	ck_assert(n == 2 && !memcmp(body, "t2", 2));
+	ck_ok(safe_symlinkat_beneath("t3", E.r1fd, "link_file", m | SAFE_REPLACE));
+	ck_assert(S_ISLNK(lmode(E.r1fd, "link_file")));
+	ck_assert(S_ISREG(lmode(E.r1fd, "file"))); /* the old target is untouched */
+	ck_ok(safe_symlinkat_beneath("t4", E.r1fd, "a/b/file", m | SAFE_REPLACE));
+	ck_assert(S_ISLNK(lmode(E.r1fd, "a/b/file")));
+	ck_ok(safe_symlinkat_beneath("t5", E.r1fd, "up_victim", m | SAFE_REPLACE));
+	ck_assert(S_ISLNK(lmode(E.r1fd, "up_victim")));
+	mode_t old = umask(022);
+	ck_ok(safe_mknodat_beneath(E.r1fd, "file", S_IFIFO | 0640, 0, m | SAFE_REPLACE));
+	ck_assert_int_eq(lmode(E.r1fd, "file"), S_IFIFO | 0640);
+	ck_ok(safe_mknodat_beneath(E.r1fd, "file", S_IFREG | 0600, 0, m | SAFE_REPLACE));
+	ck_assert_int_eq(lmode(E.r1fd, "file"), S_IFREG | 0600);
+	/* A dangling link to outside: the link is replaced, nothing appears
+	 * outside. */
+	ck_ok(safe_mknodat_beneath(E.r1fd, "up_new", S_IFIFO | 0600, 0, m | SAFE_REPLACE));
+	ck_assert(S_ISFIFO(lmode(E.r1fd, "up_new")));
+	umask(old);
+	/* Never a directory, nor "." / ".." / a trailing slash. */
+	ck_fails(safe_symlinkat_beneath("t", E.r1fd, "a", m | SAFE_REPLACE), EISDIR);
+	ck_fails(safe_mknodat_beneath(E.r1fd, "empty", S_IFIFO | 0600, 0, m | SAFE_REPLACE), EISDIR);
+	/* A symlink to a directory is a non-directory: replaced itself. */
+	ck_ok(safe_symlinkat_beneath("a", E.r1fd, "link_dir", m | SAFE_REPLACE));
+	ck_assert(S_ISLNK(lmode(E.r1fd, "link_dir")) && S_ISDIR(lmode(E.r1fd, "a")));
+	ck_fails(safe_symlinkat_beneath("t", E.r1fd, "a/.", m | SAFE_REPLACE), EEXIST);
+	ck_fails(safe_symlinkat_beneath("t", E.r1fd, "a/..", m | SAFE_REPLACE), EEXIST);
+	ck_fails(safe_mknodat_beneath(E.r1fd, "a/..", S_IFIFO | 0600, 0, m | SAFE_REPLACE), EEXIST);
+	ck_fails(safe_symlinkat_beneath("t", E.r1fd, "a/s/", m | SAFE_REPLACE), EEXIST);
+	ck_assert(S_ISDIR(lmode(E.r1fd, "a")));
+	ck_assert(S_ISDIR(lmode(E.r1fd, "empty")));
+	/* Exact errnos for the bad inputs, nothing created. */
+	ck_fails(safe_symlinkat_beneath("", E.r1fd, "a/new", m | SAFE_REPLACE), ENOENT);
+	ck_fails(safe_symlinkat_beneath(NULL, E.r1fd, "a/new", m | SAFE_REPLACE), EFAULT);
+	ck_fails(safe_symlinkat_beneath("t", E.r1fd, NULL, m | SAFE_REPLACE), EFAULT);
+	ck_fails(safe_symlinkat_beneath("t", E.r1fd, "", m | SAFE_REPLACE), ENOENT);
+	ck_fails(safe_mknodat_beneath(E.r1fd, "a/new", S_IFDIR | 0700, 0, m | SAFE_REPLACE), EPERM);
+	ck_fails(safe_mknodat_beneath(E.r1fd, "a/new", 0170000 | 0600, 0, m | SAFE_REPLACE), EINVAL);
+	ck_fails(safe_mknodat_beneath(E.r1fd, "nodir/x", S_IFIFO | 0600, 0, m | SAFE_REPLACE), ENOENT);
+	ck_fails(safe_symlinkat_beneath("t", E.r1fd, "a/new", m | SAFE_REPLACE | SAFE_FOLLOW), EINVAL);
+	ck_assert(!exists_at(E.r1fd, "a/new"));
+	if (!(_i & 2)) {
+		ck_fails(safe_symlinkat_beneath("t", E.r1fd, "up/victim", m | SAFE_REPLACE), EXDEV);
+		ck_fails(safe_mknodat_beneath(E.r1fd, "abs/victim", S_IFIFO | 0600, 0, m | SAFE_REPLACE),
+			 EXDEV);
+		ck_fails(safe_symlinkat_beneath("t", E.r1fd, "../outside/victim", m | SAFE_REPLACE),
+			 EXDEV);
+	} else {
+		ck_fails(safe_symlinkat_beneath("t", E.r1fd, "up/victim", m | SAFE_REPLACE), ENOENT);
+	}
+	ck_assert(no_hidden_names(E.r1fd, "."));
+	ck_assert(no_hidden_names(E.r1fd, "a"));
+	char *after = fx_tree_snapshot(E.outside);
+	ck_assert_str_eq(before, after);
+	free(before);
+	free(after);
+	env_close();
+}
+END_TEST
+
+/* The name never disappears while it is replaced: a reader thread lstat()s
+ * it throughout (and must have run while replacements happened). */
+static struct {
+	atomic_bool stop;
+	atomic_long looks, missing;
+	int dirfd;
+} RP;
+
+static void *replace_reader(void *arg)
+{
+	(void)arg;
+	while (!atomic_load(&RP.stop)) {
+		struct stat st;
+		if (fstatat(RP.dirfd, "a/target", &st, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT)
+			atomic_fetch_add(&RP.missing, 1);
+		atomic_fetch_add(&RP.looks, 1);
+	}
+	return NULL;
+}
+
+START_TEST(replace_is_atomic)
+{
+	env_open();
+	uint64_t m = MODE(_i);
+	ck_ok(safe_symlinkat_beneath("first", E.r1fd, "a/target", m));
+	RP.dirfd = E.r1fd;
+	atomic_store(&RP.stop, false);
+	atomic_store(&RP.looks, 0);
+	atomic_store(&RP.missing, 0);
+	pthread_t th;
+	ck_assert_int_eq(pthread_create(&th, NULL, replace_reader, NULL), 0);
+	long looks_during = 0;
+	for (int i = 0; i < 2000; i++) {
+		long l0 = atomic_load(&RP.looks);
+		if (i & 1)
+			ck_ok(safe_symlinkat_beneath(i & 2 ? "x" : "y", E.r1fd, "a/target",
+						     m | SAFE_REPLACE));
+		else
+			ck_ok(safe_mknodat_beneath(E.r1fd, "a/target", S_IFIFO | 0600, 0,
+						   m | SAFE_REPLACE));
+		looks_during += atomic_load(&RP.looks) != l0;
+	}
+	atomic_store(&RP.stop, true);
+	pthread_join(th, NULL);
+	ck_assert_msg(looks_during > 0, "the reader never ran during a replacement");
+	ck_assert_int_eq(atomic_load(&RP.missing), 0);
+	ck_assert(no_hidden_names(E.r1fd, "a"));
+	env_close();
+}
+END_TEST
+
 /* ---------------------------------------------------------------- open_parent */
 
 START_TEST(open_parent_cases)
@@ -822,11 +958,275 @@ static int no_openat2_child(void *arg)
 	return 0;
 }
 
+static int short_forms_check(void *arg);
+#ifdef SYS_openat2
+static int short_forms_no_openat2(void *arg)
+{
+	const struct sb_rule rules[] = { SB_ALWAYS(SYS_openat2, ENOSYS) };
+	CHILD_CHECK(sb_seccomp(rules, 1) == 0, "seccomp: %s", strerror(errno));
+	return short_forms_check(arg);
+}
+#endif
+
 START_TEST(without_openat2)
 {
 	env_open();
 	uint64_t m = _i ? SAFE_RESOLVE_IN_ROOT : 0;
 	ck_assert_int_eq(sb_run(no_openat2_child, &m), 0);
+	env_close();
+}
+END_TEST
+
+/* ---------------------------------------------------------------- the short forms (issue 32) */
+
+/* safe_openat_beneath() and safe_openat_in_root() take openat()'s arguments
+ * and keep its habit of ignoring the mode without O_CREAT/O_TMPFILE, where
+ * safe_openat2() keeps openat2()'s EINVAL. Run directly (fast path) and in a
+ * child without openat2 (walker): the short forms take no USERSPACE bit. */
+static int short_forms_check(void *arg)
+{
+	(void)arg;
+	int fd;
+	/* The mode is ignored without O_CREAT/O_TMPFILE, as by openat(). */
+	fd = safe_openat_beneath(E.r1fd, "file", O_RDONLY, 0644);
+	CHILD_CHECK(fd >= 0, "beneath, mode 0644 without O_CREAT: %s", strerror(errno));
+	close(fd);
+	fd = safe_openat_in_root(E.r1fd, "/file", O_RDONLY, 0644);
+	CHILD_CHECK(fd >= 0, "in_root, mode 0644 without O_CREAT: %s", strerror(errno));
+	close(fd);
+	/* ... even an invalid one, as openat() ignores it. */
+	fd = safe_openat_beneath(E.r1fd, "file", O_RDONLY, 0177777);
+	CHILD_CHECK(fd >= 0, "beneath, mode 0177777 without O_CREAT: %s", strerror(errno));
+	close(fd);
+	/* safe_openat2() keeps openat2()'s rule. */
+	struct safe_open_how how = { .flags = O_RDONLY, .mode = 0644,
+				     .resolve = SAFE_RESOLVE_BENEATH };
+	errno = 0;
+	CHILD_CHECK(safe_openat2(E.r1fd, "file", &how, sizeof(how)) == -1 && errno == EINVAL,
+		    "openat2 with a mode without O_CREAT: %s", strerror(errno));
+	/* With O_CREAT the mode is used, and checked. */
+	mode_t old = umask(0);
+	fd = safe_openat_beneath(E.r1fd, "a/created", O_WRONLY | O_CREAT | O_EXCL, 0604);
+	CHILD_CHECK(fd >= 0, "O_CREAT: %s", strerror(errno));
+	close(fd);
+	umask(old);
+	struct stat st;
+	CHILD_CHECK(fstatat(E.r1fd, "a/created", &st, 0) == 0 && (st.st_mode & 07777) == 0604,
+		    "O_CREAT mode %o", (unsigned)st.st_mode);
+	CHILD_CHECK(unlinkat(E.r1fd, "a/created", 0) == 0, "unlink");
+	errno = 0;
+	CHILD_CHECK(safe_openat_beneath(E.r1fd, "a/c2", O_WRONLY | O_CREAT, 010644) == -1 &&
+			    errno == EINVAL && !exists_at(E.r1fd, "a/c2"),
+		    "O_CREAT with a bad mode: %s", strerror(errno));
+	errno = 0;
+	CHILD_CHECK(safe_openat_in_root(E.r1fd, "a/c2", O_WRONLY | O_CREAT, 010644) == -1 &&
+			    errno == EINVAL && !exists_at(E.r1fd, "a/c2"),
+		    "in_root O_CREAT with a bad mode: %s", strerror(errno));
+	/* IN_ROOT: a URL path names the file; BENEATH refuses it. */
+	static const char *const url_paths[] = { "/a/b/file", "a/b/file", "/../a/b/file",
+						 "//a/./b/../b/file", "/link_dir/b/file" };
+	for (size_t i = 0; i < sizeof(url_paths) / sizeof(url_paths[0]); i++) {
+		fd = safe_openat_in_root(E.r1fd, url_paths[i], O_RDONLY, 0);
+		CHILD_CHECK(fd >= 0 && fx_same_object(fd, E.r1fd, "a/b/file"), "in_root %s: %s",
+			    url_paths[i], strerror(errno));
+		close(fd);
+	}
+	errno = 0;
+	CHILD_CHECK(safe_openat_beneath(E.r1fd, "/a/b/file", O_RDONLY, 0) == -1 && errno == EXDEV,
+		    "beneath /a/b/file: %s", strerror(errno));
+	/* Escapes stay inside: ENOENT under IN_ROOT, EXDEV under BENEATH. */
+	for (size_t i = 0; i < sizeof(escapes) / sizeof(escapes[0]); i++) {
+		errno = 0;
+		CHILD_CHECK(safe_openat_in_root(E.r1fd, escapes[i], O_RDONLY, 0) == -1 &&
+				    errno == ENOENT,
+			    "in_root %s: %s", escapes[i], strerror(errno));
+		errno = 0;
+		CHILD_CHECK(safe_openat_beneath(E.r1fd, escapes[i], O_RDONLY, 0) == -1 &&
+				    errno == EXDEV,
+			    "beneath %s: %s", escapes[i], strerror(errno));
+	}
+	/* Argument errors, exact. */
+	errno = 0;
+	CHILD_CHECK(safe_openat_in_root(E.r1fd, NULL, O_RDONLY, 0) == -1 && errno == EFAULT,
+		    "NULL: %s", strerror(errno));
+	errno = 0;
+	CHILD_CHECK(safe_openat_in_root(E.r1fd, "", O_RDONLY, 0) == -1 && errno == ENOENT,
+		    "empty: %s", strerror(errno));
+	errno = 0;
+	CHILD_CHECK(safe_openat_in_root(-1, "file", O_RDONLY, 0) == -1 && errno == EBADF,
+		    "bad fd: %s", strerror(errno));
+	errno = 0;
+	CHILD_CHECK(safe_openat_in_root(E.r1fd, "file", O_PATH | O_RDWR, 0) == -1 &&
+			    errno == EINVAL,
+		    "O_PATH|O_RDWR: %s", strerror(errno));
+	errno = 0;
+	CHILD_CHECK(safe_openat_in_root(E.r1fd, "link_file", O_RDONLY | O_NOFOLLOW, 0) == -1 &&
+			    errno == ELOOP,
+		    "O_NOFOLLOW on a link: %s", strerror(errno));
+	return 0;
+}
+
+START_TEST(short_forms)
+{
+	env_open();
+	char *before = fx_tree_snapshot(E.outside);
+	if (_i == 0) {
+		ck_assert_int_eq(short_forms_check(NULL), 0);
+	} else {
+#ifdef SYS_openat2
+		ck_assert_int_eq(sb_run(short_forms_no_openat2, NULL), 0);
+#else
+		ck_assert_int_eq(short_forms_check(NULL), 0);
+#endif
+	}
+	char *after = fx_tree_snapshot(E.outside);
+	ck_assert_str_eq(before, after);
+	free(before);
+	free(after);
+	env_close();
+}
+END_TEST
+
+/* ---------------------------------------------------------------- one scope default (issue 32) */
+
+/*
+ * Every exported function that takes a path resolves with BENEATH when its
+ * flags name no scope, except safe_openat2(), which stands in for openat2()
+ * (a resolve without scope is an unscoped lookup there: EINVAL here). An
+ * absolute path tells the two scopes apart: BENEATH says EXDEV, IN_ROOT
+ * finds "/file" in the root. Each row runs with flags 0 (want EXDEV) and
+ * with IN_ROOT (want anything but EXDEV), on the fast path and the walker.
+ */
+typedef int (*scope_fn)(uint64_t f);
+static int sc_fstatat(uint64_t f) { struct stat st; return safe_fstatat_beneath(E.r1fd, "/file", &st, f); }
+static int sc_statx(uint64_t f) { struct statx sx; return safe_statx_beneath(E.r1fd, "/file", f, STATX_BASIC_STATS, &sx); }
+static int sc_opendir(uint64_t f)
+{
+	DIR *d = safe_opendir_beneath(E.r1fd, "/a", f);
+	if (!d)
+		return -1;
+	closedir(d);
+	return 0;
+}
+static int sc_mkdirat(uint64_t f) { return safe_mkdirat_beneath(E.r1fd, "/sc_dir", 0755, f); }
+static int sc_mkdir_all(uint64_t f)
+{
+	int fd = safe_mkdir_all_beneath(E.r1fd, "/sc_all/x", 0755, f);
+	if (fd >= 0)
+		close(fd);
+	return fd < 0 ? -1 : 0;
+}
+static int sc_mknodat(uint64_t f) { return safe_mknodat_beneath(E.r1fd, "/sc_fifo", S_IFIFO | 0600, 0, f); }
+static int sc_open_parent(uint64_t f)
+{
+	char name[NAME_MAX + 1];
+	int fd = safe_open_parent_beneath(E.r1fd, "/a/x", f, name, sizeof(name));
+	if (fd >= 0)
+		close(fd);
+	return fd < 0 ? -1 : 0;
+}
+static int sc_unlinkat(uint64_t f) { return safe_unlinkat_beneath(E.r1fd, "/link_file", f); }
+static int sc_rmtree(uint64_t f) { return safe_rmtree_beneath(E.r1fd, "/empty", f); }
+static int sc_rename(uint64_t f) { return safe_renameat_beneath(E.r1fd, "/a/b/file", E.r2fd, "moved", f); }
+static int sc_link(uint64_t f) { return safe_linkat_beneath(E.r1fd, "/file", E.r2fd, "linked", f); }
+static int sc_symlink(uint64_t f) { return safe_symlinkat_beneath("t", E.r1fd, "/sc_link", f); }
+static int sc_readlink(uint64_t f)
+{
+	char b[16];
+	return safe_readlinkat_beneath(E.r1fd, "/dangling_in", b, sizeof(b), f) < 0 ? -1 : 0;
+}
+static int sc_chmod(uint64_t f) { return safe_fchmodat_beneath(E.r1fd, "/file", 0644, f); }
+static int sc_chown(uint64_t f) { return safe_fchownat_beneath(E.r1fd, "/file", (uid_t)-1, (gid_t)-1, f); }
+static int sc_utimens(uint64_t f) { return safe_utimensat_beneath(E.r1fd, "/file", NULL, f); }
+static int sc_getxattr(uint64_t f)
+{
+	char b[8];
+	ssize_t n = safe_getxattr_beneath(E.r1fd, "/file", "user.none", b, sizeof(b), f);
+	return n < 0 && errno != ENODATA && errno != EOPNOTSUPP ? -1 : 0;
+}
+static int sc_setxattr(uint64_t f)
+{
+	int r = safe_setxattr_beneath(E.r1fd, "/file", "user.sc", "v", 1, 0, f);
+	return r < 0 && errno != EOPNOTSUPP ? -1 : 0;
+}
+static int sc_listxattr(uint64_t f)
+{
+	char b[256];
+	ssize_t n = safe_listxattr_beneath(E.r1fd, "/file", b, sizeof(b), f);
+	return n < 0 && errno != EOPNOTSUPP ? -1 : 0;
+}
+static int sc_removexattr(uint64_t f)
+{
+	int r = safe_removexattr_beneath(E.r1fd, "/file", "user.none", f);
+	return r < 0 && errno != ENODATA && errno != EOPNOTSUPP ? -1 : 0;
+}
+static int sc_realpath(uint64_t f)
+{
+	char b[PATH_MAX];
+	return safe_realpath_beneath(E.r1fd, "/a/b", b, sizeof(b), f) < 0 ? -1 : 0;
+}
+static int sc_tmpfile_xattr(uint64_t f)
+{
+	int fd = safe_tmpfile_xattr(E.r1fd, "/sc_tmp", 0644, NULL, 0, f);
+	if (fd >= 0)
+		close(fd);
+	return fd < 0 ? -1 : 0;
+}
+static int sc_tmpfile_open(uint64_t f)
+{
+	struct safe_tmpfile *t;
+	if (safe_tmpfile_open(E.r1fd, "/sc_tmp2", 0644, f, &t) < 0)
+		return -1;
+	return safe_tmpfile_discard(t);
+}
+static int sc_sweep(uint64_t f) { return safe_tmpfile_sweep_beneath(E.r1fd, "/a", 0, f, NULL) < 0 ? -1 : 0; }
+
+static const struct {
+	const char *name;
+	scope_fn fn;
+} scope_rows[] = {
+	{ "fstatat", sc_fstatat },     { "statx", sc_statx },
+	{ "opendir", sc_opendir },     { "mkdirat", sc_mkdirat },
+	{ "mkdir_all", sc_mkdir_all }, { "mknodat", sc_mknodat },
+	{ "open_parent", sc_open_parent }, { "unlinkat", sc_unlinkat },
+	{ "rmtree", sc_rmtree },       { "renameat", sc_rename },
+	{ "linkat", sc_link },         { "symlinkat", sc_symlink },
+	{ "readlinkat", sc_readlink }, { "fchmodat", sc_chmod },
+	{ "fchownat", sc_chown },      { "utimensat", sc_utimens },
+	{ "getxattr", sc_getxattr },   { "setxattr", sc_setxattr },
+	{ "listxattr", sc_listxattr }, { "removexattr", sc_removexattr },
+	{ "realpath", sc_realpath },   { "tmpfile_xattr", sc_tmpfile_xattr },
+	{ "tmpfile_open", sc_tmpfile_open }, { "tmpfile_sweep", sc_sweep },
+};
+
+START_TEST(scope_default)
+{
+	env_open();
+	uint64_t m = MODE(_i);
+	for (size_t i = 0; i < sizeof(scope_rows) / sizeof(scope_rows[0]); i++) {
+		errno = 0;
+		int r = scope_rows[i].fn(m);
+		ck_assert_msg(r == -1 && errno == EXDEV, "%s, no scope bit: %d %s (want EXDEV)",
+			      scope_rows[i].name, r, strerror(errno));
+		errno = 0;
+		r = scope_rows[i].fn(m | SAFE_RESOLVE_BENEATH);
+		ck_assert_msg(r == -1 && errno == EXDEV, "%s, BENEATH: %d %s (want EXDEV)",
+			      scope_rows[i].name, r, strerror(errno));
+		errno = 0;
+		r = scope_rows[i].fn(m | SAFE_RESOLVE_IN_ROOT);
+		ck_assert_msg(r == 0, "%s, IN_ROOT: %s (want success)", scope_rows[i].name,
+			      strerror(errno));
+	}
+	/* The short forms say their scope in their name. */
+	ck_fails(safe_openat_beneath(E.r1fd, "/file", O_RDONLY, 0), EXDEV);
+	int fd = safe_openat_in_root(E.r1fd, "/file", O_RDONLY, 0);
+	ck_ok(fd);
+	close(fd);
+	/* safe_openat2(): no scope bit is EINVAL (openat2's unscoped lookup). */
+	struct safe_open_how how = { .flags = O_RDONLY, .mode = 0, .resolve = m };
+	ck_fails(safe_openat2(E.r1fd, "file", &how, sizeof(how)), EINVAL);
+	how.resolve = m | SAFE_RESOLVE_NO_SYMLINKS;
+	ck_fails(safe_openat2(E.r1fd, "file", &how, sizeof(how)), EINVAL);
 	env_close();
 }
 END_TEST
@@ -954,15 +1354,18 @@ static Suite *api_suite(void)
 	tcase_add_loop_test(tc, mkdir_all_deep, 0, 2);
 	tcase_add_loop_test(tc, mknod_cases, 0, 4);
 	tcase_add_loop_test(tc, open_parent_cases, 0, 4);
+	tcase_add_loop_test(tc, replace_symlink_mknod, 0, 4);
 	tcase_add_loop_test(tc, rename_link_two_roots, 0, 4);
 	tcase_add_loop_test(tc, rename_link_arguments, 0, 2);
 	tcase_add_test(tc, resolve_cached);
+	tcase_add_loop_test(tc, scope_default, 0, 2);
 	suite_add_tcase(s, tc);
 
 	TCase *sb = tcase_create("sandbox");
 	tcase_set_timeout(sb, 120);
 	tcase_add_checked_fixture(sb, fx_fd_setup, fx_fd_teardown);
 	tcase_add_loop_test(sb, without_openat2, 0, 2);
+	tcase_add_loop_test(sb, short_forms, 0, 2);
 	tcase_add_loop_test(sb, exdev_escape_or_mount, 0, 2);
 	suite_add_tcase(s, sb);
 
@@ -970,6 +1373,7 @@ static Suite *api_suite(void)
 	tcase_set_timeout(race, 120);
 	tcase_add_checked_fixture(race, fx_fd_setup, fx_fd_teardown);
 	tcase_add_loop_test(race, mkdir_all_race_planted_symlink, 0, 4);
+	tcase_add_loop_test(race, replace_is_atomic, 0, 2);
 	suite_add_tcase(s, race);
 	return s;
 }

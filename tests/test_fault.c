@@ -35,6 +35,7 @@
 #include "../fuzz/diffcore.h"
 #include "fixture.h"
 #include "safeopen.h"
+#include "strategy.h"
 #include "sandbox.h"
 
 /* ---------------------------------------------------------------- fsetxattr interposer */
@@ -481,8 +482,8 @@ END_TEST
 START_TEST(fsetxattr_enospc_second_call)
 {
 	need_user_xattrs();
-	static const uint64_t flagsets[] = { 0, SAFE_TMPFILE_NO_OTMPFILE, SAFE_TMPFILE_REPLACE,
-					     SAFE_TMPFILE_NO_OTMPFILE | SAFE_TMPFILE_REPLACE };
+	static const uint64_t flagsets[] = { 0, T_NAMED, SAFE_TMPFILE_REPLACE,
+					     T_NAMED | SAFE_TMPFILE_REPLACE };
 	for (size_t i = 0; i < sizeof(flagsets) / sizeof(flagsets[0]); i++) {
 		struct tmp_params p = { .flags = flagsets[i],
 					.expect = ENOSPC,
@@ -500,10 +501,10 @@ static void run_renameat2_blocked(int err)
 	struct tmp_params p = {
 		.rules = { SB_ALWAYS(SYS_renameat2, err) },
 		.nrules = 1,
-		.flags = SAFE_TMPFILE_NO_OTMPFILE,
+		.flags = T_NAMED,
 	};
 	run_tmpfile(&p);
-	p.flags = SAFE_TMPFILE_NO_OTMPFILE | SAFE_TMPFILE_REPLACE;
+	p.flags = T_NAMED | SAFE_TMPFILE_REPLACE;
 	run_tmpfile(&p);
 	p.flags = 0;
 	run_tmpfile(&p);

@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/inotify.h>
 #include <sys/mount.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -537,7 +538,10 @@ START_TEST(argument_errors)
 	ck_fails(safe_symlinkat_beneath("x", E.rootfd, "y", m | SAFE_FOLLOW), EINVAL);
 	ck_fails(safe_readlinkat_beneath(E.rootfd, "chain", (char[8]){ 0 }, 8, m | SAFE_FOLLOW),
 		 EINVAL);
-	ck_fails(safe_opendir_beneath(E.rootfd, "a", m | SAFE_FOLLOW) ? 0 : -1, EINVAL);
+	ck_fails(safe_opendir_beneath(E.rootfd, "a", m | SAFE_REMOVEDIR) ? 0 : -1, EINVAL);
+	ck_fails(safe_opendir_beneath(E.rootfd, "a", m | SAFE_REPLACE) ? 0 : -1, EINVAL);
+	ck_fails(safe_mkdirat_beneath(E.rootfd, "x", 0755, m | SAFE_REPLACE), EINVAL);
+	ck_fails(safe_linkat_beneath(E.rootfd, "file", E.rootfd, "x", m | SAFE_REPLACE), EINVAL);
 	ck_fails(safe_rmtree_beneath(E.rootfd, "a", m | SAFE_REMOVEDIR), EINVAL);
 	ck_fails(safe_renameat_beneath(E.rootfd, "file", E.rootfd, "x",
 				       m | SAFE_RENAME_NOREPLACE | SAFE_RENAME_EXCHANGE),
@@ -892,9 +896,9 @@ static int rmtree_unpriv_child(void *arg)
 		"d u", "d u/ro", "f u/ro/keep k", "d u/rw", "f u/rw/gone g", "f u/f z", NULL,
 	};
 	fx_build(E.rootfd, spec);
-	CHILD_CHECK(fchownat(E.rootfd, "u", 65534, 65534, 0) == 0);
-	CHILD_CHECK(fchownat(E.rootfd, "u/rw", 65534, 65534, 0) == 0);
-	CHILD_CHECK(fchownat(E.rootfd, "u/rw/gone", 65534, 65534, 0) == 0);
+	CHILD_CHECK(sb_chown_for_dropped(E.rootfd, "u", 0) == 0);
+	CHILD_CHECK(sb_chown_for_dropped(E.rootfd, "u/rw", 0) == 0);
+	CHILD_CHECK(sb_chown_for_dropped(E.rootfd, "u/rw/gone", 0) == 0);
 	CHILD_CHECK(fchmodat(E.rootfd, "u/ro", 0555, 0) == 0);
 	CHILD_CHECK(sb_drop_privileges() == 0);
 	errno = 0;
@@ -1091,6 +1095,8 @@ START_TEST(mkdir_parents_race_symlink_swap)
 	struct swapper s = { .dirfd = tfd, .a = "d", .b = "l" };
 	pthread_t th;
 	ck_assert_int_eq(pthread_create(&th, NULL, swap_thread, &s), 0);
+	while (atomic_load(&s.swaps) == 0) /* the attacker is running */
+		sched_yield();
 	double end = fx_now() + (fx_under_valgrind() ? 1.0 : fx_long() ? 0.4 : 0.05);
 	long ok = 0, calls = 0;
 	/* the time, and at least 100 calls (a slow machine runs longer) */
@@ -1201,6 +1207,93 @@ START_TEST(realpath_race_exchange)
 	pthread_join(th, NULL);
 	ck_assert_int_gt(calls, 0);
 	ck_assert_int_gt(atomic_load(&s.swaps), 0);
+	env_close();
+}
+END_TEST
+
+/*
+ * realpath never reads a directory above its root: "above" holds the root
+ * "above/r" and a directory "above/out"; an attacker exchanges r/a (which
+ * holds the object, 7 levels down) with "out" over and over, so the object
+ * keeps leaving the root. A climb that followed the kernel's ".." from there
+ * (the method before the walker's own path) reached "above" and could list
+ * it to find a name; inotify on "above"
+ * (IN_ACCESS: getdents; IN_OPEN: an open for reading or listing, which
+ * O_PATH is not) reports any such access to the directory itself.
+ */
+START_TEST(realpath_never_reads_above_root)
+{
+	env_open();
+	uint64_t m = MODE(_i);
+	static const char *const spec[] = { "d above", "d above/r", "d above/out", "d above/out/x",
+					    "d above/r/a", NULL };
+	fx_build(E.rootfd, spec);
+	int afd = openat(E.rootfd, "above", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	ck_assert_int_ge(afd, 0);
+	int rfd = openat(afd, "r", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	ck_assert_int_ge(rfd, 0);
+	static const char obj[] = "a/b/c/d/e/f/g";
+	for (size_t i = 1; i < sizeof(obj); i++) {
+		if (obj[i] == '/' || obj[i] == '\0') {
+			char part[sizeof(obj)];
+			memcpy(part, obj, i);
+			part[i] = '\0';
+			ck_assert(mkdirat(rfd, part, 0755) == 0 || errno == EEXIST);
+		}
+	}
+	char above[PATH_MAX];
+	pj(above, E.root, "above");
+	int ifd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	ck_assert_int_ge(ifd, 0);
+	int wd = inotify_add_watch(ifd, above, IN_ACCESS | IN_OPEN | IN_ONLYDIR);
+	ck_assert_int_ge(wd, 0);
+
+	struct swapper s = { .dirfd = afd, .a = "r/a", .b = "out" };
+	pthread_t th;
+	ck_assert_int_eq(pthread_create(&th, NULL, swap_thread, &s), 0);
+	while (atomic_load(&s.swaps) == 0) /* the attacker is running */
+		sched_yield();
+	double end = fx_now() + (fx_under_valgrind() ? 1.0 : fx_long() ? 0.5 : 0.1);
+	long calls = 0, ok = 0, reads = 0;
+	char buf[64];
+	union {
+		struct inotify_event ev;
+		char b[4096];
+	} ev;
+	while (fx_now() < end || (calls < 500 && !fx_under_valgrind())) {
+		errno = 0;
+		ssize_t n = safe_realpath_beneath(rfd, obj, buf, sizeof(buf), m);
+		int e = errno;
+		calls++;
+		/* EXDEV: openat2's final check saw the object outside the root
+		 * (it moved during the resolution). */
+		if (n < 0)
+			ck_assert_msg(e == EAGAIN || e == ENOENT || e == EXDEV, "realpath: %s",
+				      strerror(e));
+		else
+			ck_assert_msg(!strcmp(buf, obj), "got %s", buf);
+		ok += n >= 0;
+		ssize_t got;
+		while ((got = read(ifd, ev.b, sizeof(ev.b))) > 0) {
+			for (ssize_t off = 0; off < got;) {
+				struct inotify_event *x = (struct inotify_event *)(void *)(ev.b + off);
+				off += (ssize_t)(sizeof(*x) + x->len);
+				if (x->wd == wd && x->len == 0 && (x->mask & (IN_ACCESS | IN_OPEN)))
+					reads++; /* "above" itself, not an entry of it */
+			}
+		}
+		if (reads)
+			break;
+	}
+	atomic_store(&s.stop, true);
+	pthread_join(th, NULL);
+	ck_assert_msg(reads == 0, "realpath opened or listed the directory above its root (%ld "
+		      "events in %ld calls)", reads, calls);
+	ck_assert_int_gt(atomic_load(&s.swaps), 0);
+	ck_assert_msg(ok < calls, "the attacker never disturbed a call (%ld)", calls);
+	close(ifd);
+	close(rfd);
+	close(afd);
 	env_close();
 }
 END_TEST
@@ -1348,9 +1441,9 @@ END_TEST
 static int link_unpriv_child(void *arg)
 {
 	uint64_t m = *(uint64_t *)arg;
-	CHILD_CHECK(fchownat(E.rootfd, "a", 65534, 65534, 0) == 0);
-	CHILD_CHECK(fchownat(E.rootfd, "file", 65534, 65534, 0) == 0);
-	CHILD_CHECK(fchownat(E.rootfd, "link_file", 65534, 65534, AT_SYMLINK_NOFOLLOW) == 0);
+	CHILD_CHECK(sb_chown_for_dropped(E.rootfd, "a", 0) == 0);
+	CHILD_CHECK(sb_chown_for_dropped(E.rootfd, "file", 0) == 0);
+	CHILD_CHECK(sb_chown_for_dropped(E.rootfd, "link_file", AT_SYMLINK_NOFOLLOW) == 0);
 	CHILD_CHECK(sb_drop_privileges() == 0);
 	CHILD_CHECK(safe_linkat_beneath(E.rootfd, "chain", E.rootfd, "a/h", m | SAFE_FOLLOW) == 0);
 	struct stat st, st2;
@@ -2004,7 +2097,9 @@ START_TEST(realpath_error_order)
 END_TEST
 
 /* Unprivileged: directories that can be searched but not read (or not even
- * searched, as the object) cannot be climbed; the verified procfs names them. */
+ * searched, as the object): the name is the path the resolution took, so it
+ * needs no read permission and no procfs (the climbing method needed one or
+ * the other). */
 static int realpath_unpriv_child(void *arg)
 {
 	uint64_t m = *(uint64_t *)arg;
@@ -2026,7 +2121,8 @@ static int realpath_unpriv_child(void *arg)
 	}
 	CHILD_CHECK(sb_drop_privileges() == 0);
 	/* climbs: every directory from the object up is searchable and every
-	 * one above it readable, so no procfs is needed. */
+	 * one above it readable (the old climbing method needed that, or a
+	 * procfs; the walker's path needs neither, and every case succeeds). */
 	static const struct {
 		const char *path, *want;
 		bool climbs;
@@ -2052,15 +2148,8 @@ static int realpath_unpriv_child(void *arg)
 			return 1;
 		}
 		close(fd);
-		if (noproc && !cases[k].climbs) {
-			/* The documented limit: no verified procfs, no name. */
-			if (n != -1 || e != EACCES) {
-				fprintf(stderr, "realpath(%s) without procfs: %zd %s\n",
-					cases[k].path, n, strerror(e));
-				return 1;
-			}
-			continue;
-		}
+		/* The name is the path the resolution took: nothing but what the
+		 * open needs (search permission), with or without a procfs. */
 		if (n != (ssize_t)strlen(cases[k].want) || strcmp(buf, cases[k].want)) {
 			fprintf(stderr, "realpath(%s) = %zd '%s' (%s), want '%s'\n", cases[k].path,
 				n, n >= 0 ? buf : "", strerror(e), cases[k].want);
@@ -2192,6 +2281,7 @@ static Suite *ops_suite(void)
 	tcase_add_loop_test(race, rmtree_race_symlink_swap, 0, 4);
 	tcase_add_loop_test(race, mkdir_parents_race_symlink_swap, 0, 4);
 	tcase_add_loop_test(race, realpath_race_exchange, 0, 2);
+	tcase_add_loop_test(race, realpath_never_reads_above_root, 0, 2);
 	tcase_add_loop_test(race, ops_race_symlink_swap, 0, 4);
 	suite_add_tcase(s, race);
 	return s;

@@ -855,8 +855,11 @@ START_TEST(beneath_wrapper_and_cloexec)
 	close(fd);
 	ck_assert_int_eq(safe_openat_beneath(e.rootfd, "labs", O_RDONLY, 0), -1);
 	ck_assert_int_eq(errno, EXDEV);
-	ck_assert_int_eq(safe_openat_beneath(e.rootfd, "file", O_RDONLY, 0644), -1);
-	ck_assert_int_eq(errno, EINVAL);
+	/* openat()'s habit: a mode without O_CREAT/O_TMPFILE is ignored (test_api
+	 * has the cases; safe_openat2() keeps openat2()'s EINVAL). */
+	fd = safe_openat_beneath(e.rootfd, "file", O_RDONLY, 0644);
+	ck_assert_int_ge(fd, 0);
+	close(fd);
 	ck_assert_int_eq(safe_openat_beneath(e.rootfd, NULL, O_RDONLY, 0), -1);
 	ck_assert_int_eq(errno, EFAULT);
 	/* Negative int flags carry unknown high bits. */

@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/magic.h>
+#include <dirent.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -37,6 +38,7 @@
 
 #include "fixture.h"
 #include "safeopen.h"
+#include "strategy.h"
 #include "sandbox.h"
 
 #ifndef RENAME_NOREPLACE
@@ -53,9 +55,9 @@
 /* The strategy variants every functional test runs with (loop index). */
 static const uint64_t strategies[] = {
 	0,
-	SAFE_TMPFILE_NO_OTMPFILE,
+	T_NAMED,
 	SAFE_RESOLVE_USERSPACE,
-	SAFE_RESOLVE_USERSPACE | SAFE_TMPFILE_NO_OTMPFILE,
+	SAFE_RESOLVE_USERSPACE | T_NAMED,
 };
 #define N_STRATEGIES 4
 #define N_KERNEL_STRATEGIES 2 /* without the walker */
@@ -715,7 +717,7 @@ END_TEST
 START_TEST(two_phase)
 {
 	uint64_t fl = strategies[_i];
-	bool named = fl & SAFE_TMPFILE_NO_OTMPFILE;
+	bool named = fl & T_NAMED;
 	struct tdir d;
 	tdir_make_xattrs(&d, "tmpfile");
 	struct safe_tmpfile *t = NULL;
@@ -762,7 +764,7 @@ START_TEST(two_phase)
 	ck_assert_int_eq(errno, EEXIST);
 	ck_assert_int_eq(safe_tmpfile_link(t, xa3, 3, 1ULL << 60), -1);
 	ck_assert_int_eq(errno, EINVAL);
-	ck_assert_int_eq(safe_tmpfile_link(t, xa3, 3, SAFE_TMPFILE_NO_OTMPFILE), -1);
+	ck_assert_int_eq(safe_tmpfile_link(t, xa3, 3, SAFE_TMPFILE_PARENTS), -1);
 	ck_assert_int_eq(errno, EINVAL);
 	struct safe_xattr dup[] = { { "user.a", "", 0 }, { "user.a", "", 0 } };
 	ck_assert_int_eq(safe_tmpfile_link(t, dup, 2, 0), -1);
@@ -801,7 +803,7 @@ START_TEST(two_phase_lost_parent)
 	struct tdir d;
 	tdir_make_xattrs(&d, "tmpfile");
 	struct safe_tmpfile *t;
-	if (!(fl & SAFE_TMPFILE_NO_OTMPFILE)) {
+	if (!(fl & T_NAMED)) {
 		ck_assert_int_eq(mkdirat(d.fd, "sub", 0755), 0);
 		int fd = tmp_open(d.fd, "sub/f", 0644, fl, &t);
 		ck_assert_int_ge(fd, 0);
@@ -902,7 +904,7 @@ enum misuse { CLOSED, REUSED, REOPENED_RDONLY };
 
 static int misuse_case(int dfd, uint64_t fl, enum misuse how, bool via_link)
 {
-	bool named = fl & SAFE_TMPFILE_NO_OTMPFILE;
+	bool named = fl & T_NAMED;
 	int nfd = fx_fd_count();
 	int victim = openat(dfd, "victim", O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
 	CHILD_CHECK(victim >= 0);
@@ -969,7 +971,7 @@ START_TEST(two_phase_fd_misuse)
 	for (int via_link = 0; via_link < 2; via_link++) {
 		RUN(misuse_case(d.fd, fl, CLOSED, via_link));
 		RUN(misuse_case(d.fd, fl, REUSED, via_link));
-		if (fl & SAFE_TMPFILE_NO_OTMPFILE) /* the same inode, another open */
+		if (fl & T_NAMED) /* the same inode, another open */
 			RUN(misuse_case(d.fd, fl, REOPENED_RDONLY, via_link));
 	}
 	struct safe_tmpfile *t = NULL;
@@ -986,7 +988,7 @@ START_TEST(named_stays_private)
 	 * mode asked for), and again after a link that failed once the final
 	 * mode was applied (a malformed ACL is refused after the chmod); the
 	 * probe that asked the kernel for the mode is gone. */
-	uint64_t fl = strategies[_i] | SAFE_TMPFILE_NO_OTMPFILE;
+	uint64_t fl = strategies[_i] | T_NAMED;
 	struct tdir d;
 	tdir_make_xattrs(&d, "tmpfile");
 	mode_t old = umask(0);
@@ -1063,9 +1065,9 @@ static int killed_writer_case(int dfd, uint64_t fl, mode_t mode)
 	      mode);
 	free(name);
 	/* young: kept; any age: removed */
-	CHILD_CHECK(safe_tmpfile_sweep_beneath(dfd, ".", 3600, 0) == 0);
+	CHILD_CHECK(safe_tmpfile_sweep_beneath(dfd, ".", 3600, 0, NULL) == 0);
 	CHILD_CHECK(count_hidden(dfd) == 1);
-	CHILD_CHECK(safe_tmpfile_sweep_beneath(dfd, ".", 0, fl & SAFE_RESOLVE_USERSPACE) == 1);
+	CHILD_CHECK(safe_tmpfile_sweep_beneath(dfd, ".", 0, fl & SAFE_RESOLVE_USERSPACE, NULL) == 1);
 	char *ls = fx_dir_listing(dfd, ".");
 	int empty = !strcmp(ls, "");
 	free(ls);
@@ -1075,7 +1077,7 @@ static int killed_writer_case(int dfd, uint64_t fl, mode_t mode)
 
 START_TEST(killed_writer_leftover)
 {
-	uint64_t fl = strategies[_i] | SAFE_TMPFILE_NO_OTMPFILE;
+	uint64_t fl = strategies[_i] | T_NAMED;
 	struct tdir d;
 	tdir_make_xattrs(&d, "tmpfile");
 	mode_t old = umask(0);
@@ -1135,7 +1137,7 @@ START_TEST(sweep_only_own_leftovers)
 	make_file(in, OWN2, 0644);
 	char *snap = fx_tree_snapshot(d.path);
 	/* all young */
-	ck_assert_int_eq(safe_tmpfile_sweep_beneath(d.fd, "in", 3600, rf), 0);
+	ck_assert_int_eq(safe_tmpfile_sweep_beneath(d.fd, "in", 3600, rf, NULL), 0);
 	char *snap2 = fx_tree_snapshot(d.path);
 	ck_assert_str_eq(snap, snap2);
 	free(snap2);
@@ -1143,26 +1145,32 @@ START_TEST(sweep_only_own_leftovers)
 	 * mtime was set back an hour is still young by its ctime. */
 	struct timespec back[2] = { { .tv_nsec = UTIME_OMIT }, { .tv_sec = time(NULL) - 7200 } };
 	ck_assert_int_eq(utimensat(in, OWN1, back, AT_SYMLINK_NOFOLLOW), 0);
-	ck_assert_int_eq(safe_tmpfile_sweep_beneath(d.fd, "in", 3600, rf), 0);
+	ck_assert_int_eq(safe_tmpfile_sweep_beneath(d.fd, "in", 3600, rf, NULL), 0);
 	if (_i == 0) {
 		/* A second later, with a minimum age of 1 s: the two own names.
 		 * The age test does not depend on how "in" is resolved, so only
 		 * the first strategy waits for it. */
 		usleep(1100 * 1000);
-		ck_assert_int_eq(safe_tmpfile_sweep_beneath(d.fd, "in", 1, rf), 2);
+		ck_assert_int_eq(safe_tmpfile_sweep_beneath(d.fd, "in", 1, rf, NULL), 2);
 	} else {
-		ck_assert_int_eq(safe_tmpfile_sweep_beneath(d.fd, "in", 0, rf), 2);
+		ck_assert_int_eq(safe_tmpfile_sweep_beneath(d.fd, "in", 0, rf, NULL), 2);
 	}
 	ck_assert_int_eq(faccessat(in, OWN1, F_OK, AT_SYMLINK_NOFOLLOW), -1);
 	ck_assert_int_eq(faccessat(in, OWN2, F_OK, AT_SYMLINK_NOFOLLOW), -1);
-	ck_assert_int_eq(safe_tmpfile_sweep_beneath(in, ".", 0, rf), 0);
-	ck_assert_int_eq(safe_tmpfile_sweep_beneath(d.fd, "in/up/in", 0, rf), 0);
+	ck_assert_int_eq(safe_tmpfile_sweep_beneath(in, ".", 0, rf, NULL), 0);
+	ck_assert_int_eq(safe_tmpfile_sweep_beneath(d.fd, "in/up/in", 0, rf, NULL), 0);
 	/* everything else as it was */
 	make_file(in, OWN1, 0600);
 	make_file(in, OWN2, 0644);
 	snap2 = fx_tree_snapshot(d.path);
 	/* (the directory's own line changed with the names) */
-	ck_assert_int_eq(safe_tmpfile_sweep_beneath(d.fd, "in", 0, rf), 2);
+	unsigned int cnt = 99;
+	ck_assert_int_eq(safe_tmpfile_sweep_beneath(d.fd, "in", 0, rf, &cnt), 2);
+	ck_assert_uint_eq(cnt, 2);
+	cnt = 99;
+	ck_assert_int_eq(safe_tmpfile_sweep_beneath(d.fd, "nope", 0, rf, &cnt), -1);
+	ck_assert_int_eq(errno, ENOENT);
+	ck_assert_uint_eq(cnt, 0);
 	char *snap3 = fx_tree_snapshot(d.path);
 	ck_assert_int_eq(unlinkat(d.fd, "in/keep", 0), 0);
 	make_file(in, "keep", 0644);
@@ -1189,23 +1197,23 @@ START_TEST(sweep_only_own_leftovers)
 	ck_assert_int_eq(faccessat(d.fd, "in/sub/.safeopen-SUBSUBSUBSUBSUB1", F_OK, 0), 0);
 	/* outside the root, bad arguments: errors, nothing removed */
 	ck_assert_int_eq(symlinkat("..", d.fd, "in/sub/out"), 0);
-	EXPECT_FAIL_CK(d.fd, EXDEV, safe_tmpfile_sweep_beneath(in, "..", 0, rf));
-	EXPECT_FAIL_CK(d.fd, EXDEV, safe_tmpfile_sweep_beneath(in, "sub/out/..", 0, rf));
-	EXPECT_FAIL_CK(d.fd, EXDEV, safe_tmpfile_sweep_beneath(in, "/", 0, rf));
-	EXPECT_FAIL_CK(d.fd, ENOTDIR, safe_tmpfile_sweep_beneath(in, "keep", 0, rf));
-	EXPECT_FAIL_CK(d.fd, ENOENT, safe_tmpfile_sweep_beneath(in, "nope", 0, rf));
-	EXPECT_FAIL_CK(d.fd, ENOENT, safe_tmpfile_sweep_beneath(in, "", 0, rf));
-	EXPECT_FAIL_CK(d.fd, EFAULT, safe_tmpfile_sweep_beneath(in, NULL, 0, rf));
-	EXPECT_FAIL_CK(d.fd, EINVAL, safe_tmpfile_sweep_beneath(in, ".", 0, 1ULL << 60));
+	EXPECT_FAIL_CK(d.fd, EXDEV, safe_tmpfile_sweep_beneath(in, "..", 0, rf, NULL));
+	EXPECT_FAIL_CK(d.fd, EXDEV, safe_tmpfile_sweep_beneath(in, "sub/out/..", 0, rf, NULL));
+	EXPECT_FAIL_CK(d.fd, EXDEV, safe_tmpfile_sweep_beneath(in, "/", 0, rf, NULL));
+	EXPECT_FAIL_CK(d.fd, ENOTDIR, safe_tmpfile_sweep_beneath(in, "keep", 0, rf, NULL));
+	EXPECT_FAIL_CK(d.fd, ENOENT, safe_tmpfile_sweep_beneath(in, "nope", 0, rf, NULL));
+	EXPECT_FAIL_CK(d.fd, ENOENT, safe_tmpfile_sweep_beneath(in, "", 0, rf, NULL));
+	EXPECT_FAIL_CK(d.fd, EFAULT, safe_tmpfile_sweep_beneath(in, NULL, 0, rf, NULL));
+	EXPECT_FAIL_CK(d.fd, EINVAL, safe_tmpfile_sweep_beneath(in, ".", 0, 1ULL << 60, NULL));
 	EXPECT_FAIL_CK(d.fd, EINVAL,
-		       safe_tmpfile_sweep_beneath(in, ".", 0, SAFE_TMPFILE_NO_OTMPFILE));
+		       safe_tmpfile_sweep_beneath(in, ".", 0, SAFE_TMPFILE_PARENTS, NULL));
 	EXPECT_FAIL_CK(d.fd, EINVAL,
 		       safe_tmpfile_sweep_beneath(in, ".", 0,
-						  SAFE_RESOLVE_BENEATH | SAFE_RESOLVE_IN_ROOT));
+						  SAFE_RESOLVE_BENEATH | SAFE_RESOLVE_IN_ROOT, NULL));
 	/* IN_ROOT: ".." at the root stays there */
 	make_file(in, OWN1, 0600);
 	ck_assert_int_eq(safe_tmpfile_sweep_beneath(in, "sub/out/..",
-						     0, rf | SAFE_RESOLVE_IN_ROOT), 1);
+						     0, rf | SAFE_RESOLVE_IN_ROOT, NULL), 1);
 	close(in);
 	free(snap);
 	tdir_free(&d);
@@ -1261,7 +1269,7 @@ START_TEST(sweep_swapped_name)
 	swap_name = OWN1;
 	atomic_store(&swap_done, 0);
 	atomic_store(&swap_armed, 1);
-	int n = safe_tmpfile_sweep_beneath(d.fd, ".", 0, rf);
+	int n = safe_tmpfile_sweep_beneath(d.fd, ".", 0, rf, NULL);
 	atomic_store(&swap_armed, 0);
 	ck_assert_int_eq(atomic_load(&swap_done), 1); /* the "attacker" ran */
 	ck_assert_int_eq(n, 0);
@@ -1288,7 +1296,7 @@ static int sweep_unpriv_child(void *arg)
 	int u = openat(a->dirfd, "u", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	CHILD_CHECK(u >= 0);
 	mode_t old = umask(022);
-	int r = killed_writer_case(u, SAFE_TMPFILE_NO_OTMPFILE, 0644);
+	int r = killed_writer_case(u, T_NAMED, 0644);
 	umask(old);
 	close(u);
 	if (r)
@@ -1298,7 +1306,11 @@ static int sweep_unpriv_child(void *arg)
 	CHILD_CHECK(fd >= 0);
 	close(fd);
 	errno = 0;
-	CHILD_CHECK(safe_tmpfile_sweep_beneath(a->dirfd, ".", 0, 0) == -1 && errno == EPERM);
+	unsigned int removed = 99;
+	CHILD_CHECK(safe_tmpfile_sweep_beneath(a->dirfd, ".", 0, 0, &removed) == -1 &&
+		    errno == EPERM);
+	/* the count survives the failure: its own leftover was removed */
+	CHILD_CHECK(removed == 1);
 	CHILD_CHECK(faccessat(a->dirfd, OWN2, F_OK, AT_SYMLINK_NOFOLLOW) == -1 && errno == ENOENT);
 	CHILD_CHECK(faccessat(a->dirfd, OWN1, F_OK, AT_SYMLINK_NOFOLLOW) == 0);
 	return 0;
@@ -1339,9 +1351,9 @@ static int sweep_mount_child(void *arg)
 	CHILD_CHECK(root >= 0);
 	int in = openat(root, "in", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	CHILD_CHECK(in >= 0);
-	int n = safe_tmpfile_sweep_beneath(root, "in", 0, 0);
+	int n = safe_tmpfile_sweep_beneath(root, "in", 0, 0, NULL);
 	close(root);
-	int n2 = safe_tmpfile_sweep_beneath(in, ".", 0, SAFE_RESOLVE_USERSPACE);
+	int n2 = safe_tmpfile_sweep_beneath(in, ".", 0, SAFE_RESOLVE_USERSPACE, NULL);
 	close(in);
 	CHILD_CHECK(n == 1 && n2 == 0, "sweep: %d then %d (%s)", n, n2, strerror(errno));
 	CHILD_CHECK(faccessat(a->dirfd, "in/" OWN1, F_OK, AT_SYMLINK_NOFOLLOW) == 0);
@@ -1422,6 +1434,8 @@ START_TEST(concurrent_creators)
 	ck_assert_ptr_nonnull(c);
 	c->dirfd = d.fd;
 	c->flags = strategies[_i];
+	(void)t_strategy(c->flags); /* the environment is set here, before the
+				     * threads: they only read it */
 	pthread_t th[CT_THREADS];
 	for (int i = 0; i < CT_THREADS; i++)
 		ck_assert_int_eq(pthread_create(&th[i], NULL, ct_thread, c), 0);
@@ -1443,9 +1457,9 @@ END_TEST
 /* ---------------------------------------------------------------- sandboxed children */
 
 struct child_args {
-	int dirfd;            /* opened by the parent, writable by 65534 */
+	int dirfd;            /* opened by the parent, writable by the dropped user */
 	uint64_t flags;       /* strategy bits */
-	bool unpriv;          /* drop to 65534 */
+	bool unpriv;          /* sb_drop_privileges() */
 	bool no_proc;         /* private mount namespace without /proc */
 	bool no_empty_path;   /* linkat(AT_EMPTY_PATH) fails with ENOENT (kernels < 6.10) */
 	int tmpfile_errno;    /* O_TMPFILE opens fail with this errno (0: allowed) */
@@ -1598,7 +1612,7 @@ static void run_child(struct child_args *a)
 {
 	struct tdir d;
 	tdir_make_xattrs(&d, "tmpfile");
-	ck_assert_int_eq(fchown(d.fd, 65534, 65534), 0);
+	ck_assert_int_eq(sb_chown_for_dropped(d.fd, "", AT_EMPTY_PATH), 0);
 	a->dirfd = d.fd;
 	int r = sb_run(child_scenario, a);
 	char *ls = fx_dir_listing(d.fd, ".");
@@ -1613,7 +1627,7 @@ START_TEST(unprivileged)
 	/* Any route that works for uid 65534 (AT_EMPTY_PATH since Linux 6.10,
 	 * else procfs); the unnamed file in both cases. */
 	struct child_args a = { .flags = strategies[_i], .unpriv = true, .expect_nlink = -1 };
-	a.expect_nlink = (a.flags & SAFE_TMPFILE_NO_OTMPFILE) ? 1 : 0;
+	a.expect_nlink = (a.flags & T_NAMED) ? 1 : 0;
 	run_child(&a);
 }
 END_TEST
@@ -1622,7 +1636,7 @@ START_TEST(unprivileged_procfs_route)
 {
 	/* AT_EMPTY_PATH refused as before Linux 6.10: the procfs link. */
 	struct child_args a = { .flags = strategies[_i], .unpriv = true, .no_empty_path = true };
-	a.expect_nlink = (a.flags & SAFE_TMPFILE_NO_OTMPFILE) ? 1 : 0;
+	a.expect_nlink = (a.flags & T_NAMED) ? 1 : 0;
 	run_child(&a);
 }
 END_TEST
@@ -1654,7 +1668,7 @@ START_TEST(procfs_verified)
 	 * /proc or a bind-mounted foreign fd directory is detected, which
 	 * leaves the named fallback. */
 	uint64_t fl = strategies[_i];
-	bool named = fl & SAFE_TMPFILE_NO_OTMPFILE;
+	bool named = fl & T_NAMED;
 	for (int no2 = 0; no2 < 2; no2++) {
 		struct child_args a = { .flags = fl,
 					.no_empty_path = true,
@@ -1691,7 +1705,7 @@ END_TEST
 START_TEST(no_renameat2)
 {
 	/* renameat2(RENAME_NOREPLACE) missing: linkat + unlinkat. */
-	struct child_args a = { .flags = strategies[_i] | SAFE_TMPFILE_NO_OTMPFILE,
+	struct child_args a = { .flags = strategies[_i] | T_NAMED,
 				.no_renameat2 = true,
 				.expect_nlink = 1 };
 	run_child(&a);
@@ -2134,6 +2148,225 @@ START_TEST(race_tmpfs)
 }
 END_TEST
 
+/* ---------------------------------------------------------------- SAFE_TMPFILE_PARENTS (issue 32) */
+
+static bool is_dir_mode(int dirfd, const char *path, mode_t mode)
+{
+	struct stat st;
+	return fstatat(dirfd, path, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode) &&
+	       (st.st_mode & 07777) == mode;
+}
+
+static bool present(int dirfd, const char *path)
+{
+	struct stat st;
+	return fstatat(dirfd, path, &st, AT_SYMLINK_NOFOLLOW) == 0;
+}
+
+START_TEST(parents)
+{
+	struct tdir d;
+	tdir_make(&d, "tmpfile");
+	uint64_t fl = strategies[_i];
+	mode_t old = umask(022);
+	/* One call: the directories (0755 minus the umask) and the file. */
+	int fd = safe_tmpfile_xattr(d.fd, "p/q/r/f", 0640, NULL, 0, fl | SAFE_TMPFILE_PARENTS);
+	ck_assert_msg(fd >= 0, "xattr PARENTS: %s", strerror(errno));
+	close(fd);
+	ck_assert(is_dir_mode(d.fd, "p", 0755) && is_dir_mode(d.fd, "p/q", 0755) &&
+		  is_dir_mode(d.fd, "p/q/r", 0755));
+	struct stat st;
+	ck_assert(fstatat(d.fd, "p/q/r/f", &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		  S_ISREG(st.st_mode) && (st.st_mode & 07777) == 0640);
+	/* Existing parents are fine; a single component needs none. */
+	fd = safe_tmpfile_xattr(d.fd, "p/q/r/g", 0600, NULL, 0, fl | SAFE_TMPFILE_PARENTS);
+	ck_assert_msg(fd >= 0, "existing parents: %s", strerror(errno));
+	close(fd);
+	fd = safe_tmpfile_xattr(d.fd, "top", 0600, NULL, 0, fl | SAFE_TMPFILE_PARENTS);
+	ck_assert_msg(fd >= 0, "one component: %s", strerror(errno));
+	close(fd);
+	umask(old);
+	/* A failure after the directories were made removes them again, and
+	 * only them (the listing of the case directory is unchanged). */
+	char longp[NAME_MAX + 64];
+	snprintf(longp, sizeof(longp), "n1/n2/%0*d", NAME_MAX + 1, 7);
+	EXPECT_FAIL_CK(d.fd, ENAMETOOLONG,
+		       safe_tmpfile_xattr(d.fd, longp, 0600, NULL, 0, fl | SAFE_TMPFILE_PARENTS));
+	snprintf(longp, sizeof(longp), "p/x/y/%0*d", NAME_MAX + 1, 7);
+	EXPECT_FAIL_CK(d.fd, ENAMETOOLONG,
+		       safe_tmpfile_xattr(d.fd, longp, 0600, NULL, 0, fl | SAFE_TMPFILE_PARENTS));
+	ck_assert(present(d.fd, "p/q/r/f") && !present(d.fd, "p/x"));
+	/* Bad inputs: the exact errno, nothing created. */
+	EXPECT_FAIL_CK(d.fd, EEXIST,
+		       safe_tmpfile_xattr(d.fd, "p/q/r/f", 0600, NULL, 0, fl | SAFE_TMPFILE_PARENTS));
+	EXPECT_FAIL_CK(d.fd, EXDEV,
+		       safe_tmpfile_xattr(d.fd, "../esc/f", 0600, NULL, 0, fl | SAFE_TMPFILE_PARENTS));
+	EXPECT_FAIL_CK(d.fd, EXDEV,
+		       safe_tmpfile_xattr(d.fd, "/abs/f", 0600, NULL, 0, fl | SAFE_TMPFILE_PARENTS));
+	EXPECT_FAIL_CK(d.fd, ENOTDIR, safe_tmpfile_xattr(d.fd, "top/x/f", 0600, NULL, 0,
+							 fl | SAFE_TMPFILE_PARENTS));
+	EXPECT_FAIL_CK(d.fd, EINVAL, safe_tmpfile_xattr(d.fd, "n1/n2/", 0600, NULL, 0,
+							fl | SAFE_TMPFILE_PARENTS));
+	EXPECT_FAIL_CK(d.fd, EINVAL, safe_tmpfile_xattr(d.fd, "n1/n2/..", 0600, NULL, 0,
+							fl | SAFE_TMPFILE_PARENTS));
+	EXPECT_FAIL_CK(d.fd, EINVAL, safe_tmpfile_xattr(d.fd, "n1/f", 010600, NULL, 0,
+							fl | SAFE_TMPFILE_PARENTS));
+	struct safe_xattr bad = { "nonamespace", "", 0 };
+	EXPECT_FAIL_CK(d.fd, EINVAL, safe_tmpfile_xattr(d.fd, "n1/f", 0600, &bad, 1,
+							fl | SAFE_TMPFILE_PARENTS));
+	EXPECT_FAIL_CK(d.fd, EINVAL, safe_tmpfile_xattr(d.fd, "n1/f", 0600, NULL, 0,
+							fl | SAFE_TMPFILE_PARENTS |
+								SAFE_RESOLVE_BENEATH |
+								SAFE_RESOLVE_IN_ROOT));
+	EXPECT_FAIL_CK(d.fd, EFAULT,
+		       safe_tmpfile_xattr(d.fd, NULL, 0600, NULL, 0, fl | SAFE_TMPFILE_PARENTS));
+	/* IN_ROOT: "/n1/f" is beneath the case directory. */
+	fd = safe_tmpfile_xattr(d.fd, "/../i1/f", 0600, NULL, 0,
+				fl | SAFE_TMPFILE_PARENTS | SAFE_RESOLVE_IN_ROOT);
+	ck_assert_msg(fd >= 0, "IN_ROOT: %s", strerror(errno));
+	close(fd);
+	ck_assert(present(d.fd, "i1/f"));
+
+	/* Two-phase: discard removes what open created; link keeps it. */
+	struct safe_tmpfile *t;
+	ck_assert_int_eq(safe_tmpfile_open(d.fd, "s/t/f", 0644, fl | SAFE_TMPFILE_PARENTS, &t), 0);
+	ck_assert(present(d.fd, "s/t"));
+	ck_assert_int_eq(safe_tmpfile_discard(t), 0);
+	ck_assert(!present(d.fd, "s"));
+	ck_assert_int_eq(safe_tmpfile_open(d.fd, "s/t/f", 0644, fl | SAFE_TMPFILE_PARENTS, &t), 0);
+	fd = safe_tmpfile_link(t, NULL, 0, 0);
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	ck_assert(present(d.fd, "s/t/f"));
+	/* Someone else's file in a directory we made: the directory stays. */
+	ck_assert_int_eq(safe_tmpfile_open(d.fd, "u/v/f", 0644, fl | SAFE_TMPFILE_PARENTS, &t), 0);
+	int other = openat(d.fd, "u/v/f", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	ck_assert_int_ge(other, 0);
+	close(other);
+	ck_assert_int_eq(safe_tmpfile_link(t, NULL, 0, 0), -1);
+	ck_assert_int_eq(errno, EEXIST);
+	ck_assert_int_eq(safe_tmpfile_discard(t), 0);
+	ck_assert(present(d.fd, "u/v/f"));
+	/* A directory renamed away and replaced by another (empty) one before
+	 * the discard: the replacement is not ours and stays; ours, moved,
+	 * stays where the mover put it. */
+	ck_assert_int_eq(safe_tmpfile_open(d.fd, "m/n/f", 0644, fl | SAFE_TMPFILE_PARENTS, &t), 0);
+	ck_assert_int_eq(renameat(d.fd, "m", d.fd, "moved"), 0);
+	ck_assert_int_eq(mkdirat(d.fd, "m", 0700), 0);
+	ck_assert_int_eq(safe_tmpfile_discard(t), 0);
+	ck_assert(is_dir_mode(d.fd, "m", 0700));
+	ck_assert(present(d.fd, "moved/n"));
+	/* The same one level down: "m2/n" replaced, "m2" (ours, now holding
+	 * the replacement) stays too. */
+	ck_assert_int_eq(safe_tmpfile_open(d.fd, "m2/n/f", 0644, fl | SAFE_TMPFILE_PARENTS, &t), 0);
+	ck_assert_int_eq(renameat(d.fd, "m2/n", d.fd, "moved2"), 0);
+	ck_assert_int_eq(mkdirat(d.fd, "m2/n", 0700), 0);
+	ck_assert_int_eq(safe_tmpfile_discard(t), 0);
+	ck_assert(is_dir_mode(d.fd, "m2/n", 0700));
+	ck_assert_int_eq(count_hidden(d.fd), 0);
+	tdir_free(&d);
+}
+END_TEST
+
+/* The cleanup under a concurrent rename: an attacker keeps swapping the
+ * first directory a PARENTS call creates ("m") with a directory of its own
+ * that holds an empty "n", while the call creates "m/n/f" and discards.
+ * Every directory the attacker made, and its "n", must survive: the undo
+ * reaches each level by descriptor, checked against the inode it created,
+ * so it never steps into the attacker's "m" to remove the "n" there. (The
+ * attacker's directory itself is not empty, so the one window the design
+ * admits, between the last identity check and rmdir(2) of a level by name,
+ * cannot remove it: that window only ever holds a directory swapped in
+ * empty, by someone who could remove it anyway; core:parents covers the
+ * check itself, deterministically.) The attacker must have swapped during
+ * the calls. */
+#define PR_DECOYS 512
+static struct {
+	atomic_bool stop;
+	atomic_int swaps;
+	int dirfd;
+	ino_t decoys[PR_DECOYS];
+	int ndecoys;
+} PR;
+
+/* renameat2(RENAME_NOREPLACE): the attacker never destroys a directory by
+ * renaming over it (rename(2) replaces an empty one). */
+static int rename_noreplace(int dirfd, const char *from, const char *to)
+{
+	return (int)syscall(SYS_renameat2, dirfd, from, dirfd, to, RENAME_NOREPLACE);
+}
+
+static void *parents_attacker(void *arg)
+{
+	(void)arg;
+	for (int k = 0; !atomic_load(&PR.stop) && PR.ndecoys < PR_DECOYS; k++) {
+		char gone[32], kept[32];
+		snprintf(gone, sizeof(gone), "gone%d", k);
+		snprintf(kept, sizeof(kept), "kept%d", k);
+		if (mkdirat(PR.dirfd, "decoy", 0700) < 0)
+			continue;
+		if (mkdirat(PR.dirfd, "decoy/n", 0700) < 0) {
+			(void)unlinkat(PR.dirfd, "decoy", AT_REMOVEDIR);
+			continue;
+		}
+		struct stat st;
+		if (fstatat(PR.dirfd, "decoy", &st, AT_SYMLINK_NOFOLLOW) == 0)
+			PR.decoys[PR.ndecoys++] = st.st_ino;
+		(void)rename_noreplace(PR.dirfd, "m", gone);
+		if (rename_noreplace(PR.dirfd, "decoy", "m") == 0)
+			atomic_fetch_add(&PR.swaps, 1);
+		else
+			(void)rename_noreplace(PR.dirfd, "decoy", kept);
+	}
+	return NULL;
+}
+
+START_TEST(parents_undo_race)
+{
+	struct tdir d;
+	tdir_make(&d, "tmpfile");
+	uint64_t fl = strategies[_i];
+	memset(&PR, 0, sizeof(PR));
+	PR.dirfd = d.fd;
+	pthread_t th;
+	ck_assert_int_eq(pthread_create(&th, NULL, parents_attacker, NULL), 0);
+	int during = 0;
+	for (int i = 0; i < 150 && PR.ndecoys < PR_DECOYS; i++) {
+		int s0 = atomic_load(&PR.swaps);
+		struct safe_tmpfile *t;
+		if (safe_tmpfile_open(d.fd, "m/n/f", 0644, fl | SAFE_TMPFILE_PARENTS, &t) == 0)
+			ck_assert_int_eq(safe_tmpfile_discard(t), 0);
+		else /* the attacker moved "m" between its creation and the next step */
+			ck_assert_msg(errno == ENOENT || errno == ENOTDIR || errno == EAGAIN,
+				      "open: %s", strerror(errno));
+		during += atomic_load(&PR.swaps) != s0;
+	}
+	atomic_store(&PR.stop, true);
+	pthread_join(th, NULL);
+	ck_assert_msg(during > 0, "the attacker never swapped during a call");
+	/* Every decoy still exists at the top of the case directory, with its "n". */
+	for (int k = 0; k < PR.ndecoys; k++) {
+		DIR *dir = fdopendir(openat(d.fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+		ck_assert(dir);
+		bool found = false, inner = false;
+		for (struct dirent *e; !found && (e = readdir(dir));) {
+			found = e->d_ino == PR.decoys[k];
+			if (found) {
+				char n[sizeof(e->d_name) + 2];
+				snprintf(n, sizeof(n), "%s/n", e->d_name);
+				inner = faccessat(d.fd, n, F_OK, AT_SYMLINK_NOFOLLOW) == 0;
+			}
+		}
+		closedir(dir);
+		ck_assert_msg(found, "decoy %d (inode %lu) was removed", k,
+			      (unsigned long)PR.decoys[k]);
+		ck_assert_msg(inner, "the \"n\" in decoy %d (inode %lu) was removed", k,
+			      (unsigned long)PR.decoys[k]);
+	}
+	tdir_free(&d);
+}
+END_TEST
+
 /* ---------------------------------------------------------------- suite */
 
 static Suite *tmpfile_suite(void)
@@ -2159,6 +2392,7 @@ static Suite *tmpfile_suite(void)
 	tcase_add_loop_test(tc, named_stays_private, 0, 2);
 	tcase_add_loop_test(tc, sweep_only_own_leftovers, 0, N_STRATEGIES);
 	tcase_add_loop_test(tc, sweep_swapped_name, 0, N_STRATEGIES);
+	tcase_add_loop_test(tc, parents, 0, N_STRATEGIES);
 	suite_add_tcase(s, tc);
 
 	TCase *sb = tcase_create("sandbox");
@@ -2183,6 +2417,7 @@ static Suite *tmpfile_suite(void)
 	tcase_set_timeout(rc, 300);
 	tcase_add_loop_test(rc, race_ext4, 0, 2 * N_KERNEL_STRATEGIES);
 	tcase_add_loop_test(rc, race_tmpfs, 0, 2 * N_KERNEL_STRATEGIES);
+	tcase_add_loop_test(rc, parents_undo_race, 0, N_STRATEGIES);
 	suite_add_tcase(s, rc);
 	return s;
 }

@@ -4,10 +4,12 @@
 type, permission bits, size, mtime (ns), link count, symlink body, SHA-256 of
 regular files, and the user.* extended attributes. Nothing is followed.
 
-    tree-manifest.py DIR [--no-root] [--no-symlink-mtime]
+    tree-manifest.py DIR [--no-root] [--no-symlink-mtime] [--owners]
 
 Two trees with equal manifests are equal in everything an archive carries
-(apart from ownership and access times).
+(apart from ownership and access times). --owners adds the numeric owner and
+group and the hard-link group (the first path, in sorted order, of the
+object's inode).
 """
 import hashlib
 import os
@@ -47,8 +49,23 @@ def line(rel, path):
         except OSError:
             pass
     nlink = st.st_nlink if t != "d" else "-"
-    return "%s %s %04o %s %s %s %s %s" % (ascii(rel), t, stat.S_IMODE(st.st_mode),
-                                         size, mtime, nlink, extra, ",".join(xattrs))
+    own = ""
+    if "--owners" in opts:
+        own = " %d:%d %s" % (st.st_uid, st.st_gid,
+                              ascii(groups[(st.st_dev, st.st_ino)]) if t != "d" else "-")
+    return "%s %s %04o %s %s %s %s %s%s" % (ascii(rel), t, stat.S_IMODE(st.st_mode),
+                                           size, mtime, nlink, extra, ",".join(xattrs), own)
+
+
+# hard-link groups: each inode named by its first path in sorted order
+groups = {}
+paths = []
+for dirpath, dirnames, filenames in os.walk(root):
+    for n in dirnames + filenames:
+        paths.append(os.path.relpath(os.path.join(dirpath, n), root))
+for rel in sorted(paths):
+    st = os.lstat(os.path.join(root, rel))
+    groups.setdefault((st.st_dev, st.st_ino), rel)
 
 
 out = []

@@ -54,18 +54,34 @@ static int url_decode(const char *in, char *out, size_t size)
 	return 0;
 }
 
-/* The status for a failed open: escapes and forbidden links look like
- * missing files to the client; permission problems are 403. */
+/* The HTTP status for a failed call: the library's one rule
+ * (libsafeopen(7), README, safe-httpd). An escape is refused, not missing:
+ * 403. Under IN_ROOT most climbing paths name something inside the root
+ * that does not exist (404); EXDEV and ELOOP come from magic links and
+ * link loops. */
 static int status_for(int err)
 {
 	switch (err) {
+	case ENOENT:
+	case ENOTDIR:
+		return 404;
+	case EXDEV:
+	case ELOOP:
 	case EACCES:
 	case EPERM:
+	case EBUSY:
 		return 403;
 	case ENAMETOOLONG:
 		return 414;
-	default: /* ENOENT, ENOTDIR, EXDEV, ELOOP, ... */
-		return 404;
+	case EINVAL:
+		return 400;
+	case EAGAIN:
+	case EMFILE:
+	case ENFILE:
+	case ENOMEM:
+		return 503;
+	default:
+		return 500;
 	}
 }
 
@@ -103,13 +119,12 @@ int main(int argc, char *argv[])
 		close(root);
 		return 1;
 	}
-	/* O_NONBLOCK: a FIFO planted in the tree must not hang the server
-	 * (it is then refused by the S_ISREG check). No magic links. */
-	struct safe_open_how how = {
-		.flags = O_RDONLY | O_NOCTTY | O_NONBLOCK,
-		.resolve = SAFE_RESOLVE_IN_ROOT | SAFE_RESOLVE_NO_MAGICLINKS,
-	};
-	int fd = safe_openat2(root, path, &how, sizeof(how));
+	/* ROOT is the client's "/" (IN_ROOT, no magic links). O_NONBLOCK: a
+	 * FIFO planted in the tree must not hang the server (it is then
+	 * refused by the S_ISREG check). Open, then fstat the descriptor: one
+	 * lookup, and what is checked is what is sent. */
+	const int oflags = O_RDONLY | O_NOCTTY | O_NONBLOCK;
+	int fd = safe_openat_in_root(root, path, oflags, 0);
 	if (fd >= 0) {
 		struct stat st;
 		if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
@@ -119,7 +134,7 @@ int main(int argc, char *argv[])
 			char idx[PATH_MAX + 16];
 			(void)snprintf(idx, sizeof(idx), "%s/index.html", path);
 			close(fd);
-			fd = safe_openat2(root, idx, &how, sizeof(how));
+			fd = safe_openat_in_root(root, idx, oflags, 0);
 		}
 	}
 	int rc;

@@ -113,19 +113,6 @@ static void sha256_hex(struct sha256 *s, char out[65])
 
 /* ---- the handler ---- */
 
-/* Split PATH into its directory part and its last name (in place). */
-static const char *split(char *path, const char **dir)
-{
-	char *slash = strrchr(path, '/');
-	if (!slash) {
-		*dir = ".";
-		return path;
-	}
-	*slash = '\0';
-	*dir = *path ? path : ".";
-	return slash + 1;
-}
-
 int main(int argc, char *argv[])
 {
 	if (argc != 3) {
@@ -137,34 +124,18 @@ int main(int argc, char *argv[])
 		perror(argv[1]);
 		return 2;
 	}
-	char path[PATH_MAX];
-	if (strlen(argv[2]) >= sizeof(path)) {
-		fprintf(stderr, "%s: %s\n", argv[2], strerror(ENAMETOOLONG));
-		return 1;
-	}
-	strcpy(path, argv[2]);
-	const char *dir;
-	const char *name = split(path, &dir);
-
-	/* 1. mkdir -p of the parent, beneath ROOT; an O_PATH descriptor of it. */
-	int dfd = safe_mkdir_all_beneath(root, dir, 0755, 0);
-	close(root);
-	if (dfd < 0) {
-		fprintf(stderr, "%s: %s\n", dir, strerror(errno));
-		return 1;
-	}
-
-	/* 2. An unpublished file in that directory; NAME is one component,
-	 *    resolved beneath dfd (".." or "" are refused by the library). */
+	/* 1. An unpublished file for PATH beneath ROOT, its missing directories
+	 *    created first (mkdir -p, beneath ROOT): if the file is not
+	 *    published, they are removed again with it. */
 	struct safe_tmpfile *tmp;
-	if (safe_tmpfile_open(dfd, name, 0644, 0, &tmp) < 0) {
+	if (safe_tmpfile_open(root, argv[2], 0644, SAFE_TMPFILE_PARENTS, &tmp) < 0) {
 		fprintf(stderr, "%s: %s\n", argv[2], strerror(errno));
-		close(dfd);
+		close(root);
 		return 1;
 	}
-	close(dfd);
+	close(root);
 
-	/* 3. Write the content and hash it on the way. */
+	/* 2. Write the content and hash it on the way. */
 	int fd = safe_tmpfile_fd(tmp); /* lent: never close it */
 	struct sha256 h;
 	sha256_init(&h);
@@ -179,13 +150,14 @@ int main(int argc, char *argv[])
 	}
 	if (n < 0) {
 		perror("upload");
-		safe_tmpfile_discard(tmp); /* nothing appears, nothing is left */
+		safe_tmpfile_discard(tmp); /* nothing appears, nothing is left:
+					    * not the file, not its new directories */
 		return 1;
 	}
 	char hex[65];
 	sha256_hex(&h, hex);
 
-	/* 4. Publish with the checksum, replacing an older version atomically. */
+	/* 3. Publish with the checksum, replacing an older version atomically. */
 	struct safe_xattr x = { "user.sha256", hex, 64 };
 	const uint64_t pub = SAFE_TMPFILE_REPLACE | SAFE_TMPFILE_SYNC;
 	int rc = 0;
