@@ -492,48 +492,58 @@ static int parent_fd(struct xstate *st, const char *parent)
 
 /* ------------------------------------------------------------------ entries */
 
-/* Creation of one non-regular entry under a name in a resolved directory. */
+/* Creation of one non-regular entry under a name in a resolved directory;
+ * `flags` is 0 or SAFE_REPLACE (symlinks and nodes: the library replaces an
+ * existing name atomically). */
 struct maker {
-	int (*make)(struct xstate *st, const struct maker *mk, int pfd, const char *name);
+	int (*make)(struct xstate *st, const struct maker *mk, int pfd, const char *name,
+		    uint64_t flags);
 	const char *target;   /* symlink body, or hard link target (normalized) */
 	mode_t mode;
 	dev_t dev;
 };
 
-static int make_symlink(struct xstate *st, const struct maker *mk, int pfd, const char *name)
+static int make_symlink(struct xstate *st, const struct maker *mk, int pfd, const char *name,
+			uint64_t flags)
 {
-	return safe_symlinkat_beneath(mk->target, pfd, name, st->resolve);
+	return safe_symlinkat_beneath(mk->target, pfd, name, st->resolve | flags);
 }
 
-static int make_node(struct xstate *st, const struct maker *mk, int pfd, const char *name)
+static int make_node(struct xstate *st, const struct maker *mk, int pfd, const char *name,
+		     uint64_t flags)
 {
-	return safe_mknodat_beneath(pfd, name, mk->mode, mk->dev, st->resolve);
+	return safe_mknodat_beneath(pfd, name, mk->mode, mk->dev, st->resolve | flags);
 }
 
 /* The target is resolved beneath DEST (not followed if it is a symlink: the
  * link is to the symlink itself, as tar does). */
-static int make_link(struct xstate *st, const struct maker *mk, int pfd, const char *name)
+static int make_link(struct xstate *st, const struct maker *mk, int pfd, const char *name,
+		     uint64_t flags)
 {
+	(void)flags; /* linkat(2) never replaces: create_replacing() renames */
 	return safe_linkat_beneath(st->rootfd, mk->target, pfd, name, st->resolve);
 }
 
 /* Create the entry. If the name exists: --keep-old-files fails (EEXIST),
- * --skip-old-files returns 1 and leaves it, and the default creates the
- * entry under a hidden name and renames that over the old one, so that the
- * name always shows either object (a directory is never replaced: EISDIR).
+ * --skip-old-files returns 1 and leaves it, and the default replaces it so
+ * that the name always shows either object (a directory is never replaced:
+ * EISDIR): the library's SAFE_REPLACE for a symlink or a node, and for a
+ * hard link the same create-under-a-hidden-name-then-rename done here.
  * Returns 0 created, 1 skipped, -1 failed (errno). */
 static int create_replacing(struct xstate *st, const struct maker *mk, int pfd, const char *name)
 {
-	if (mk->make(st, mk, pfd, name) == 0)
+	if (mk->make(st, mk, pfd, name, 0) == 0)
 		return 0;
 	if (errno != EEXIST || st->old == OLD_KEEP)
 		return -1;
 	if (st->old == OLD_SKIP)
 		return 1;
-	char tmp[32];
-	if (tmp_name(tmp, sizeof(tmp)) < 0 || mk->make(st, mk, pfd, tmp) < 0)
-		return -1;
 	st->replaced = true;
+	if (mk->make != make_link)
+		return mk->make(st, mk, pfd, name, SAFE_REPLACE);
+	char tmp[32];
+	if (tmp_name(tmp, sizeof(tmp)) < 0 || mk->make(st, mk, pfd, tmp, 0) < 0)
+		return -1;
 	if (safe_renameat_beneath(pfd, tmp, pfd, name, st->resolve) < 0) {
 		int err = errno;
 		if (safe_unlinkat_beneath(pfd, tmp, st->resolve) < 0)
