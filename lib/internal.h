@@ -232,6 +232,14 @@ static inline bool so_is_dot_or_dotdot(const char *name)
  * (path.c) */
 int so_op_open(int dirfd, const char *path, uint64_t resolve, int oflags);
 
+/* ------------------------------------------------------------------ tree walk (walk.c) */
+
+/* A walk (safe_walk_open()) of the directory open as topfd, which is `name`
+ * in the directory pfd (both borrowed: pfd is duplicated, topfd reopened as
+ * a fresh description), with SAFE_WALK_* flags: for a caller that has
+ * resolved and checked its top itself (safe_rmtree_beneath()). */
+int so_walk_from(int pfd, const char *name, int topfd, uint64_t flags, struct safe_walk **w);
+
 /* ------------------------------------------------------------------ identity (ident.c) */
 
 /* The identity of an object: device, inode and (when the kernel reports it)

@@ -249,6 +249,41 @@ static int open_dir(struct safe_walk *w, int dfd, const char *name)
 	}
 }
 
+/*
+ * Open the subdirectory `name` of dfd to enter it. With SAFE_WALK_XDEV and
+ * openat2 (5.6+), the open itself keeps to dfd's mount (RESOLVE_NO_XDEV:
+ * EXDEV for a mount point) and *same says so; otherwise *same is false and
+ * the caller compares mount ids.
+ */
+static int open_child(struct safe_walk *w, int dfd, const char *name, bool *same)
+{
+	*same = false;
+	if ((w->flags & SAFE_WALK_XDEV) && so_have_openat2()) {
+		struct safe_open_how how = {
+			.flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC,
+			.mode = 0,
+			.resolve = SAFE_RESOLVE_BENEATH | SAFE_RESOLVE_NO_XDEV |
+				   SAFE_RESOLVE_NO_SYMLINKS | SAFE_RESOLVE_NO_MAGICLINKS,
+		};
+#ifdef SAFEOPEN_MUTATE_RMTREE_OPEN_XDEV
+		/* Mutation (tests only): the open may cross a mount unseen. */
+		how.resolve &= ~(uint64_t)SAFE_RESOLVE_NO_XDEV;
+#endif
+		for (;;) {
+			int c = so_openat2_fast(dfd, name, &how);
+			if (c >= 0) {
+				*same = true;
+				return c;
+			}
+			if (errno == ENOSYS)
+				break; /* no openat2 after all: the plain open */
+			if (!make_room(w, errno))
+				return -1;
+		}
+	}
+	return open_dir(w, dfd, name);
+}
+
 static int path_reserve(struct safe_walk *w, size_t need)
 {
 	if (need <= w->pathcap)
@@ -365,11 +400,21 @@ static int redescend(struct safe_walk *w, size_t t)
 	size_t newlo = w->depth + 1 > SW_HELD ? w->depth + 1 - SW_HELD : 1;
 	if (newlo <= c)
 		newlo = c + 1;
-	size_t nck0 = w->nck;
 	for (size_t l = c + 1; l <= t; l++) {
 		struct sw_level *lv = &w->lv[l];
 		char nm[NAME_MAX + 1];
-		int fd = open_dir(w, w->lv[l - 1].fd, level_name(w, l, nm));
+		int fd;
+		for (;;) {
+			fd = open_dir(w, w->lv[l - 1].fd, level_name(w, l, nm));
+			if (fd >= 0 || (errno != EMFILE && errno != ENFILE))
+				break;
+			/* Out of descriptors: the new ring starts one level
+			 * deeper (never at l - 1, which this open needs). */
+			if (newlo <= c || newlo + 1 >= l || w->lv[newlo].fd < 0)
+				break;
+			so_closep(&w->lv[newlo].fd);
+			newlo++;
+		}
 		struct so_ident id;
 		if (fd >= 0 && inode_at(fd, "", &id) < 0) {
 			so_closep(&fd);
@@ -389,11 +434,12 @@ static int redescend(struct safe_walk *w, size_t t)
 			/* Levels l..t are given up: their listings end here. */
 			for (size_t k = l; k <= t; k++)
 				w->lv[k].err = err;
-			/* Back to the chain as it was: no level above t held but
-			 * the checkpoints. */
+			/* Back to the chain as it was: nothing held between c and
+			 * t (checkpoints added on the way included). */
 			for (size_t k = c + 1; k < l; k++)
 				so_closep(&w->lv[k].fd);
-			w->nck = nck0;
+			while (w->nck > 0 && w->ck[w->nck - 1] > c)
+				w->nck--;
 			return so_fail(err);
 		}
 		lv->fd = fd;
@@ -403,7 +449,7 @@ static int redescend(struct safe_walk *w, size_t t)
 		/* The level above it, if shallower than the new ring and not c:
 		 * a checkpoint, or closed. */
 		size_t p = l - 1;
-		if (p > c && p < newlo) {
+		if (p > c && p < newlo && w->lv[p].fd >= 0) {
 			if (ck_keep(p, w->depth) && w->nck < SW_CKPT)
 				w->ck[w->nck++] = p;
 			else
@@ -470,7 +516,13 @@ static struct dirent64 *next_dirent(struct safe_walk *w)
 		}
 		if (lv->seek) {
 			if (lseek(lv->fd, lv->resume, SEEK_SET) < 0) {
-				lv->err = errno;
+				/* A directory removed meanwhile has nothing left
+				 * (ext4 refuses its hash offsets then: EINVAL). */
+				struct stat st;
+				if (fstat(lv->fd, &st) == 0 && st.st_nlink == 0)
+					lv->eof = true;
+				else
+					lv->err = errno;
 				return NULL;
 			}
 			lv->seek = false;
@@ -629,6 +681,52 @@ fail:;
 	return so_fail(err);
 }
 
+int so_walk_from(int pfd, const char *name, int topfd, uint64_t flags, struct safe_walk **wp)
+{
+	*wp = NULL;
+	size_t n = strlen(name);
+	if (flags & ~(uint64_t)SW_ALL_FLAGS)
+		return so_fail(EINVAL);
+	if (n > NAME_MAX)
+		return so_fail(ENAMETOOLONG);
+	struct safe_walk *w = calloc(1, sizeof(*w));
+	if (!w)
+		return so_fail(ENOMEM);
+	w->flags = flags;
+	w->pfd = -1;
+	w->cap = 16;
+	w->pathcap = n + 256;
+	w->lv = calloc(w->cap, sizeof(*w->lv));
+	w->path = malloc(w->pathcap);
+	for (size_t i = 0; i < SW_HELD; i++)
+		w->slot[i].owner = SW_NONE;
+	if (!w->lv || !w->path) {
+		walk_free(w);
+		return so_fail(ENOMEM);
+	}
+	w->lv[0].fd = -1;
+	w->lo = 1;
+	memcpy(w->last, name, n + 1);
+	memcpy(w->path, name, n + 1);
+	w->prefix = n;
+	w->lv[0].nend = n;
+	w->start_name = w->last;
+	w->pfd = fcntl(pfd, F_DUPFD_CLOEXEC, 0);
+	/* A fresh open file description: its own getdents position. */
+	w->lv[0].fd = w->pfd < 0 ? -1 : openat(topfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (w->lv[0].fd < 0 ||
+	    stat_at(w->lv[0].fd, "", STATX_BASIC_STATS | STATX_MNT_ID, &w->start_stx) < 0 ||
+	    dir_ident(w->lv[0].fd, &w->start_stx, &w->lv[0].id) < 0) {
+		int err = errno;
+		walk_free(w);
+		return so_fail(err);
+	}
+	w->start_dir = true;
+	w->state = SW_START;
+	*wp = w;
+	return 0;
+}
+
 /* The walk ends with the caller's error (SAFE_WALK_STOP_ON_ERROR). */
 static int stop(struct safe_walk *w, int err)
 {
@@ -655,8 +753,9 @@ static int end_of_dir(struct safe_walk *w, struct safe_walk_entry *e)
 	 * ends with the error: reported at its post-order visit). */
 	if (l > 0)
 		(void)redescend(w, l - 1);
-#ifdef SAFEOPEN_MUTATE_WALK_CLIMB
-	/* Mutation (tests only): go on in the parent the kernel's ".." shows. */
+#if defined(SAFEOPEN_MUTATE_WALK_CLIMB) || defined(SAFEOPEN_MUTATE_RMTREE_CLIMB)
+	/* Mutation (tests only): go on in the parent the kernel's ".." shows
+	 * (RMTREE_CLIMB: the same defence, as safe_rmtree_beneath() uses it). */
 	if (l > 0 && lv->fd >= 0) {
 		int up = openat(lv->fd, "..", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		if (up >= 0) {
@@ -727,13 +826,15 @@ static int entry(struct safe_walk *w, struct dirent64 *d, struct safe_walk_entry
 		}
 	}
 	/* A directory: opened by its single name, never through a link. */
-	int c = open_dir(w, cur, name);
+	bool same;
+	int c = open_child(w, cur, name, &same);
 	if (c < 0) {
 		int err = errno;
 		if (err == ENOENT)
 			return 0;
-		/* Not a directory now (swapped for a link or a file), or not
-		 * readable: reported with its own stat. */
+		/* A mount point (XDEV with openat2), not a directory now
+		 * (swapped for a link or a file), or not readable: reported
+		 * with its own stat. */
 		if (stat_at(cur, name, STATX_BASIC_STATS, &w->stx) < 0) {
 			if (errno == ENOENT)
 				return 0;
@@ -741,13 +842,34 @@ static int entry(struct safe_walk *w, struct dirent64 *d, struct safe_walk_entry
 			fill(w, e, SAFE_WALK_LEAF, errno, l + 1, name, cur, -1);
 			return 1;
 		}
-		bool swapped = (err == ENOTDIR || err == ELOOP) && !S_ISDIR(w->stx.stx_mode);
+		if (err == EXDEV && S_ISDIR(w->stx.stx_mode)) {
+			fill(w, e, SAFE_WALK_MOUNT, 0, l + 1, name, cur, -1);
+			return 1;
+		}
+		bool swapped = (err == ENOTDIR || err == ELOOP || err == EXDEV) &&
+			       !S_ISDIR(w->stx.stx_mode);
 		fill(w, e, SAFE_WALK_LEAF, swapped ? 0 : err, l + 1, name, cur, -1);
 		return 1;
 	}
 	struct so_ident cid;
-	if (stat_at(c, "", STATX_BASIC_STATS | STATX_MNT_ID, &w->stx) < 0 ||
-	    dir_ident(c, &w->stx, &cid) < 0) {
+	int ok;
+	/* Its identity: with the mount id unless the open showed the mount
+	 * (then it is the parent's). Out of descriptors while learning a
+	 * mount id (procfs fdinfo), a held level is given back and it is
+	 * asked again; never a weaker fact. */
+	for (;;) {
+		ok = stat_at(c, "", STATX_BASIC_STATS | STATX_MNT_ID, &w->stx);
+		if (ok == 0 && same) {
+			cid = so_statx_ident(&w->stx);
+			cid.mnt = w->lv[l].id.mnt;
+			cid.have_mnt = w->lv[l].id.have_mnt;
+		} else if (ok == 0) {
+			ok = dir_ident(c, &w->stx, &cid);
+		}
+		if (ok == 0 || !make_room(w, errno))
+			break;
+	}
+	if (ok < 0) {
 		int err = errno;
 		so_close(c);
 		fill(w, e, SAFE_WALK_LEAF, err, l + 1, name, cur, -1);
