@@ -1146,10 +1146,11 @@ SAFE_PUBLIC int safe_unlinkat_beneath(int dirfd, const char *path, uint64_t flag
  *
  * Removes @p path and, if it is a directory, everything below it, acting
  * only on single names relative to descriptors of directories it reached
- * from the top by single names (never the kernel's ".."). Never follows a
- * symlink; never enters another mount (bind mounts included; where a mount
- * cannot be told, it counts as one: @c EXDEV) unless #SAFE_RMTREE_XDEV.
- * Bounded descriptors (at most 70), memory O(depth). The reference, with
+ * from the top by single names (never the kernel's ".."): the walk of
+ * safe_walk_open(3) in post-order. Never follows a symlink; never enters
+ * another mount (bind mounts included; where a mount cannot be told, it
+ * counts as one: @c EXDEV) unless #SAFE_RMTREE_XDEV. Bounded descriptors
+ * (at most 62), memory O(depth). The reference, with
  * what a directory moved out during the call means: safe_rmtree_beneath(3).
  *
  * @par Guarantee
@@ -1162,7 +1163,7 @@ SAFE_PUBLIC int safe_unlinkat_beneath(int dirfd, const char *path, uint64_t flag
  * @return 0, or -1 with @c errno set to the first error met (the removal
  *         goes on past entries it cannot remove; what was removed stays
  *         removed): @c EXDEV (a mount point, not entered), @c EBUSY,
- *         @c EINVAL, @c ENOTDIR, @c ENOTEMPTY, @c EAGAIN, @c EMFILE,
+ *         @c EINVAL, @c ENOTDIR, @c ENOTEMPTY, @c EMFILE,
  *         @c ENOMEM, resolution errors, errors of unlinkat(2) (see the man
  *         page).
  */
