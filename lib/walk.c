@@ -109,24 +109,6 @@ struct safe_walk {
 
 /* ------------------------------------------------------------------ helpers */
 
-/* (dev, ino) of fd or of name in fd, not following a symlink. */
-static int inode_at(int fd, const char *name, struct so_ident *id)
-{
-	struct statx stx;
-	int atflags = AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT | (*name ? 0 : AT_EMPTY_PATH);
-	if (statx(fd, name, atflags, STATX_TYPE | STATX_INO, &stx) == 0) {
-		*id = so_statx_ident(&stx);
-		return 0;
-	}
-	if (errno != ENOSYS)
-		return -1;
-	struct stat st;
-	if (fstatat(fd, name, &st, atflags) < 0)
-		return -1;
-	*id = so_stat_ident(&st);
-	return 0;
-}
-
 /* statx of name in fd ("" : fd itself) into *stx, never following a link;
  * where statx is missing, the struct stat fields it has. */
 static int stat_at(int fd, const char *name, unsigned int mask, struct statx *stx)
@@ -416,7 +398,7 @@ static int redescend(struct safe_walk *w, size_t t)
 			newlo++;
 		}
 		struct so_ident id;
-		if (fd >= 0 && inode_at(fd, "", &id) < 0) {
+		if (fd >= 0 && so_inode_at(fd, NULL, &id) < 0) {
 			so_closep(&fd);
 		} else if (fd >= 0 && !so_same_inode(&id, &lv->id)) {
 			/* Replaced: not the directory walked. (Not a shortcut but
@@ -480,7 +462,7 @@ static bool in_place(struct safe_walk *w, size_t l)
 	char nm[NAME_MAX + 1];
 	const char *name = l == 0 ? w->start_name : level_name(w, l, nm);
 	struct so_ident id;
-	return inode_at(pfd, name, &id) == 0 && so_same_inode(&id, &w->lv[l].id);
+	return so_inode_at(pfd, name, &id) == 0 && so_same_inode(&id, &w->lv[l].id);
 }
 
 /* The next entry of cur (".", ".." skipped), or NULL at its end or on an
