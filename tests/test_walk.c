@@ -27,7 +27,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <stddef.h>
 #include <sys/mount.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -342,7 +346,15 @@ START_TEST(moved_out)
 	};
 	fx_build(b, spec);
 	/* Many names outside, so that a walk going on in out/ from t's
-	 * position (hash order) would meet some of them. */
+	 * position (hash order) would meet some of them; and in t, so that
+	 * that position is not t's end. */
+	for (int k = 0; k < 40; k++) {
+		char z[64];
+		snprintf(z, sizeof(z), "root/t/z%02d", k);
+		int zf = openat(b, z, O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
+		ck_assert(zf >= 0);
+		close(zf);
+	}
 	for (int k = 0; k < 40; k++) {
 		char f[64];
 		snprintf(f, sizeof(f), "out/victim%02d", k);
@@ -498,6 +510,28 @@ static int xdev_child(void *arg)
 				    "%d mounts, %d under, %d loops", mounts, under, loops);
 		}
 	}
+	/* Without openat2 (ENOSYS, as before 5.6): the mount ids decide. */
+	struct sock_filter f[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_openat2, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = { .len = sizeof(f) / sizeof(f[0]), .filter = f };
+	CHILD_CHECK(prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0);
+	CHILD_CHECK(prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) == 0);
+	struct safe_walk *w;
+	CHILD_CHECK(safe_walk_open(root, "t", SAFE_WALK_XDEV, &w) == 0);
+	struct safe_walk_entry e;
+	int mounts = 0, under = 0, r;
+	while ((r = safe_walk_next(w, &e)) > 0) {
+		mounts += e.visit == SAFE_WALK_MOUNT;
+		under += strstr(e.path, "/under") != NULL;
+	}
+	CHILD_CHECK(r == 0);
+	safe_walk_close(w);
+	CHILD_CHECK(mounts == 2 && under == 0, "xdev without openat2: %d mounts, %d under", mounts,
+		    under);
 	umount2(loop, MNT_DETACH);
 	umount2(m, MNT_DETACH);
 	return 0;
