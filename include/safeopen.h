@@ -236,6 +236,15 @@ struct safe_open_how {
  *  reports), or to avoid openat2()'s system-wide @c EAGAIN on "..". Cost:
  *  about two system calls per path component instead of one call. */
 #define SAFE_RESOLVE_USERSPACE (1ULL << 33)
+/** With #SAFE_RESOLVE_IN_ROOT: report a climb above the root instead of
+ *  hiding it. A ".." at the root, in the path or in a followed symlink, fails
+ *  with @c EXDEV instead of staying at the root; an absolute path or an
+ *  absolute symlink still starts at the root (that is no climb). For a server
+ *  that wants to log "/../../etc/passwd" as an attack rather than answer 404
+ *  for ROOT/etc/passwd. The kernel cannot report it, so such resolutions run
+ *  the userspace walker. No effect with #SAFE_RESOLVE_BENEATH, where such a
+ *  ".." is @c EXDEV anyway. */
+#define SAFE_RESOLVE_REPORT_ESCAPE (1ULL << 34)
 
 /** @cond INTERNAL */
 /* Compile-time checks: the structure has its published size, and where the

@@ -1018,7 +1018,7 @@ static int step_dotdot(struct walk *w)
 		return -1;
 	if (w->depth == 0) {
 #ifndef SAFEOPEN_MUTATE_DOTDOT_ROOT
-		if (w->resolve & SAFE_RESOLVE_BENEATH)
+		if (w->resolve & (SAFE_RESOLVE_BENEATH | SAFE_RESOLVE_REPORT_ESCAPE))
 			return so_fail(EXDEV);
 #endif
 		return 0; /* IN_ROOT: ".." at the root stays there */
