@@ -743,6 +743,24 @@ SAFE_PUBLIC SAFE_NODISCARD int safe_tmpfile_link(struct safe_tmpfile *tmp,
                                                  uint64_t flags);
 
 /**
+ * @brief Which xattr made the last safe_tmpfile_link() of @p tmp fail.
+ *
+ * After a safe_tmpfile_link() that failed (the handle stays usable), the
+ * index in the @c xattrs array it was given of the attribute that
+ * fsetxattr(2) refused (its errno is the one safe_tmpfile_link() reported),
+ * so that a caller can report that attribute by name and try again without
+ * it. safe_tmpfile_failed_xattr(3).
+ *
+ * @param tmp Handle from safe_tmpfile_open().
+ * @return The index (0 or more), or -1 with @c errno set.
+ * @par Errors
+ * - @c ENODATA: the last safe_tmpfile_link() did not fail on an xattr (it
+ *   succeeded, failed for another reason, or was never called).
+ * - @c EFAULT: @p tmp is NULL.
+ */
+SAFE_PUBLIC ssize_t safe_tmpfile_failed_xattr(const struct safe_tmpfile *tmp);
+
+/**
  * @brief Abandon an unpublished file: close it, remove any temporary name,
  *        free the handle. NULL is accepted and ignored.
  *
