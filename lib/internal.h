@@ -66,7 +66,6 @@ int so_path_len(const char *path, size_t *len);
 
 #define SO_UNUSED __attribute__((unused))
 #define SO_LIKELY(x) __builtin_expect(!!(x), 1)
-#define SO_UNLIKELY(x) __builtin_expect(!!(x), 0)
 
 /* ------------------------------------------------------------------ flag masks */
 

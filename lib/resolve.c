@@ -1523,9 +1523,8 @@ static int walk_open(int dirfd, const char *path, const struct safe_open_how *ho
 	if (path[0] == '/' && (how->resolve & SAFE_RESOLVE_BENEATH))
 		return so_fail(EXDEV);
 
-	struct walk *w = NULL;
 	struct walk wl;
-	w = &wl;
+	struct walk *w = &wl;
 	w->rootfd = dirfd;
 	w->oflags = (int)how->flags;
 	w->mode = (mode_t)how->mode;
