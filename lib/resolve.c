@@ -1484,7 +1484,8 @@ static int walk_path(const struct walk *w, char *buf, size_t size, size_t *lenp)
 		for (size_t i = 0; i < w->names_len; i++)
 			if (buf[i] == '\0')
 				buf[i] = '/';
-		memcpy(buf + w->names_len, w->last, w->last_len);
+		if (w->last_len > 0)
+			memcpy(buf + w->names_len, w->last, w->last_len);
 		buf[len] = '\0';
 	}
 	*lenp = len;
