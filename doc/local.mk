@@ -30,6 +30,7 @@ MAN3_PAGES = \
 	doc/man/man3/safe_statx_beneath.3 \
 	doc/man/man3/safe_symlinkat_beneath.3 \
 	doc/man/man3/safe_tmpfile_discard.3 \
+	doc/man/man3/safe_tmpfile_failed_xattr.3 \
 	doc/man/man3/safe_tmpfile_fd.3 \
 	doc/man/man3/safe_tmpfile_link.3 \
 	doc/man/man3/safe_tmpfile_open.3 \

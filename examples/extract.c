@@ -670,30 +670,29 @@ static void remove_partial(struct xstate *st, int pfd, const char *name, int fd,
 }
 
 /* Publish the unpublished file with its xattrs. An attribute that this user
- * or this filesystem cannot take is reported and left out, the rest of the
- * file is still published. */
-static int publish(struct xstate *st, struct safe_tmpfile *tmp, int fd, const char *path,
-		   size_t nxa, uint64_t flags)
+ * or this filesystem cannot take is reported by name and left out
+ * (safe_tmpfile_failed_xattr() says which), the rest of the file is still
+ * published. */
+static int publish(struct xstate *st, struct safe_tmpfile *tmp, const char *path, size_t nxa,
+		   uint64_t flags)
 {
-	int out = safe_tmpfile_link(tmp, st->xa, nxa, flags);
-	if (out >= 0 || nxa == 0 || !xattr_errno(errno))
-		return out;
-	int err = errno;
-	size_t good = 0;
-	for (size_t i = 0; i < nxa; i++) {
-		if (fsetxattr(fd, st->xa[i].name, st->xa[i].value, st->xa[i].size, 0) == 0) {
-			st->xa[good++] = st->xa[i];
-			continue;
+	for (;;) {
+		int out = safe_tmpfile_link(tmp, st->xa, nxa, flags);
+		if (out >= 0)
+			return out;
+		int err = errno;
+		ssize_t bad = safe_tmpfile_failed_xattr(tmp);
+		if (bad < 0 || !xattr_errno(err)) {
+			errno = err;
+			return -1;
 		}
 		char what[300];
-		snprintf(what, sizeof(what), "extended attribute %s not restored", st->xa[i].name);
-		report(st, path, what, errno);
+		snprintf(what, sizeof(what), "extended attribute %s not restored", st->xa[bad].name);
+		report(st, path, what, err);
+		size_t i = (size_t)bad;
+		memmove(&st->xa[i], &st->xa[i + 1], (nxa - i - 1) * sizeof(st->xa[0]));
+		nxa--;
 	}
-	if (good == nxa) {
-		errno = err;
-		return -1;
-	}
-	return safe_tmpfile_link(tmp, st->xa, good, flags);
 }
 
 /* A regular file written unpublished with the tmpfile API: it appears under
@@ -725,7 +724,7 @@ static int extract_file_atomic(struct xstate *st, struct archive_entry *e, int p
 	size_t nxa = entry_xattrs(st, e);
 	if (replace)
 		st->replaced = true;
-	int out = publish(st, tmp, fd, path, nxa, replace ? SAFE_TMPFILE_REPLACE : 0);
+	int out = publish(st, tmp, path, nxa, replace ? SAFE_TMPFILE_REPLACE : 0);
 	if (out < 0) {
 		if (errno == EEXIST && st->old == OLD_SKIP) { /* created meanwhile */
 			ret = 0;

@@ -236,6 +236,15 @@ struct safe_open_how {
  *  reports), or to avoid openat2()'s system-wide @c EAGAIN on "..". Cost:
  *  about two system calls per path component instead of one call. */
 #define SAFE_RESOLVE_USERSPACE (1ULL << 33)
+/** With #SAFE_RESOLVE_IN_ROOT: report a climb above the root instead of
+ *  hiding it. A ".." at the root, in the path or in a followed symlink, fails
+ *  with @c EXDEV instead of staying at the root; an absolute path or an
+ *  absolute symlink still starts at the root (that is no climb). For a server
+ *  that wants to log "/../../etc/passwd" as an attack rather than answer 404
+ *  for ROOT/etc/passwd. The kernel cannot report it, so such resolutions run
+ *  the userspace walker. No effect with #SAFE_RESOLVE_BENEATH, where such a
+ *  ".." is @c EXDEV anyway. */
+#define SAFE_RESOLVE_REPORT_ESCAPE (1ULL << 34)
 
 /** @cond INTERNAL */
 /* Compile-time checks: the structure has its published size, and where the
@@ -732,6 +741,24 @@ SAFE_PUBLIC SAFE_NODISCARD int safe_tmpfile_fd(const struct safe_tmpfile *tmp);
 SAFE_PUBLIC SAFE_NODISCARD int safe_tmpfile_link(struct safe_tmpfile *tmp,
                                                  const struct safe_xattr *xattrs, size_t nxattrs,
                                                  uint64_t flags);
+
+/**
+ * @brief Which xattr made the last safe_tmpfile_link() of @p tmp fail.
+ *
+ * After a safe_tmpfile_link() that failed (the handle stays usable), the
+ * index in the @c xattrs array it was given of the attribute that
+ * fsetxattr(2) refused (its errno is the one safe_tmpfile_link() reported),
+ * so that a caller can report that attribute by name and try again without
+ * it. safe_tmpfile_failed_xattr(3).
+ *
+ * @param tmp Handle from safe_tmpfile_open().
+ * @return The index (0 or more), or -1 with @c errno set.
+ * @par Errors
+ * - @c ENODATA: the last safe_tmpfile_link() did not fail on an xattr (it
+ *   succeeded, failed for another reason, or was never called).
+ * - @c EFAULT: @p tmp is NULL.
+ */
+SAFE_PUBLIC ssize_t safe_tmpfile_failed_xattr(const struct safe_tmpfile *tmp);
 
 /**
  * @brief Abandon an unpublished file: close it, remove any temporary name,

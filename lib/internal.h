@@ -66,7 +66,6 @@ int so_path_len(const char *path, size_t *len);
 
 #define SO_UNUSED __attribute__((unused))
 #define SO_LIKELY(x) __builtin_expect(!!(x), 1)
-#define SO_UNLIKELY(x) __builtin_expect(!!(x), 0)
 
 /* ------------------------------------------------------------------ flag masks */
 
@@ -75,8 +74,9 @@ int so_path_len(const char *path, size_t *len);
 	(SAFE_RESOLVE_NO_XDEV | SAFE_RESOLVE_NO_MAGICLINKS | SAFE_RESOLVE_NO_SYMLINKS | \
 	 SAFE_RESOLVE_BENEATH | SAFE_RESOLVE_IN_ROOT)
 /* Every resolve bit this library accepts. */
-#define SO_RESOLVE_ALL_MASK \
-	(SO_RESOLVE_KERNEL_MASK | SAFE_RESOLVE_NO_DOTDOT | SAFE_RESOLVE_USERSPACE)
+#define SO_RESOLVE_ALL_MASK                                                    \
+	(SO_RESOLVE_KERNEL_MASK | SAFE_RESOLVE_NO_DOTDOT | SAFE_RESOLVE_USERSPACE | \
+	 SAFE_RESOLVE_REPORT_ESCAPE)
 
 /* SAFE_RESOLVE_CACHED: accepted by safe_openat2() only, as openat2() does
  * (EAGAIN with O_CREAT/O_TRUNC/O_TMPFILE); the walker cannot promise a

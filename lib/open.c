@@ -120,7 +120,8 @@ int so_validate_how(const struct safe_open_how *how)
  */
 int so_open_validated(int dirfd, const char *path, const struct safe_open_how *how)
 {
-	bool walk_only = how->resolve & (SAFE_RESOLVE_USERSPACE | SAFE_RESOLVE_NO_DOTDOT);
+	bool walk_only = how->resolve & (SAFE_RESOLVE_USERSPACE | SAFE_RESOLVE_NO_DOTDOT |
+					 SAFE_RESOLVE_REPORT_ESCAPE);
 	if (!walk_only && so_have_openat2()) {
 		int fd = so_openat2_fast(dirfd, path, how);
 		if (fd >= 0)

@@ -1018,7 +1018,7 @@ static int step_dotdot(struct walk *w)
 		return -1;
 	if (w->depth == 0) {
 #ifndef SAFEOPEN_MUTATE_DOTDOT_ROOT
-		if (w->resolve & SAFE_RESOLVE_BENEATH)
+		if (w->resolve & (SAFE_RESOLVE_BENEATH | SAFE_RESOLVE_REPORT_ESCAPE))
 			return so_fail(EXDEV);
 #endif
 		return 0; /* IN_ROOT: ".." at the root stays there */
@@ -1484,7 +1484,8 @@ static int walk_path(const struct walk *w, char *buf, size_t size, size_t *lenp)
 		for (size_t i = 0; i < w->names_len; i++)
 			if (buf[i] == '\0')
 				buf[i] = '/';
-		memcpy(buf + w->names_len, w->last, w->last_len);
+		if (w->last_len > 0)
+			memcpy(buf + w->names_len, w->last, w->last_len);
 		buf[len] = '\0';
 	}
 	*lenp = len;
@@ -1523,9 +1524,8 @@ static int walk_open(int dirfd, const char *path, const struct safe_open_how *ho
 	if (path[0] == '/' && (how->resolve & SAFE_RESOLVE_BENEATH))
 		return so_fail(EXDEV);
 
-	struct walk *w = NULL;
 	struct walk wl;
-	w = &wl;
+	struct walk *w = &wl;
 	w->rootfd = dirfd;
 	w->oflags = (int)how->flags;
 	w->mode = (mode_t)how->mode;

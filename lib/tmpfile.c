@@ -102,6 +102,7 @@ struct safe_tmpfile {
 	char name[NAME_MAX + 1];        /* final name in parentfd */
 	char tmpname[TMP_NAME_LEN + 1]; /* TMP_NAMED: the hidden name */
 	struct so_made_dirs made;       /* SAFE_TMPFILE_PARENTS: what to undo */
+	ssize_t failed_xattr;           /* the last publication failed on this xattr, or -1 */
 };
 
 static void tmp_init(struct safe_tmpfile *t)
@@ -111,6 +112,7 @@ static void tmp_init(struct safe_tmpfile *t)
 	t->userfd = -1;
 	t->parentfd = -1;
 	t->made.topfd = -1;
+	t->failed_xattr = -1;
 }
 
 static void make_hidden_name(char buf[TMP_NAME_LEN + 1])
@@ -402,14 +404,19 @@ static bool is_acl_xattr(const char *name)
 	       !strcmp(name, "system.posix_acl_default");
 }
 
-static int set_xattrs(int fd, const struct safe_xattr *xattrs, size_t n, bool acls)
+/* Set the xattrs (the ACLs, or the others); on failure *failed is the index
+ * of the one fsetxattr(2) refused. */
+static int set_xattrs(int fd, const struct safe_xattr *xattrs, size_t n, bool acls,
+		      ssize_t *failed)
 {
 	for (size_t i = 0; i < n; i++) {
 		if (is_acl_xattr(xattrs[i].name) != acls)
 			continue;
 		if (fsetxattr(fd, xattrs[i].name, xattrs[i].size ? xattrs[i].value : "",
-			      xattrs[i].size, 0) < 0)
+			      xattrs[i].size, 0) < 0) {
+			*failed = (ssize_t)i;
 			return -1;
+		}
 	}
 	return 0;
 }
@@ -528,6 +535,7 @@ static int tmp_publish(struct safe_tmpfile *t, const struct safe_xattr *xattrs, 
 {
 	if (t->strategy == TMP_SPENT)
 		return so_fail(EINVAL);
+	t->failed_xattr = -1;
 
 	mode_t cur = t->now;
 	if (!t->now_known) {
@@ -546,7 +554,7 @@ static int tmp_publish(struct safe_tmpfile *t, const struct safe_xattr *xattrs, 
 		cur = WORK_MODE;
 	}
 #ifndef SAFEOPEN_MUTATE_TMPFILE_XATTR_ORDER
-	if (set_xattrs(t->fd, xattrs, n, false) < 0)
+	if (set_xattrs(t->fd, xattrs, n, false, &t->failed_xattr) < 0)
 		return -1;
 #endif
 	bool sync = flags & SAFE_TMPFILE_SYNC;
@@ -559,7 +567,7 @@ static int tmp_publish(struct safe_tmpfile *t, const struct safe_xattr *xattrs, 
 	mode_t final = t->created & ~(WORK_MODE & ~t->mode);
 	if (cur != final && fchmod(t->fd, final) < 0)
 		return -1;
-	if (set_xattrs(t->fd, xattrs, n, true) < 0 || (sync && fsync(t->fd) < 0))
+	if (set_xattrs(t->fd, xattrs, n, true, &t->failed_xattr) < 0 || (sync && fsync(t->fd) < 0))
 		goto narrow;
 
 	bool replace = flags & SAFE_TMPFILE_REPLACE;
@@ -568,7 +576,7 @@ static int tmp_publish(struct safe_tmpfile *t, const struct safe_xattr *xattrs, 
 		goto narrow;
 #ifdef SAFEOPEN_MUTATE_TMPFILE_XATTR_ORDER
 	/* Mutation check only: the xattrs after the link (visible without). */
-	if (set_xattrs(t->fd, xattrs, n, false) < 0)
+	if (set_xattrs(t->fd, xattrs, n, false, &t->failed_xattr) < 0)
 		return -1;
 #endif
 
@@ -824,6 +832,15 @@ int safe_tmpfile_link(struct safe_tmpfile *tmp, const struct safe_xattr *xattrs,
 		free(tmp);
 	}
 	return fd;
+}
+
+ssize_t safe_tmpfile_failed_xattr(const struct safe_tmpfile *tmp)
+{
+	if (!tmp)
+		return so_fail(EFAULT);
+	if (tmp->failed_xattr < 0)
+		return so_fail(ENODATA);
+	return tmp->failed_xattr;
 }
 
 int safe_tmpfile_discard(struct safe_tmpfile *tmp)

@@ -570,6 +570,26 @@ check "--atomic -k over it: exit 1, 24 names refused with EEXIST" \
 	test $rc -eq 1 -a "$(grep -c '(--keep-old-files) (EEXIST)$' "$T/err")" -eq 24
 "$SAFEOPEN" "$X" extract --atomic --skip-old-files "$F/tree.tar" >"$T/out" 2>"$T/err"; rc=$?
 check "--atomic --skip-old-files over it: exit 0, silent" test $rc -eq 0 -a ! -s "$T/err"
+# An attribute the filesystem refuses (a malformed ACL) is named, left out,
+# and the file published with its other attributes (safe_tmpfile_failed_xattr)
+if [ $xattrs = yes ]; then
+	"$PYTHON" -c '
+import io, sys, tarfile
+t = tarfile.open(sys.argv[1], "w", format=tarfile.PAX_FORMAT)
+ti = tarfile.TarInfo("xa"); ti.size = 6; ti.mode = 0o644
+ti.pax_headers = {"SCHILY.xattr.user.one": "1", "SCHILY.xattr.system.posix_acl_access": "garbage",
+                  "SCHILY.xattr.user.two": "2"}
+t.addfile(ti, io.BytesIO(b"hello\n")); t.close()' "$T/badxattr.tar"
+	for mode in --atomic --overwrite; do
+		fresh "$X"
+		[ $mode = --overwrite ] && printf 'old\n' >"$X/xa" # the replace path
+		"$SAFEOPEN" "$X" extract $mode "$T/badxattr.tar" >"$T/out" 2>"$T/err"; rc=$?
+		check "$mode, a refused attribute: exit 1, named once, the file published with the others" \
+			test $rc -eq 1 -a "$(grep -c 'extended attribute system.posix_acl_access not restored' "$T/err")" -eq 1 \
+			-a "$(cat "$X/xa")" = hello -a "$(getfattr --only-values -n user.one "$X/xa" 2>/dev/null)" = 1 \
+			-a "$(getfattr --only-values -n user.two "$X/xa" 2>/dev/null)" = 2 -a -z "$(find "$X" -name '.safeopen-*')"
+	done
+fi
 printf 'changed\n' >"$X/$one"
 "$SAFEOPEN" "$X" extract --atomic "$F/tree.tar" >"$T/out" 2>"$T/err"; rc=$?
 check "--atomic over it: exit 0, files replaced" \

@@ -1339,6 +1339,86 @@ START_TEST(exdev_escape_or_mount)
 }
 END_TEST
 
+/* ---------------------------------------------------------------- report escape */
+
+/*
+ * SAFE_RESOLVE_REPORT_ESCAPE under IN_ROOT: a ".." at the root (in the path
+ * or in a link body) is EXDEV instead of a no-op; absolute paths and
+ * absolute links still start at the root; ".." below the root climbs as
+ * usual. Same answers on the default path and the walker (the flag always
+ * walks), for safe_openat2() and an operation. Without the flag the same
+ * paths stay inside (or are missing), which is what the flag reports.
+ */
+START_TEST(report_escape)
+{
+	env_open();
+	uint64_t m = MODE(_i);
+	static const char *const spec[] = { "l climb ../../file", "l absfile /file",
+					    "l rel a/b/../../file", NULL };
+	fx_build(E.r1fd, spec);
+	static const struct {
+		const char *path;
+		int err;          /* with the flag: 0 = opens `obj` */
+		const char *obj;  /* what it opens (with the flag, or without) */
+		int plain_err;    /* without the flag */
+	} rows[] = {
+		{ "../file", EXDEV, "file", 0 },
+		{ "/../file", EXDEV, "file", 0 },
+		{ "a/../../file", EXDEV, "file", 0 },
+		{ "climb", EXDEV, "file", 0 },
+		{ "up_victim", EXDEV, NULL, ENOENT },
+		{ "/file", 0, "file", 0 },
+		{ "absfile", 0, "file", 0 },
+		{ "a/b/../../file", 0, "file", 0 },
+		{ "rel", 0, "file", 0 },
+		{ "a/..", 0, ".", 0 },
+		{ "..", EXDEV, ".", 0 },
+		{ "abs_victim", 0, NULL, ENOENT },
+	};
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		for (int flag = 0; flag < 2; flag++) {
+			struct safe_open_how how = {
+				.flags = O_PATH,
+				.resolve = SAFE_RESOLVE_IN_ROOT | m |
+					   (flag ? SAFE_RESOLVE_REPORT_ESCAPE : 0),
+			};
+			int want = flag ? rows[i].err : rows[i].plain_err;
+			if (flag && !rows[i].err)
+				want = rows[i].plain_err;
+			errno = 0;
+			int fd = safe_openat2(E.r1fd, rows[i].path, &how, sizeof(how));
+			if (want) {
+				ck_assert_msg(fd < 0 && errno == want, "%s (flag %d): %d %s, want %s",
+					      rows[i].path, flag, fd, strerror(errno), strerror(want));
+				continue;
+			}
+			ck_assert_msg(fd >= 0, "%s (flag %d): %s", rows[i].path, flag,
+				      strerror(errno));
+			ck_assert_msg(fx_same_object(fd, E.r1fd, rows[i].obj), "%s (flag %d): not %s",
+				      rows[i].path, flag, rows[i].obj);
+			close(fd);
+		}
+	}
+	/* An operation takes the flag too (stat of "../file"). */
+	struct stat st;
+	ck_assert_int_eq(safe_fstatat_beneath(E.r1fd, "../file", &st,
+					      SAFE_RESOLVE_IN_ROOT | SAFE_RESOLVE_REPORT_ESCAPE | m),
+			 -1);
+	ck_assert_int_eq(errno, EXDEV);
+	ck_assert_int_eq(safe_fstatat_beneath(E.r1fd, "../file", &st, SAFE_RESOLVE_IN_ROOT | m), 0);
+	/* With BENEATH it changes nothing: such a ".." is EXDEV already. */
+	struct safe_open_how b = { .flags = O_PATH,
+				   .resolve = SAFE_RESOLVE_BENEATH | SAFE_RESOLVE_REPORT_ESCAPE | m };
+	errno = 0;
+	ck_assert_int_eq(safe_openat2(E.r1fd, "a/../../file", &b, sizeof(b)), -1);
+	ck_assert_int_eq(errno, EXDEV);
+	int fd = safe_openat2(E.r1fd, "a/../file", &b, sizeof(b));
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	env_close();
+}
+END_TEST
+
 /* ---------------------------------------------------------------- suite */
 
 static Suite *api_suite(void)
@@ -1359,6 +1439,7 @@ static Suite *api_suite(void)
 	tcase_add_loop_test(tc, rename_link_arguments, 0, 2);
 	tcase_add_test(tc, resolve_cached);
 	tcase_add_loop_test(tc, scope_default, 0, 2);
+	tcase_add_loop_test(tc, report_escape, 0, 2);
 	suite_add_tcase(s, tc);
 
 	TCase *sb = tcase_create("sandbox");

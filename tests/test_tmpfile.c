@@ -870,6 +870,72 @@ START_TEST(two_phase_errors)
 }
 END_TEST
 
+/* ---------------------------------------------------------------- which xattr failed */
+
+/*
+ * safe_tmpfile_failed_xattr(): after a link that fsetxattr(2) refused, the
+ * index of the refused attribute (a malformed ACL: EINVAL from the kernel,
+ * or EOPNOTSUPP without ACLs); the handle stays usable and a second link
+ * without that attribute publishes the file with the others. ENODATA before
+ * any link and after a failure that was not an attribute's; EFAULT for NULL.
+ */
+START_TEST(failed_xattr_index)
+{
+	struct tdir d;
+	tdir_make(&d, "tmpfile");
+	bool user = fx_user_xattrs(d.fd);
+	uint64_t fl = strategies[_i];
+	errno = 0;
+	ck_assert_int_eq(safe_tmpfile_failed_xattr(NULL), -1);
+	ck_assert_int_eq(errno, EFAULT);
+	ck_assert_int_eq(mkdirat(d.fd, "sub", 0755), 0);
+	int ex = openat(d.fd, "sub/taken", O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0644);
+	ck_assert_int_ge(ex, 0);
+	close(ex);
+
+	struct safe_tmpfile *t;
+	ck_assert_int_eq(safe_tmpfile_open(d.fd, "sub/taken", 0644, fl, &t), 0);
+	errno = 0;
+	ck_assert_int_eq(safe_tmpfile_failed_xattr(t), -1);
+	ck_assert_int_eq(errno, ENODATA); /* no link yet */
+	errno = 0;
+	ck_assert_int_eq(safe_tmpfile_link(t, NULL, 0, 0), -1);
+	ck_assert_int_eq(errno, EEXIST);
+	errno = 0;
+	ck_assert_int_eq(safe_tmpfile_failed_xattr(t), -1);
+	ck_assert_int_eq(errno, ENODATA); /* EEXIST is no attribute's */
+	ck_assert_int_eq(safe_tmpfile_discard(t), 0);
+
+	static const char bad_acl[] = "not an ACL";
+	const struct safe_xattr with_user[] = {
+		{ "user.a", "1", 1 },
+		{ "system.posix_acl_access", bad_acl, sizeof(bad_acl) },
+		{ "user.b", "22", 2 },
+	};
+	const struct safe_xattr acl_only[] = {
+		{ "system.posix_acl_access", bad_acl, sizeof(bad_acl) },
+	};
+	const struct safe_xattr *x = user ? with_user : acl_only;
+	size_t n = user ? 3 : 1;
+	ssize_t want = user ? 1 : 0;
+	ck_assert_int_eq(safe_tmpfile_open(d.fd, "sub/new", 0644, fl, &t), 0);
+	errno = 0;
+	ck_assert_int_eq(safe_tmpfile_link(t, x, n, 0), -1);
+	int err = errno;
+	ck_assert_msg(err == EINVAL || err == EOPNOTSUPP, "link: %s", strerror(err));
+	ck_assert_int_eq(safe_tmpfile_failed_xattr(t), want);
+	ck_assert_msg(faccessat(d.fd, "sub/new", F_OK, AT_SYMLINK_NOFOLLOW) < 0, "published");
+	/* Without the refused one: published, with the others. */
+	const struct safe_xattr rest[] = { { "user.a", "1", 1 }, { "user.b", "22", 2 } };
+	int fd = safe_tmpfile_link(t, rest, user ? 2 : 0, 0);
+	ck_assert_msg(fd >= 0, "second link: %s", strerror(errno));
+	if (user)
+		ck_assert_int_eq(check_xattrs(fd, rest, 2), 0);
+	close(fd);
+	tdir_free(&d);
+}
+END_TEST
+
 /* ---------------------------------------------------------------- descriptor misuse */
 
 /* The only entry of dirfd, or NULL (malloc'd, without the newline). */
@@ -2393,6 +2459,7 @@ static Suite *tmpfile_suite(void)
 	tcase_add_loop_test(tc, sweep_only_own_leftovers, 0, N_STRATEGIES);
 	tcase_add_loop_test(tc, sweep_swapped_name, 0, N_STRATEGIES);
 	tcase_add_loop_test(tc, parents, 0, N_STRATEGIES);
+	tcase_add_loop_test(tc, failed_xattr_index, 0, N_STRATEGIES);
 	suite_add_tcase(s, tc);
 
 	TCase *sb = tcase_create("sandbox");
