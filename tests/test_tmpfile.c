@@ -2346,7 +2346,7 @@ END_TEST
  * empty, by someone who could remove it anyway; core:parents covers the
  * check itself, deterministically.) The attacker must have swapped during
  * the calls. */
-#define PR_DECOYS 512
+#define PR_DECOYS 4096
 static struct {
 	atomic_bool stop;
 	atomic_int swaps;
@@ -2383,6 +2383,7 @@ static void *parents_attacker(void *arg)
 			atomic_fetch_add(&PR.swaps, 1);
 		else
 			(void)rename_noreplace(PR.dirfd, "decoy", kept);
+		usleep(20); /* a pace the calls can meet on a loaded machine too */
 	}
 	return NULL;
 }
@@ -2396,8 +2397,13 @@ START_TEST(parents_undo_race)
 	PR.dirfd = d.fd;
 	pthread_t th;
 	ck_assert_int_eq(pthread_create(&th, NULL, parents_attacker, NULL), 0);
+	double end = fx_now() + 10.0;
+	while (atomic_load(&PR.swaps) == 0 && fx_now() < end) /* the attacker runs */
+		sched_yield();
 	int during = 0;
-	for (int i = 0; i < 150 && PR.ndecoys < PR_DECOYS; i++) {
+	/* 150 calls, and on a loaded machine more, until the attacker has
+	 * swapped during one (bounded: 10 s in all). */
+	for (int i = 0; i < 150 || (during == 0 && fx_now() < end); i++) {
 		int s0 = atomic_load(&PR.swaps);
 		struct safe_tmpfile *t;
 		if (safe_tmpfile_open(d.fd, "m/n/f", 0644, fl | SAFE_TMPFILE_PARENTS, &t) == 0)
