@@ -1660,6 +1660,8 @@ SAFE_PUBLIC SAFE_NODISCARD int safe_walk_open(int dirfd, const char *path, uint6
  * @brief The next entry of the walk: pre-order, each directory's entries in
  * the order the kernel lists them.
  *
+ * @param w The walk from safe_walk_open().
+ * @param[out] e Receives the entry (valid until the next call on @p w).
  * @return 1 with @p e filled, 0 at the end, -1 with @c errno set
  *         (#SAFE_WALK_STOP_ON_ERROR: the entry's error; @c EINVAL after that).
  */
@@ -1667,6 +1669,7 @@ SAFE_PUBLIC SAFE_NODISCARD int safe_walk_next(struct safe_walk *w, struct safe_w
 
 /**
  * @brief Do not enter the directory just reported as #SAFE_WALK_PRE.
+ * @param w The walk from safe_walk_open().
  * @return 0, or -1 with @c EINVAL when the last entry was not a
  *         #SAFE_WALK_PRE.
  */
@@ -1674,6 +1677,7 @@ SAFE_PUBLIC int safe_walk_skip(struct safe_walk *w);
 
 /**
  * @brief End a walk: closes its descriptors and frees it (NULL is a no-op).
+ * @param w The walk from safe_walk_open(), or NULL.
  */
 SAFE_PUBLIC void safe_walk_close(struct safe_walk *w);
 
