@@ -557,6 +557,33 @@ static void walk_free(struct safe_walk *w)
 	free(w);
 }
 
+/* A new walk with room for 16 levels and a path of pathcap bytes, nothing
+ * held yet; NULL with ENOMEM. */
+static struct safe_walk *walk_alloc(uint64_t flags, size_t pathcap)
+{
+	struct safe_walk *w = calloc(1, sizeof(*w));
+	if (!w) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	w->flags = flags;
+	w->pfd = -1;
+	w->cap = 16;
+	w->pathcap = pathcap;
+	w->lv = calloc(w->cap, sizeof(*w->lv));
+	w->path = malloc(w->pathcap);
+	for (size_t i = 0; i < SW_HELD; i++)
+		w->slot[i].owner = SW_NONE;
+	if (!w->lv || !w->path) {
+		walk_free(w);
+		errno = ENOMEM;
+		return NULL;
+	}
+	w->lv[0].fd = -1;
+	w->lo = 1;
+	return w;
+}
+
 int safe_walk_open(int dirfd, const char *path, uint64_t flags, struct safe_walk **wp)
 {
 	uint64_t resolve;
@@ -567,23 +594,9 @@ int safe_walk_open(int dirfd, const char *path, uint64_t flags, struct safe_walk
 		return -1;
 	if (!path)
 		return so_fail(EFAULT);
-	struct safe_walk *w = calloc(1, sizeof(*w));
+	struct safe_walk *w = walk_alloc(flags & SW_ALL_FLAGS, 256);
 	if (!w)
-		return so_fail(ENOMEM);
-	w->flags = flags & SW_ALL_FLAGS;
-	w->pfd = -1;
-	w->cap = 16;
-	w->pathcap = 256;
-	w->lv = calloc(w->cap, sizeof(*w->lv));
-	w->path = malloc(w->pathcap);
-	for (size_t i = 0; i < SW_HELD; i++)
-		w->slot[i].owner = SW_NONE;
-	if (!w->lv || !w->path) {
-		walk_free(w);
-		return so_fail(ENOMEM);
-	}
-	w->lv[0].fd = -1;
-	w->lo = 1;
+		return -1;
 
 	/* The start's path as given, without trailing slashes (but "/"). */
 	size_t len = strlen(path);
@@ -671,23 +684,9 @@ int so_walk_from(int pfd, const char *name, int topfd, uint64_t flags, struct sa
 		return so_fail(EINVAL);
 	if (n > NAME_MAX)
 		return so_fail(ENAMETOOLONG);
-	struct safe_walk *w = calloc(1, sizeof(*w));
+	struct safe_walk *w = walk_alloc(flags, n + 256);
 	if (!w)
-		return so_fail(ENOMEM);
-	w->flags = flags;
-	w->pfd = -1;
-	w->cap = 16;
-	w->pathcap = n + 256;
-	w->lv = calloc(w->cap, sizeof(*w->lv));
-	w->path = malloc(w->pathcap);
-	for (size_t i = 0; i < SW_HELD; i++)
-		w->slot[i].owner = SW_NONE;
-	if (!w->lv || !w->path) {
-		walk_free(w);
-		return so_fail(ENOMEM);
-	}
-	w->lv[0].fd = -1;
-	w->lo = 1;
+		return -1;
 	memcpy(w->last, name, n + 1);
 	memcpy(w->path, name, n + 1);
 	w->prefix = n;
