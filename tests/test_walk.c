@@ -70,7 +70,7 @@ struct sbuf {
 	size_t n, cap;
 };
 
-static void sb_add(struct sbuf *b, const char *fmt, ...)
+__attribute__((format(printf, 2, 3))) static void sb_add(struct sbuf *b, const char *fmt, ...)
 {
 	va_list ap;
 	for (;;) {
