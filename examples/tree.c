@@ -22,6 +22,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#ifndef STATX_TYPE
+#include <linux/stat.h> /* struct statx, STATX_*: a C library without statx (musl 1.2.3) */
+#endif
 #include <sys/sysmacros.h>
 #include <sys/xattr.h>
 #include <unistd.h>

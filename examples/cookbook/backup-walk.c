@@ -14,6 +14,9 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#ifndef STATX_TYPE
+#include <linux/stat.h> /* struct statx: a C library without statx (musl 1.2.3) */
+#endif
 #include <unistd.h>
 
 #include <safeopen.h>
