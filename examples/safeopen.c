@@ -97,9 +97,7 @@ static const char usage_text[] =
 	"\n"
 	"Example: cd /srv/www && find . -type f -print0 | xargs -0 safeopen /srv/www cat\n";
 
-static void usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
-
-static void usage_error(const char *fmt, ...)
+void usage_error(const char *fmt, ...)
 {
 	va_list ap;
 	fputs("safeopen: ", stderr);

@@ -16,7 +16,6 @@
 #include <grp.h>
 #include <limits.h>
 #include <pwd.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,18 +32,6 @@
 
 enum { T_OK = 0, T_FAILED = 1, T_USAGE = 2 };
 
-static void tusage(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
-
-static void tusage(const char *fmt, ...)
-{
-	va_list ap;
-	fputs("safeopen: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputs("\nTry 'safeopen --help' for more information.\n", stderr);
-	exit(T_USAGE);
-}
 
 static int tfail(const char *what, int err)
 {
@@ -83,7 +70,7 @@ int safeopen_find(int rootfd, uint64_t resolve, int argc, char **argv)
 			else if (!strcmp(t, "l"))
 				type = S_IFLNK;
 			else
-				tusage("find: -type wants f, d or l, got '%s'", t);
+				usage_error("find: -type wants f, d or l, got '%s'", t);
 		} else if (!strcmp(a, "-name") && i + 1 < argc) {
 			glob = argv[++i];
 		} else if (!strcmp(a, "-print0")) {
@@ -92,7 +79,7 @@ int safeopen_find(int rootfd, uint64_t resolve, int argc, char **argv)
 		} else if (!strcmp(a, "-xdev")) {
 			xdev = true;
 		} else {
-			tusage("find: unknown or incomplete expression '%s'", a);
+			usage_error("find: unknown or incomplete expression '%s'", a);
 		}
 	}
 	struct safe_walk *w;
@@ -150,7 +137,7 @@ static bool parse_id(const char *s, bool group, unsigned int *id)
 int safeopen_chown(int rootfd, uint64_t resolve, int argc, char **argv)
 {
 	if (argc != 4 || strcmp(argv[1], "-R"))
-		tusage("chown: usage: chown -R OWNER[:GROUP] PATH");
+		usage_error("chown: usage: chown -R OWNER[:GROUP] PATH");
 	char spec[256];
 	snprintf(spec, sizeof(spec), "%s", argv[2]);
 	char *colon = strchr(spec, ':');
@@ -158,9 +145,9 @@ int safeopen_chown(int rootfd, uint64_t resolve, int argc, char **argv)
 	if (colon)
 		*colon = '\0';
 	if (*spec && !parse_id(spec, false, &uid))
-		tusage("chown: invalid user '%s'", spec);
+		usage_error("chown: invalid user '%s'", spec);
 	if (colon && colon[1] && !parse_id(colon + 1, true, &gid))
-		tusage("chown: invalid group '%s'", colon + 1);
+		usage_error("chown: invalid group '%s'", colon + 1);
 	const char *path = argv[3];
 	struct safe_walk *w;
 	if (safe_walk_open(rootfd, path, resolve | SAFE_WALK_NO_STAT, &w) < 0)
@@ -262,17 +249,17 @@ static mode_t apply_mode(const struct modespec *m, mode_t old, bool dir)
 int safeopen_chmod(int rootfd, uint64_t resolve, int argc, char **argv)
 {
 	if (argc != 4 || strcmp(argv[1], "-R"))
-		tusage("chmod: usage: chmod -R MODE PATH");
+		usage_error("chmod: usage: chmod -R MODE PATH");
 	struct modespec m = { .octal = false, .sym = argv[2] };
 	char *end;
 	unsigned long v = strtoul(argv[2], &end, 8);
 	if (argv[2][0] >= '0' && argv[2][0] <= '7' && !*end) {
 		if (v > 07777)
-			tusage("chmod: invalid mode '%s'", argv[2]);
+			usage_error("chmod: invalid mode '%s'", argv[2]);
 		m.octal = true;
 		m.value = (mode_t)v;
 	} else if (!check_symbolic(argv[2])) {
-		tusage("chmod: invalid mode '%s'", argv[2]);
+		usage_error("chmod: invalid mode '%s'", argv[2]);
 	}
 	const char *path = argv[3];
 	struct safe_walk *w;
@@ -363,7 +350,7 @@ int safeopen_du(int rootfd, uint64_t resolve, int argc, char **argv)
 		i++;
 	}
 	if (i + 1 != argc)
-		tusage("du: usage: du [-s] PATH");
+		usage_error("du: usage: du [-s] PATH");
 	const char *path = argv[i];
 	struct safe_walk *w;
 	if (safe_walk_open(rootfd, path, resolve | SAFE_WALK_POSTORDER, &w) < 0)
@@ -556,7 +543,7 @@ static int copy_file(int sdir, const char *name, const struct statx *s, int ddir
 int safeopen_cp(int argc, char **argv, uint64_t resolve)
 {
 	if (argc != 6 || strcmp(argv[1], "-a"))
-		tusage("cp: usage: cp -a SRCROOT SRC DSTROOT DST");
+		usage_error("cp: usage: cp -a SRCROOT SRC DSTROOT DST");
 	int sroot = open(argv[2], O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (sroot < 0)
 		return tfail(argv[2], errno);

@@ -13,4 +13,8 @@ int safeopen_du(int rootfd, uint64_t resolve, int argc, char **argv);
 /* cp -a SRCROOT SRC DSTROOT DST: argv[0] is "cp"; no ROOT before it. */
 int safeopen_cp(int argc, char **argv, uint64_t resolve);
 
+/* "safeopen: " and the message on stderr, the --help hint, exit status 2
+ * (examples/safeopen.c: one wording for every command's usage errors). */
+void usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+
 #endif
