@@ -59,6 +59,14 @@ not_ok() {
 }
 check() { desc=$1; shift; if "$@"; then ok "$desc"; else not_ok "$desc"; fi; }
 leaked() { grep -q "$TOKEN" "$@" 2>/dev/null; }
+# eventually CMD...: CMD succeeds within 5 s. For the access log: a loop
+# writes its lines before it next waits, which can come after the client
+# has its answer.
+eventually() {
+	local i
+	for i in $(seq 100); do "$@" && return 0; sleep 0.05; done
+	"$@"
+}
 
 # req [CURL ARGS...] URL-PATH: one request; status in $code, body in
 # $T/body, response head in $T/hdr (both empty if curl got nothing).
@@ -295,9 +303,20 @@ def full(maxc, expect_file):
     ok1 = st == 503 and h.get("retry-after") == "1"
     for c in fresh:
         c.close()
-    time.sleep(0.3)
+    # the server frees those slots when it reads their EOFs: on a loaded
+    # machine that can come after a new connection's accept, which would
+    # get a 503; wait until a connection is served again (bounded)
     kept = []
-    for _ in range(maxc):
+    deadline = time.monotonic() + 10
+    while not kept and time.monotonic() < deadline:
+        c = connect()
+        st2, h2, _, _ = get(c, "/index.html")
+        if st2 == 200 and h2.get("connection", "") != "close":
+            kept.append(c)
+        else:
+            c.close()
+            time.sleep(0.1)
+    for _ in range(maxc - 1):
         c = connect()
         st2, _, _, _ = get(c, "/index.html")
         kept.append(c)
@@ -593,9 +612,9 @@ check "40 pipelined requests in one packet (more than one burst): 40 responses, 
 	tail -1 '$T/raw' | grep -q hello"
 CLF='^127\.0\.0\.1 - - \[[0-3][0-9]/[A-Z][a-z][a-z]/[0-9]{4}:[0-2][0-9]:[0-5][0-9]:[0-6][0-9] [+-][0-9]{4}\] '
 check "access log in Common Log Format with a timestamp" \
-	grep -qE "$CLF\"GET /index.html HTTP/1.1\" 200 15\$" "$T/port.log"
+	eventually grep -qE "$CLF\"GET /index.html HTTP/1.1\" 200 15\$" "$T/port.log"
 check "access log: HEAD has no bytes (-), 404 counted" \
-	sh -c "grep -qE '$CLF\"HEAD /docs/data.bin HTTP/1.1\" 200 -\$' '$T/port.log' &&
+	eventually sh -c "grep -qE '$CLF\"HEAD /docs/data.bin HTTP/1.1\" 200 -\$' '$T/port.log' &&
 	grep -qE '$CLF\"GET /nope.txt HTTP/1.1\" 404 [0-9]+\$' '$T/port.log'"
 
 # ---------------------------------------------------------------- malformed requests
@@ -777,8 +796,23 @@ check "200 requests answered" test "$(grep -c . "$T/codes")" = 200
 check "every answer is 200/201/204 (inside) or 403 (escape refused)" \
 	test -z "$(grep -vxE '200|201|204|403' "$T/codes")"
 echo "# statuses: $(sort "$T/codes" | uniq -c | tr '\n' ' ')"
+# Both outcomes are likely in one batch, not certain on a loaded machine:
+# up to three more batches of GETs against a fresh attacker until both show.
+cp "$T/codes" "$T/codes.all"
+for _ in 1 2 3; do
+	grep -qx 200 "$T/codes.all" && grep -qx 403 "$T/codes.all" && break
+	"$SWAP" "$R" race .race-link 30 >/dev/null 2>&1 &
+	SWAPPID=$!
+	"$CURL" -s --path-as-is --max-time 20 -Z --parallel-max 40 -K "$T/get.cfg" \
+		-w '%{http_code}\n' >>"$T/codes.all" 2>/dev/null
+	kill "$SWAPPID" 2>/dev/null
+	wait "$SWAPPID"
+	SWAPPID=
+done
 check "the race was real: some requests got the file inside, some were refused" \
-	sh -c "grep -qx 200 '$T/codes' && grep -qx 403 '$T/codes'"
+	sh -c "grep -qx 200 '$T/codes.all' && grep -qx 403 '$T/codes.all'"
+check "every answer in the extra batches too is 200 or 403" \
+	test -z "$(grep -vxE '200|201|204|403' "$T/codes.all")"
 check "no response carried the secret" \
 	sh -c "! cat '$T'/r.* '$T'/p.* 2>/dev/null | grep -q '$TOKEN'"
 check "no PUT landed outside" test -z "$(ls "$T/outside" | grep put-)"
@@ -786,9 +820,15 @@ check "every PUT that succeeded is inside, byte for byte" sh -c \
 	"for f in '$R'/race/put-*; do [ -e \"\$f\" ] || continue;
 	cmp -s \"\$f\" '$T/upfile' || exit 1; done"
 check "server alive after the race" kill -0 "$PID"
+# a loop writes its gathered lines before it next waits, which can come
+# after curl has its answer: wait for them (bounded)
+race_lines() {
+	grep -cE "$CLF\"(GET /race/file.txt|PUT /race/put-[0-9]+) HTTP/1.1\" [0-9]{3} [0-9-]+\$" \
+		"$T/port.log"
+}
+for _ in $(seq 100); do [ "$(race_lines)" -ge 200 ] && break; sleep 0.05; done
 check "access log: one whole line for each of the 200 requests (lines gathered per loop)" \
-	test "$(grep -cE "$CLF\"(GET /race/file.txt|PUT /race/put-[0-9]+) HTTP/1.1\" [0-9]{3} [0-9-]+\$" \
-	"$T/port.log")" = 200
+	test "$(race_lines)" = 200
 req /index.html
 check "server still serves" cmp -s "$T/body" "$R/index.html"
 FDS_AFTER=$(nfds)
@@ -879,7 +919,7 @@ req -T "$T/small2" -u 'alice:s3cret pass' /docs/auth.txt
 check "--auth-file: HTTP Basic: 204, replaced" \
 	sh -c "test $code = 204 && cmp -s '$T/small2' '$R/docs/auth.txt'"
 check "--auth-file: the access log names the Basic user" \
-	grep -qE '^127\.0\.0\.1 - alice \[.*\] "PUT /docs/auth.txt HTTP/1.1" 204 -$' "$T/access.log"
+	eventually grep -qE '^127\.0\.0\.1 - alice \[.*\] "PUT /docs/auth.txt HTTP/1.1" 204 -$' "$T/access.log"
 req -X DELETE /docs/auth.txt
 check "--auth-file: DELETE without credentials: 401, still there" \
 	test "$code" = 401 -a -f "$R/docs/auth.txt"
@@ -926,7 +966,7 @@ for f in m.mjs i.avif w.woff2; do req "/dots/$f"; types="$types$(header Content-
 check "built-in table for what the file lacks: .mjs .avif .woff2 ($types)" \
 	test "$types" = "text/javascript; charset=utf-8,image/avif,font/woff2,"
 check "--log FILE: the access log in Common Log Format" \
-	grep -qE "$CLF\"GET /index.html HTTP/1.1\" 200 15\$" "$T/access.log"
+	eventually grep -qE "$CLF\"GET /index.html HTTP/1.1\" 200 15\$" "$T/access.log"
 stop TERM
 start "$T/port7" "$HTTPD" -q --dotfiles "$R" 0
 req /dots/.hidden
@@ -1022,7 +1062,7 @@ if "${ns[@]}" sh -c 'mount -t ramfs ramfs "$1" && : >"$1/probe" &&
 	check "stored byte for byte, Content-Type by extension (no xattr)" \
 		sh -c "cmp -s '$T/up1' '$T/body' && test '$(header Content-Type)' = application/octet-stream"
 	check "the log says it was stored without user.mime_type" \
-		grep -q 'PUT /noxattr.dat HTTP/1.1: user xattrs not supported.*stored without user.mime_type' \
+		eventually grep -q 'PUT /noxattr.dat HTTP/1.1: user xattrs not supported.*stored without user.mime_type' \
 		"$T/port5.log"
 	stop TERM
 else
