@@ -155,6 +155,14 @@ bool so_openat2_blocked(void);
 int so_renameat2(int olddirfd, const char *oldname, int newdirfd, const char *newname,
 		 unsigned int flags);
 
+/* RENAME_NOREPLACE where so_renameat2() said ENOSYS, the one emulation:
+ * link(2), which never replaces (EEXIST) and is as atomic, then unlink(2) of
+ * the old name. Should the unlink fail, the new name is removed again while
+ * it still leads to the old name's inode, so a failure leaves the names as
+ * they were. The caller's premise: the old name is no directory (link(2)
+ * refuses one with EPERM), and neither name ends in '/'. 0 or -1 with errno. */
+int so_rename_by_link(int olddirfd, const char *oldname, int newdirfd, const char *newname);
+
 /* ------------------------------------------------------------------ resolver (open.c, openat2.c, resolve.c) */
 
 /* The entry points (open.c) validate and dispatch; the fast path (openat2.c)
@@ -398,5 +406,17 @@ void so_made_dirs_free(struct so_made_dirs *made);
 /* Fill buf with n random characters from [A-Za-z0-9] (getrandom, never
  * blocking; falls back to a time/pid mix only if getrandom is unavailable). */
 void so_random_name(char *buf, size_t n);
+
+/* The hidden names of the library's temporaries (tmpfile.c, the SAFE_REPLACE
+ * operations of ops.c), and exactly what the sweep (sweep.c) removes:
+ * SO_HIDDEN_PREFIX and SO_HIDDEN_RANDOM characters from [A-Za-z0-9]. A
+ * creator draws a fresh name up to SO_HIDDEN_TRIES times (O_EXCL or its
+ * equivalent), then gives up with EEXIST. */
+#define SO_HIDDEN_PREFIX ".safeopen-"
+#define SO_HIDDEN_RANDOM 16
+#define SO_HIDDEN_LEN (sizeof(SO_HIDDEN_PREFIX) - 1 + SO_HIDDEN_RANDOM)
+#define SO_HIDDEN_TRIES 32
+/* A fresh hidden name in buf, NUL-terminated. */
+void so_hidden_name(char buf[SO_HIDDEN_LEN + 1]);
 
 #endif /* SAFEOPEN_INTERNAL_H */

@@ -214,12 +214,6 @@ static const char *name_with_slash(const struct so_last *last, char buf[SO_LAST_
 	return buf;
 }
 
-/* Hidden names of REPLACE: the prefix and length of tmpfile.c's, so that
- * `safeopen ROOT sweep` and readers of a listing know them. */
-#define REPLACE_PREFIX ".safeopen-"
-#define REPLACE_RANDOM 16
-#define REPLACE_TRIES 32
-
 /*
  * symlinkat/mknodat with SAFE_REPLACE. Safety argument: the node is created
  * under a fresh hidden name in pfd (a directory the resolver opened beneath
@@ -235,12 +229,10 @@ static const char *name_with_slash(const struct so_last *last, char buf[SO_LAST_
 static int make_replacing(int pfd, const struct so_last *last, const char *target, mode_t mode,
 			  dev_t dev)
 {
-	char tmp[sizeof(REPLACE_PREFIX) + REPLACE_RANDOM];
-	memcpy(tmp, REPLACE_PREFIX, sizeof(REPLACE_PREFIX) - 1);
-	tmp[sizeof(tmp) - 1] = '\0';
+	char tmp[SO_HIDDEN_LEN + 1];
 	int r = -1;
-	for (int i = 0; i < REPLACE_TRIES; i++) {
-		so_random_name(tmp + sizeof(REPLACE_PREFIX) - 1, REPLACE_RANDOM);
+	for (int i = 0; i < SO_HIDDEN_TRIES; i++) {
+		so_hidden_name(tmp);
 		r = target ? symlinkat(target, pfd, tmp) : mknodat(pfd, tmp, mode, dev);
 		if (r == 0 || errno != EEXIST)
 			break;
@@ -321,15 +313,14 @@ int safe_unlinkat_beneath(int dirfd, const char *path, uint64_t flags)
 
 /* ------------------------------------------------------------------ rename */
 
-/* renameat2() without it (kernels before 3.15): plain renameat(); NOREPLACE
- * of a non-directory as link + unlink (never replaces; the old name goes
- * away after the new one exists); EXCHANGE and NOREPLACE of a directory
- * cannot be emulated: EINVAL. */
-static int rename_fallback(int ofd, const struct so_last *olast, const char *oname, int nfd,
+/* RENAME_NOREPLACE or RENAME_EXCHANGE where so_renameat2() said ENOSYS (no
+ * renameat2, or a filesystem without the flag; without flags it is plain
+ * renameat()): NOREPLACE of a non-directory is emulated (so_rename_by_link(),
+ * which never replaces); EXCHANGE and NOREPLACE of a directory cannot be:
+ * EINVAL. */
+static int rename_fallback(int ofd, const struct so_last *olast, int nfd,
 			   const struct so_last *nlast, const char *nname, unsigned int rflags)
 {
-	if (!rflags) /* renameat() follows neither name, trailing slash or not */
-		return renameat(ofd, oname, nfd, nname);
 	if (so_is_dot_or_dotdot(olast->name) || so_is_dot_or_dotdot(nlast->name))
 		return so_fail(EBUSY);
 	if (rflags & RENAME_EXCHANGE)
@@ -342,14 +333,7 @@ static int rename_fallback(int ofd, const struct so_last *olast, const char *ona
 		return so_fail(EINVAL);
 	if (olast->trailing_slash || nlast->trailing_slash)
 		return so_fail(ENOTDIR);
-	if (linkat(ofd, olast->name, nfd, nname, 0) < 0)
-		return -1;
-	if (unlinkat(ofd, olast->name, 0) < 0) {
-		int err = errno;
-		(void)unlinkat(nfd, nname, 0);
-		return so_fail(err);
-	}
-	return 0;
+	return so_rename_by_link(ofd, olast->name, nfd, nname);
 }
 
 int safe_renameat_beneath(int olddirfd, const char *oldpath, int newdirfd, const char *newpath,
@@ -377,9 +361,9 @@ int safe_renameat_beneath(int olddirfd, const char *oldpath, int newdirfd, const
 	const char *oname = name_with_slash(&olast, ob), *nname = name_with_slash(&nlast, nb);
 	if (so_renameat2(ofd, oname, nfd, nname, rflags) == 0)
 		return 0;
-	if (errno != ENOSYS)
+	if (errno != ENOSYS || !rflags) /* without flags: renameat()'s answer */
 		return -1;
-	return rename_fallback(ofd, &olast, oname, nfd, &nlast, nname, rflags);
+	return rename_fallback(ofd, &olast, nfd, &nlast, nname, rflags);
 }
 
 /* ------------------------------------------------------------------ link, symlink, readlink */

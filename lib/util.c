@@ -38,6 +38,13 @@ void so_random_name(char *buf, size_t n)
 	}
 }
 
+void so_hidden_name(char buf[SO_HIDDEN_LEN + 1])
+{
+	memcpy(buf, SO_HIDDEN_PREFIX, sizeof(SO_HIDDEN_PREFIX) - 1);
+	so_random_name(buf + sizeof(SO_HIDDEN_PREFIX) - 1, SO_HIDDEN_RANDOM);
+	buf[SO_HIDDEN_LEN] = '\0';
+}
+
 int so_path_len(const char *path, size_t *lenp)
 {
 	if (!path)
