@@ -65,7 +65,6 @@ static inline int so_fail(int err)
 int so_path_len(const char *path, size_t *len);
 
 #define SO_UNUSED __attribute__((unused))
-#define SO_LIKELY(x) __builtin_expect(!!(x), 1)
 
 /* ------------------------------------------------------------------ flag masks */
 
@@ -200,6 +199,47 @@ int so_open_validated(int dirfd, const char *path, const struct safe_open_how *h
 
 /* ------------------------------------------------------------------ shared primitive for operations (path.c) */
 
+/* The components of a path: the one parser of '/'-separated names outside
+ * the walker (path.c and its callers). A component is path[start, end). */
+struct so_comp {
+	size_t start, end;
+};
+
+/* The component after `c` in the NUL-terminated `path` (begin with c =
+ * { 0, 0 }; repeated slashes are skipped): true with it in *c, false when
+ * none is left. */
+static inline bool so_comp_next(const char *path, struct so_comp *c)
+{
+	size_t s = c->end;
+	while (path[s] == '/')
+		s++;
+	if (!path[s])
+		return false;
+	size_t e = s;
+	while (path[e] && path[e] != '/')
+		e++;
+	c->start = s;
+	c->end = e;
+	return true;
+}
+
+/* 1 for a component ".", 2 for "..", 0 for any other. */
+static inline int so_comp_dots(const char *path, const struct so_comp *c)
+{
+	size_t n = c->end - c->start;
+	if (n == 0 || n > 2 || path[c->start] != '.' || (n == 2 && path[c->start + 1] != '.'))
+		return 0;
+	return (int)n;
+}
+
+/* How a path ends (so_path_end(), path.c). */
+struct so_path_end {
+	struct so_comp last; /* the last component; { 0, 0 }: the path is only slashes (or "") */
+	bool trailing_slash; /* the path ends in '/' */
+	bool is_root;        /* no component but "." ("." or "/" or "./." ...) */
+};
+void so_path_end(const char *path, struct so_path_end *pe);
+
 /* The last component of a path, split off by so_resolve_parent(). It may be
  * longer than NAME_MAX: whether such a name is ENAMETOOLONG or merely absent
  * (ENOENT on procfs) is the filesystem's answer, so it is passed on as it is. */
@@ -208,6 +248,7 @@ struct so_last {
 	char name[SO_LAST_MAX]; /* the last component ("." / ".." possible) */
 	bool trailing_slash;     /* the path ended in one or more '/' */
 	bool is_root;            /* the path named the root itself ("." or "/" ...) */
+	bool only_slashes;       /* the path was "/", "//" ...: name is "." */
 };
 
 /*
@@ -326,15 +367,6 @@ static inline bool so_other_mount(const struct so_ident *a, const struct so_iden
 
 /* ------------------------------------------------------------------ procfs (procfs.c) */
 
-/*
- * Open an O_PATH directory fd of this thread's fd table in a verified procfs
- * ("/proc/thread-self/fd", falling back to "/proc/self/fd"). /proc must be a
- * procfs (PROC_SUPER_MAGIC) at its root inode, and every step is checked to
- * stay on it. Returns the fd, or -1 with errno: ENXIO only when no verified
- * procfs is available; a resource error (see so_resource_errno()) as it is.
- */
-int so_procfs_fd_dir(void);
-
 /* The mount id of fd read from its entry in the verified procfs fdinfo
  * directory (3.15+, any filesystem): the fallback where statx (5.8+) and
  * name_to_handle_at (filesystems with file handles) cannot tell. 0, or -1
@@ -352,11 +384,25 @@ static inline bool so_resource_errno(int err)
 /* The name of fd's entry in a procfs fd directory: its decimal number
  * ("-2147483648" and the NUL fit). */
 #define SO_FD_NAME_SIZE 16
-void so_procfs_fd_name(int fd, char name[SO_FD_NAME_SIZE]);
 
-/* so_procfs_fd_dir(), and the name of fd's entry in it written to name:
- * what an operation follows to act on exactly the object open as fd. */
+/*
+ * An O_PATH directory fd of this thread's fd table in a verified procfs
+ * ("/proc/thread-self/fd", falling back to "/proc/self/fd"), and the name of
+ * fd's entry in it written to name: what an operation follows to act on
+ * exactly the object open as fd. /proc must be a procfs (PROC_SUPER_MAGIC) at
+ * its root inode, and every step is checked to stay on it. Returns the
+ * directory fd, or -1 with errno: ENXIO only when no verified procfs is
+ * available; a resource error (see so_resource_errno()) as it is.
+ */
 int so_procfs_entry(int fd, char name[SO_FD_NAME_SIZE]);
+
+/* A path string to fd's own magic link ("/proc/thread-self/fd/N" or
+ * "/proc/self/fd/N"), for the calls that take only a path: given out after
+ * the procfs is verified and the string is checked to lead to the inode open
+ * as fd (the premise of its use: procfs.c). 0, or -1 with errno (ENXIO, or a
+ * resource error as it is). */
+#define SO_PROCFS_PATH_SIZE 64
+int so_procfs_path(int fd, char path[SO_PROCFS_PATH_SIZE]);
 
 /*
  * Reopen `fd` through the verified procfs with `flags` (O_CLOEXEC added),

@@ -46,15 +46,9 @@ struct so_xattr_args {
  * trailing symlink there). Such paths are resolved as a whole instead. */
 static bool path_last_special(const char *path)
 {
-	size_t len = strlen(path);
-	if (len == 0)
-		return false;
-	if (path[len - 1] == '/')
-		return true;
-	size_t start = len;
-	while (start > 0 && path[start - 1] != '/')
-		start--;
-	return so_is_dot_or_dotdot(path + start);
+	struct so_path_end pe;
+	so_path_end(path, &pe);
+	return pe.trailing_slash || so_comp_dots(path, &pe.last);
 }
 
 /*
@@ -304,7 +298,7 @@ int safe_unlinkat_beneath(int dirfd, const char *path, uint64_t flags)
 	 * and ".." are rejected before any lookup (EISDIR, or EINVAL and
 	 * ENOTEMPTY with AT_REMOVEDIR), a trailing slash only adds ENOTDIR.
 	 * A path of slashes only (IN_ROOT) is the kernel's LAST_ROOT. */
-	if (path[strspn(path, "/")] == '\0')
+	if (last.only_slashes)
 		return so_fail((flags & SAFE_REMOVEDIR) ? EBUSY : EISDIR);
 	char nb[SO_LAST_MAX + 1];
 	return unlinkat(pfd, name_with_slash(&last, nb),
@@ -565,36 +559,24 @@ static long xattr_path(const char *p, const struct xreq *q)
  * verified procfs: following /proc/thread-self/fd/N lands on exactly that
  * inode (a symlink itself for an O_NOFOLLOW fd; the jump is not followed
  * further). With *xattrat() this is fd-relative to the verified directory;
- * without it the path-based calls need a string, which is checked to lead to
- * the same inode first (a remount of /proc in between is outside the threat
- * model: mount changes in the caller's namespace).
+ * without it the path-based calls need a string: so_procfs_path()'s, checked
+ * to lead to that inode (its premise: procfs.c).
  */
 static long xattr_procfs(int obj, const struct xreq *q, bool have_at)
 {
-	char ent[SO_FD_NAME_SIZE];
-	_cleanup_fd_ int fddir = so_procfs_entry(obj, ent);
-	if (fddir < 0)
-		return -1;
 	if (have_at) {
+		char ent[SO_FD_NAME_SIZE];
+		_cleanup_fd_ int fddir = so_procfs_entry(obj, ent);
+		if (fddir < 0)
+			return -1;
 		long r = xattrat(fddir, ent, 0, q);
 		if (r >= 0 || errno != ENOSYS)
 			return r;
 		so_feature_set(SO_FEAT_XATTRAT, SO_PROBE_MISSING);
 	}
-	struct so_ident want;
-	if (so_inode_at(obj, NULL, &want) < 0)
+	char p[SO_PROCFS_PATH_SIZE];
+	if (so_procfs_path(obj, p) < 0)
 		return -1;
-	char p[64];
-	(void)snprintf(p, sizeof(p), "/proc/thread-self/fd/%s", ent);
-	struct stat st;
-	if (stat(p, &st) < 0) {
-		(void)snprintf(p, sizeof(p), "/proc/self/fd/%s", ent);
-		if (stat(p, &st) < 0)
-			return so_fail(so_resource_errno(errno) ? errno : ENXIO);
-	}
-	struct so_ident got = so_stat_ident(&st);
-	if (!so_same_inode(&want, &got))
-		return so_fail(ENXIO);
 	return xattr_path(p, q);
 }
 

@@ -65,7 +65,7 @@ bool so_openat2_blocked(void)
 bool so_have_openat2(void)
 {
 	int st = so_feature(SO_FEAT_OPENAT2);
-	if (SO_LIKELY(st != SO_PROBE_UNKNOWN))
+	if (st != SO_PROBE_UNKNOWN)
 		return st == SO_PROBE_HAVE;
 	enum so_probe_state now = so_openat2_blocked() ? SO_PROBE_MISSING : SO_PROBE_HAVE;
 	so_feature_set(SO_FEAT_OPENAT2, now);
@@ -99,9 +99,12 @@ int so_rename_by_link(int olddirfd, const char *oldname, int newdirfd, const cha
 		return 0;
 	/* Both names are there: take the new one back while it is still the
 	 * link made here (the old name's inode), never someone else's. */
-	struct so_ident o, n;
-	if (so_inode_at(olddirfd, oldname, &o) == 0 && so_inode_at(newdirfd, newname, &n) == 0 &&
-	    so_same_inode(&o, &n))
-		(void)unlinkat(newdirfd, newname, 0);
+	struct stat o, n;
+	if (fstatat(olddirfd, oldname, &o, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    fstatat(newdirfd, newname, &n, AT_SYMLINK_NOFOLLOW) == 0) {
+		struct so_ident oid = so_stat_ident(&o), nid = so_stat_ident(&n);
+		if (so_same_inode(&oid, &nid))
+			(void)unlinkat(newdirfd, newname, 0);
+	}
 	return so_fail(err);
 }

@@ -168,13 +168,9 @@ static int check_final_name(const char *path)
 	size_t len;
 	if (so_path_len(path, &len) < 0)
 		return -1;
-	if (path[len - 1] == '/')
-		return so_fail(EINVAL);
-	const char *last = strrchr(path, '/');
-	last = last ? last + 1 : path;
-	if (!strcmp(last, ".") || !strcmp(last, ".."))
-		return so_fail(EINVAL);
-	return 0;
+	struct so_path_end pe;
+	so_path_end(path, &pe);
+	return pe.trailing_slash || so_comp_dots(path, &pe.last) ? so_fail(EINVAL) : 0;
 }
 
 /* ------------------------------------------------------------------ creation */
@@ -627,20 +623,14 @@ static int check_mode(mode_t mode)
 static int make_parents(int dirfd, const char *path, uint64_t *cflags, struct so_made_dirs *made,
 			const char **name)
 {
-	const char *slash = strrchr(path, '/');
-	if (!slash)
+	struct so_path_end pe;
+	so_path_end(path, &pe);
+	size_t n = pe.last.start; /* the directory part, its slashes included */
+	if (n == 0)
 		return -2;
-	*name = slash + 1;
+	*name = path + n;
 	char dir[PATH_MAX];
-	size_t n = (size_t)(slash - path);
-	while (n > 0 && path[n - 1] == '/')
-		n--;
-	if (n == 0) { /* "/name": the parent is "/" */
-		dir[0] = '/';
-		n = 1;
-	} else {
-		memcpy(dir, path, n);
-	}
+	memcpy(dir, path, n);
 	dir[n] = '\0';
 	uint64_t resolve = *cflags & SO_RESOLVE_ALL_MASK;
 	int fd = so_mkdir_all(dirfd, dir, PARENTS_MODE, PARENTS_MODE, resolve, made);
