@@ -289,6 +289,14 @@ int so_op_open(int dirfd, const char *path, uint64_t resolve, int oflags);
  * resolved and checked its top itself (safe_rmtree_beneath()). */
 int so_walk_from(int pfd, const char *name, int topfd, uint64_t flags, struct safe_walk **w);
 
+/* The subdirectory `name` of dfd opened to be read, by that single name and
+ * never through a link (O_RDONLY|O_DIRECTORY|O_NOFOLLOW). With `keep_mount`
+ * and openat2 (5.6+) the open itself keeps to dfd's mount (RESOLVE_NO_XDEV:
+ * EXDEV for a mount point) and *same says so; otherwise *same is false and
+ * the caller compares mount ids (so_other_mount()). For the directories a
+ * walk enters and rmtree's top. */
+int so_open_subdir(int dfd, const char *name, bool keep_mount, bool *same);
+
 /* ------------------------------------------------------------------ identity (ident.c) */
 
 /* The identity of an object: device, inode and (when the kernel reports it)

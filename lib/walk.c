@@ -217,30 +217,10 @@ static bool make_room(struct safe_walk *w, int err)
 	return true;
 }
 
-static int open_dir(struct safe_walk *w, int dfd, const char *name)
-{
-	for (;;) {
-#ifdef SAFEOPEN_MUTATE_WALK_NOFOLLOW
-		/* Mutation (tests only): a name swapped for a link is followed. */
-		int c = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-#else
-		int c = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-#endif
-		if (c >= 0 || !make_room(w, errno))
-			return c;
-	}
-}
-
-/*
- * Open the subdirectory `name` of dfd to enter it. With SAFE_WALK_XDEV and
- * openat2 (5.6+), the open itself keeps to dfd's mount (RESOLVE_NO_XDEV:
- * EXDEV for a mount point) and *same says so; otherwise *same is false and
- * the caller compares mount ids.
- */
-static int open_child(struct safe_walk *w, int dfd, const char *name, bool *same)
+int so_open_subdir(int dfd, const char *name, bool keep_mount, bool *same)
 {
 	*same = false;
-	if ((w->flags & SAFE_WALK_XDEV) && so_have_openat2()) {
+	if (keep_mount && so_have_openat2()) {
 		struct safe_open_how how = {
 			.flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC,
 			.mode = 0,
@@ -251,19 +231,29 @@ static int open_child(struct safe_walk *w, int dfd, const char *name, bool *same
 		/* Mutation (tests only): the open may cross a mount unseen. */
 		how.resolve &= ~(uint64_t)SAFE_RESOLVE_NO_XDEV;
 #endif
-		for (;;) {
-			int c = so_openat2_fast(dfd, name, &how);
-			if (c >= 0) {
-				*same = true;
-				return c;
-			}
-			if (errno == ENOSYS)
-				break; /* no openat2 after all: the plain open */
-			if (!make_room(w, errno))
-				return -1;
+		int c = so_openat2_fast(dfd, name, &how);
+		if (c >= 0 || errno != ENOSYS) {
+			*same = c >= 0;
+			return c;
 		}
+		/* no openat2 after all: the plain open */
 	}
-	return open_dir(w, dfd, name);
+#ifdef SAFEOPEN_MUTATE_WALK_NOFOLLOW
+	/* Mutation (tests only): a name swapped for a link is followed. */
+	return openat(dfd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+#else
+	return openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+#endif
+}
+
+/* so_open_subdir(), a held level given back for each EMFILE/ENFILE. */
+static int open_dir(struct safe_walk *w, int dfd, const char *name, bool keep_mount, bool *same)
+{
+	for (;;) {
+		int c = so_open_subdir(dfd, name, keep_mount, same);
+		if (c >= 0 || !make_room(w, errno))
+			return c;
+	}
 }
 
 static int path_reserve(struct safe_walk *w, size_t need)
@@ -386,8 +376,9 @@ static int redescend(struct safe_walk *w, size_t t)
 		struct sw_level *lv = &w->lv[l];
 		char nm[NAME_MAX + 1];
 		int fd;
+		bool same;
 		for (;;) {
-			fd = open_dir(w, w->lv[l - 1].fd, level_name(w, l, nm));
+			fd = open_dir(w, w->lv[l - 1].fd, level_name(w, l, nm), false, &same);
 			if (fd >= 0 || (errno != EMFILE && errno != ENFILE))
 				break;
 			/* Out of descriptors: the new ring starts one level
@@ -631,7 +622,8 @@ int safe_walk_open(int dirfd, const char *path, uint64_t flags, struct safe_walk
 	int top;
 	if (has_parent) {
 		w->start_name = w->last;
-		top = open_dir(w, w->pfd, w->last);
+		bool same;
+		top = open_dir(w, w->pfd, w->last, false, &same);
 		if (top < 0 && (errno == ENOTDIR || errno == ELOOP) && !slash) {
 			/* Not a directory (a symlink is not followed): one entry. */
 			if (stat_at(w->pfd, w->last, STATX_BASIC_STATS, &w->start_stx) < 0)
@@ -771,6 +763,20 @@ static int end_of_dir(struct safe_walk *w, struct safe_walk_entry *e)
 	return 1;
 }
 
+/* The stat of entry `name` of cur (level w->depth) in w->stx: 0; -1 when it
+ * is gone (ENOENT: not reported); 1 when it failed otherwise, reported in *e
+ * as a leaf with that errno. */
+static int entry_stat(struct safe_walk *w, struct safe_walk_entry *e, int cur, const char *name)
+{
+	if (stat_at(cur, name, STATX_BASIC_STATS, &w->stx) == 0)
+		return 0;
+	if (errno == ENOENT)
+		return -1;
+	memset(&w->stx, 0, sizeof(w->stx));
+	fill(w, e, SAFE_WALK_LEAF, errno, w->depth + 1, name, cur, -1);
+	return 1;
+}
+
 /* One entry of cur named d: fill *e. Returns 1 (reported), 0 (vanished). */
 static int entry(struct safe_walk *w, struct dirent64 *d, struct safe_walk_entry *e)
 {
@@ -794,13 +800,9 @@ static int entry(struct safe_walk *w, struct dirent64 *d, struct safe_walk_entry
 			fill(w, e, SAFE_WALK_LEAF, 0, l + 1, name, cur, -1);
 			return 1;
 		}
-		if (stat_at(cur, name, STATX_BASIC_STATS, &w->stx) < 0) {
-			if (errno == ENOENT)
-				return 0;
-			memset(&w->stx, 0, sizeof(w->stx));
-			fill(w, e, SAFE_WALK_LEAF, errno, l + 1, name, cur, -1);
-			return 1;
-		}
+		int r = entry_stat(w, e, cur, name);
+		if (r != 0)
+			return r > 0;
 		if (!S_ISDIR(w->stx.stx_mode)) {
 			fill(w, e, SAFE_WALK_LEAF, 0, l + 1, name, cur, -1);
 			return 1;
@@ -808,7 +810,7 @@ static int entry(struct safe_walk *w, struct dirent64 *d, struct safe_walk_entry
 	}
 	/* A directory: opened by its single name, never through a link. */
 	bool same;
-	int c = open_child(w, cur, name, &same);
+	int c = open_dir(w, cur, name, w->flags & SAFE_WALK_XDEV, &same);
 	if (c < 0) {
 		int err = errno;
 		if (err == ENOENT)
@@ -816,13 +818,9 @@ static int entry(struct safe_walk *w, struct dirent64 *d, struct safe_walk_entry
 		/* A mount point (XDEV with openat2), not a directory now
 		 * (swapped for a link or a file), or not readable: reported
 		 * with its own stat. */
-		if (stat_at(cur, name, STATX_BASIC_STATS, &w->stx) < 0) {
-			if (errno == ENOENT)
-				return 0;
-			memset(&w->stx, 0, sizeof(w->stx));
-			fill(w, e, SAFE_WALK_LEAF, errno, l + 1, name, cur, -1);
-			return 1;
-		}
+		int r = entry_stat(w, e, cur, name);
+		if (r != 0)
+			return r > 0;
 		if (err == EXDEV && S_ISDIR(w->stx.stx_mode)) {
 			fill(w, e, SAFE_WALK_MOUNT, 0, l + 1, name, cur, -1);
 			return 1;
