@@ -457,6 +457,29 @@ void so_made_dirs_free(struct so_made_dirs *made);
 
 /* ------------------------------------------------------------------ misc (util.c) */
 
+/* statx(2) of name in fd (NULL or "": fd itself), never following a link nor
+ * triggering an automount; where statx is missing (before 4.11), the fields
+ * struct stat has, with stx_mask STATX_BASIC_STATS. 0 or -1 with errno. */
+int so_statx_at(int fd, const char *name, unsigned int mask, struct statx *stx);
+
+/* Keep level `level` open as a checkpoint while a walk down a chain of
+ * directories stands at `depth` (level <= depth)? Yes when it is a multiple
+ * of 4^j less than 4^(j+1) levels above, for some j: about three per power of
+ * 4, monotone in depth, so that climbing back by re-descents from the nearest
+ * checkpoint opens each level O(log4 depth) times in all (design.md, "The
+ * cost of '..'"). For the tree walk (walk.c). */
+static inline bool so_ckpt_keep(size_t level, size_t depth)
+{
+	size_t dist = depth - level;
+	for (size_t unit = 1; level % unit == 0; unit *= 4) {
+		if (dist / 4 < unit)
+			return true;
+		if (unit > SIZE_MAX / 16)
+			break;
+	}
+	return false;
+}
+
 /* Fill buf with n random characters from [A-Za-z0-9] (getrandom, never
  * blocking; falls back to a time/pid mix only if getrandom is unavailable). */
 void so_random_name(char *buf, size_t n);
