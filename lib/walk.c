@@ -795,7 +795,7 @@ static int entry(struct safe_walk *w, struct dirent64 *d, struct safe_walk_entry
 		if (ok == 0 || !make_room(w, errno))
 			break;
 	}
-	if (ok < 0) {
+	if (ok != 0) {
 		int err = errno;
 		so_close(c);
 		fill(w, e, SAFE_WALK_LEAF, err, l + 1, name, cur, -1);
