@@ -239,6 +239,9 @@ struct so_path_end {
 	bool is_root;        /* no component but "." ("." or "/" or "./." ...) */
 };
 void so_path_end(const char *path, struct so_path_end *pe);
+/* Does the path end in a name that can be acted on in its parent: not in '/'
+ * (the kernel follows a trailing symlink there), not in "." or ".."? */
+bool so_path_ends_in_name(const char *path);
 
 /* The last component of a path, split off by so_resolve_parent(). It may be
  * longer than NAME_MAX: whether such a name is ENAMETOOLONG or merely absent
@@ -296,6 +299,25 @@ int so_walk_from(int pfd, const char *name, int topfd, uint64_t flags, struct sa
  * the caller compares mount ids (so_other_mount()). For the directories a
  * walk enters and rmtree's top. */
 int so_open_subdir(int dfd, const char *name, bool keep_mount, bool *same);
+
+/* Keep level `level` open as a checkpoint while a walk down a chain of
+ * directories stands at `depth` (level <= depth)? Yes when it is a multiple
+ * of 4^j less than 4^(j+1) levels above, for some j: about three per power of
+ * 4, monotone in depth, so that climbing back by re-descents from the nearest
+ * checkpoint opens each level O(log4 depth) times in all (design.md, "The
+ * cost of '..'"). For the tree walk (walk.c); resolve.c's ck_keep() has the
+ * same rule. */
+static inline bool so_ckpt_keep(size_t level, size_t depth)
+{
+	size_t dist = depth - level;
+	for (size_t unit = 1; level % unit == 0; unit *= 4) {
+		if (dist / 4 < unit)
+			return true;
+		if (unit > SIZE_MAX / 16)
+			break;
+	}
+	return false;
+}
 
 /* ------------------------------------------------------------------ identity (ident.c) */
 
@@ -461,24 +483,6 @@ void so_made_dirs_free(struct so_made_dirs *made);
  * triggering an automount; where statx is missing (before 4.11), the fields
  * struct stat has, with stx_mask STATX_BASIC_STATS. 0 or -1 with errno. */
 int so_statx_at(int fd, const char *name, unsigned int mask, struct statx *stx);
-
-/* Keep level `level` open as a checkpoint while a walk down a chain of
- * directories stands at `depth` (level <= depth)? Yes when it is a multiple
- * of 4^j less than 4^(j+1) levels above, for some j: about three per power of
- * 4, monotone in depth, so that climbing back by re-descents from the nearest
- * checkpoint opens each level O(log4 depth) times in all (design.md, "The
- * cost of '..'"). For the tree walk (walk.c). */
-static inline bool so_ckpt_keep(size_t level, size_t depth)
-{
-	size_t dist = depth - level;
-	for (size_t unit = 1; level % unit == 0; unit *= 4) {
-		if (dist / 4 < unit)
-			return true;
-		if (unit > SIZE_MAX / 16)
-			break;
-	}
-	return false;
-}
 
 /* Fill buf with n random characters from [A-Za-z0-9] (getrandom, never
  * blocking; falls back to a time/pid mix only if getrandom is unavailable). */

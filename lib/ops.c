@@ -41,16 +41,6 @@ struct so_xattr_args {
 	uint32_t flags; /* cppcheck-suppress unusedStructMember */
 };
 
-/* True when the last component of `path` cannot be acted on by name in its
- * parent: it is "." or "..", or the path ends in '/' (the kernel follows a
- * trailing symlink there). Such paths are resolved as a whole instead. */
-static bool path_last_special(const char *path)
-{
-	struct so_path_end pe;
-	so_path_end(path, &pe);
-	return pe.trailing_slash || so_comp_dots(path, &pe.last);
-}
-
 /*
  * Where a non-creating operation acts. Without `follow`, and for an ordinary
  * last component, returns the parent's O_PATH fd and points *name at the last
@@ -71,7 +61,7 @@ static int op_target(int dirfd, const char *path, uint64_t resolve, bool follow,
 {
 	if (!path)
 		return so_fail(EFAULT);
-	bool special = path_last_special(path);
+	bool special = !so_path_ends_in_name(path);
 	if (!follow && !special && !(resolve & SAFE_RESOLVE_NO_XDEV)) {
 		int pfd = so_resolve_parent(dirfd, path, resolve, last);
 		if (pfd >= 0)
@@ -427,7 +417,7 @@ ssize_t safe_readlinkat_beneath(int dirfd, const char *path, char *buf, size_t s
 		return -1;
 	if (*name)
 		return readlinkat(fd, name, buf, size);
-	if (path_last_special(path)) /* ".", "..", "x/": a directory (followed) */
+	if (!so_path_ends_in_name(path)) /* ".", "..", "x/": a directory (followed) */
 		return so_fail(EINVAL);
 	/* NO_XDEV: fd is the object itself (O_PATH|O_NOFOLLOW). readlinkat()
 	 * of "" is ENOENT for a non-symlink; by name it would be EINVAL. */

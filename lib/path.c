@@ -46,6 +46,13 @@ void so_path_end(const char *path, struct so_path_end *pe)
 	pe->trailing_slash = path[pe->last.end] != '\0'; /* only slashes follow it */
 }
 
+bool so_path_ends_in_name(const char *path)
+{
+	struct so_path_end pe;
+	so_path_end(path, &pe);
+	return !pe.trailing_slash && !so_comp_dots(path, &pe.last);
+}
+
 int so_resolve_parent(int dirfd, const char *path, uint64_t resolve, struct so_last *last)
 {
 	size_t len;

@@ -168,9 +168,7 @@ static int check_final_name(const char *path)
 	size_t len;
 	if (so_path_len(path, &len) < 0)
 		return -1;
-	struct so_path_end pe;
-	so_path_end(path, &pe);
-	return pe.trailing_slash || so_comp_dots(path, &pe.last) ? so_fail(EINVAL) : 0;
+	return so_path_ends_in_name(path) ? 0 : so_fail(EINVAL);
 }
 
 /* ------------------------------------------------------------------ creation */
