@@ -65,7 +65,6 @@ static inline int so_fail(int err)
 int so_path_len(const char *path, size_t *len);
 
 #define SO_UNUSED __attribute__((unused))
-#define SO_LIKELY(x) __builtin_expect(!!(x), 1)
 
 /* ------------------------------------------------------------------ flag masks */
 
@@ -155,6 +154,14 @@ bool so_openat2_blocked(void);
 int so_renameat2(int olddirfd, const char *oldname, int newdirfd, const char *newname,
 		 unsigned int flags);
 
+/* RENAME_NOREPLACE where so_renameat2() said ENOSYS, the one emulation:
+ * link(2), which never replaces (EEXIST) and is as atomic, then unlink(2) of
+ * the old name. Should the unlink fail, the new name is removed again while
+ * it still leads to the old name's inode, so a failure leaves the names as
+ * they were. The caller's premise: the old name is no directory (link(2)
+ * refuses one with EPERM), and neither name ends in '/'. 0 or -1 with errno. */
+int so_rename_by_link(int olddirfd, const char *oldname, int newdirfd, const char *newname);
+
 /* ------------------------------------------------------------------ resolver (open.c, openat2.c, resolve.c) */
 
 /* The entry points (open.c) validate and dispatch; the fast path (openat2.c)
@@ -192,6 +199,50 @@ int so_open_validated(int dirfd, const char *path, const struct safe_open_how *h
 
 /* ------------------------------------------------------------------ shared primitive for operations (path.c) */
 
+/* The components of a path: the one parser of '/'-separated names outside
+ * the walker (path.c and its callers). A component is path[start, end). */
+struct so_comp {
+	size_t start, end;
+};
+
+/* The component after `c` in the NUL-terminated `path` (begin with c =
+ * { 0, 0 }; repeated slashes are skipped): true with it in *c, false when
+ * none is left. */
+static inline bool so_comp_next(const char *path, struct so_comp *c)
+{
+	size_t s = c->end;
+	while (path[s] == '/')
+		s++;
+	if (!path[s])
+		return false;
+	size_t e = s;
+	while (path[e] && path[e] != '/')
+		e++;
+	c->start = s;
+	c->end = e;
+	return true;
+}
+
+/* 1 for a component ".", 2 for "..", 0 for any other. */
+static inline int so_comp_dots(const char *path, const struct so_comp *c)
+{
+	size_t n = c->end - c->start;
+	if (n == 0 || n > 2 || path[c->start] != '.' || (n == 2 && path[c->start + 1] != '.'))
+		return 0;
+	return (int)n;
+}
+
+/* How a path ends (so_path_end(), path.c). */
+struct so_path_end {
+	struct so_comp last; /* the last component; { 0, 0 }: the path is only slashes (or "") */
+	bool trailing_slash; /* the path ends in '/' */
+	bool is_root;        /* no component but "." ("." or "/" or "./." ...) */
+};
+void so_path_end(const char *path, struct so_path_end *pe);
+/* Does the path end in a name that can be acted on in its parent: not in '/'
+ * (the kernel follows a trailing symlink there), not in "." or ".."? */
+bool so_path_ends_in_name(const char *path);
+
 /* The last component of a path, split off by so_resolve_parent(). It may be
  * longer than NAME_MAX: whether such a name is ENAMETOOLONG or merely absent
  * (ENOENT on procfs) is the filesystem's answer, so it is passed on as it is. */
@@ -200,6 +251,7 @@ struct so_last {
 	char name[SO_LAST_MAX]; /* the last component ("." / ".." possible) */
 	bool trailing_slash;     /* the path ended in one or more '/' */
 	bool is_root;            /* the path named the root itself ("." or "/" ...) */
+	bool only_slashes;       /* the path was "/", "//" ...: name is "." */
 };
 
 /*
@@ -239,6 +291,33 @@ int so_op_open(int dirfd, const char *path, uint64_t resolve, int oflags);
  * a fresh description), with SAFE_WALK_* flags: for a caller that has
  * resolved and checked its top itself (safe_rmtree_beneath()). */
 int so_walk_from(int pfd, const char *name, int topfd, uint64_t flags, struct safe_walk **w);
+
+/* The subdirectory `name` of dfd opened to be read, by that single name and
+ * never through a link (O_RDONLY|O_DIRECTORY|O_NOFOLLOW). With `keep_mount`
+ * and openat2 (5.6+) the open itself keeps to dfd's mount (RESOLVE_NO_XDEV:
+ * EXDEV for a mount point) and *same says so; otherwise *same is false and
+ * the caller compares mount ids (so_other_mount()). For the directories a
+ * walk enters and rmtree's top. */
+int so_open_subdir(int dfd, const char *name, bool keep_mount, bool *same);
+
+/* Keep level `level` open as a checkpoint while a walk down a chain of
+ * directories stands at `depth` (level <= depth)? Yes when it is a multiple
+ * of 4^j less than 4^(j+1) levels above, for some j: about three per power of
+ * 4, monotone in depth, so that climbing back by re-descents from the nearest
+ * checkpoint opens each level O(log4 depth) times in all (design.md, "The
+ * cost of '..'"). For the tree walk (walk.c); resolve.c's ck_keep() has the
+ * same rule. */
+static inline bool so_ckpt_keep(size_t level, size_t depth)
+{
+	size_t dist = depth - level;
+	for (size_t unit = 1; level % unit == 0; unit *= 4) {
+		if (dist / 4 < unit)
+			return true;
+		if (unit > SIZE_MAX / 16)
+			break;
+	}
+	return false;
+}
 
 /* ------------------------------------------------------------------ identity (ident.c) */
 
@@ -318,15 +397,6 @@ static inline bool so_other_mount(const struct so_ident *a, const struct so_iden
 
 /* ------------------------------------------------------------------ procfs (procfs.c) */
 
-/*
- * Open an O_PATH directory fd of this thread's fd table in a verified procfs
- * ("/proc/thread-self/fd", falling back to "/proc/self/fd"). /proc must be a
- * procfs (PROC_SUPER_MAGIC) at its root inode, and every step is checked to
- * stay on it. Returns the fd, or -1 with errno: ENXIO only when no verified
- * procfs is available; a resource error (see so_resource_errno()) as it is.
- */
-int so_procfs_fd_dir(void);
-
 /* The mount id of fd read from its entry in the verified procfs fdinfo
  * directory (3.15+, any filesystem): the fallback where statx (5.8+) and
  * name_to_handle_at (filesystems with file handles) cannot tell. 0, or -1
@@ -344,11 +414,25 @@ static inline bool so_resource_errno(int err)
 /* The name of fd's entry in a procfs fd directory: its decimal number
  * ("-2147483648" and the NUL fit). */
 #define SO_FD_NAME_SIZE 16
-void so_procfs_fd_name(int fd, char name[SO_FD_NAME_SIZE]);
 
-/* so_procfs_fd_dir(), and the name of fd's entry in it written to name:
- * what an operation follows to act on exactly the object open as fd. */
+/*
+ * An O_PATH directory fd of this thread's fd table in a verified procfs
+ * ("/proc/thread-self/fd", falling back to "/proc/self/fd"), and the name of
+ * fd's entry in it written to name: what an operation follows to act on
+ * exactly the object open as fd. /proc must be a procfs (PROC_SUPER_MAGIC) at
+ * its root inode, and every step is checked to stay on it. Returns the
+ * directory fd, or -1 with errno: ENXIO only when no verified procfs is
+ * available; a resource error (see so_resource_errno()) as it is.
+ */
 int so_procfs_entry(int fd, char name[SO_FD_NAME_SIZE]);
+
+/* A path string to fd's own magic link ("/proc/thread-self/fd/N" or
+ * "/proc/self/fd/N"), for the calls that take only a path: given out after
+ * the procfs is verified and the string is checked to lead to the inode open
+ * as fd (the premise of its use: procfs.c). 0, or -1 with errno (ENXIO, or a
+ * resource error as it is). */
+#define SO_PROCFS_PATH_SIZE 64
+int so_procfs_path(int fd, char path[SO_PROCFS_PATH_SIZE]);
 
 /*
  * Reopen `fd` through the verified procfs with `flags` (O_CLOEXEC added),
@@ -395,8 +479,25 @@ void so_made_dirs_free(struct so_made_dirs *made);
 
 /* ------------------------------------------------------------------ misc (util.c) */
 
+/* statx(2) of name in fd (NULL or "": fd itself), never following a link nor
+ * triggering an automount; where statx is missing (before 4.11), the fields
+ * struct stat has, with stx_mask STATX_BASIC_STATS. 0 or -1 with errno. */
+int so_statx_at(int fd, const char *name, unsigned int mask, struct statx *stx);
+
 /* Fill buf with n random characters from [A-Za-z0-9] (getrandom, never
  * blocking; falls back to a time/pid mix only if getrandom is unavailable). */
 void so_random_name(char *buf, size_t n);
+
+/* The hidden names of the library's temporaries (tmpfile.c, the SAFE_REPLACE
+ * operations of ops.c), and exactly what the sweep (sweep.c) removes:
+ * SO_HIDDEN_PREFIX and SO_HIDDEN_RANDOM characters from [A-Za-z0-9]. A
+ * creator draws a fresh name up to SO_HIDDEN_TRIES times (O_EXCL or its
+ * equivalent), then gives up with EEXIST. */
+#define SO_HIDDEN_PREFIX ".safeopen-"
+#define SO_HIDDEN_RANDOM 16
+#define SO_HIDDEN_LEN (sizeof(SO_HIDDEN_PREFIX) - 1 + SO_HIDDEN_RANDOM)
+#define SO_HIDDEN_TRIES 32
+/* A fresh hidden name in buf, NUL-terminated. */
+void so_hidden_name(char buf[SO_HIDDEN_LEN + 1]);
 
 #endif /* SAFEOPEN_INTERNAL_H */

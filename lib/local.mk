@@ -11,6 +11,7 @@ lib_libsafeopen_la_SOURCES = \
 	lib/ident.c \
 	lib/probe.c \
 	lib/tmpfile.c \
+	lib/sweep.c \
 	lib/ops.c \
 	lib/mkdir_all.c \
 	lib/rmtree.c \

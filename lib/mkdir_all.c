@@ -38,30 +38,21 @@ static int mkdir_step(int cur, const char *name, uint64_t resolve)
 
 /* Where the components that may be created start: just after the last ".."
  * component (which must exist: ".." is never created through), else at the
- * first component. Returns that offset in path; *base_end is how much of the
- * path forms the prefix to resolve first (0: none, resolve "." or "/"), and
+ * first component. *base_end is that offset in path, and how much of the
+ * path forms the prefix to resolve first (0: none, resolve "." or "/");
  * *last_end the end of the last component other than "." (the directory that
  * gets the caller's mode). */
-static size_t mkdir_all_base(const char *path, size_t len, size_t *base_end, size_t *last_end)
+static void mkdir_all_base(const char *path, size_t *base_end, size_t *last_end)
 {
-	size_t after = 0;
 	*base_end = 0;
 	*last_end = 0;
-	for (size_t s = 0; s < len;) {
-		while (s < len && path[s] == '/')
-			s++;
-		size_t e = s;
-		while (e < len && path[e] != '/')
-			e++;
-		if (e - s == 2 && path[s] == '.' && path[s + 1] == '.') {
-			*base_end = e;
-			after = e;
-		}
-		if (e > s && !(e - s == 1 && path[s] == '.'))
-			*last_end = e;
-		s = e;
+	for (struct so_comp c = { 0, 0 }; so_comp_next(path, &c);) {
+		int dots = so_comp_dots(path, &c);
+		if (dots == 2)
+			*base_end = c.end;
+		if (dots != 1)
+			*last_end = c.end;
 	}
-	return after;
 }
 
 /* Room for every component of a path of len bytes and the top (cur, where
@@ -141,7 +132,7 @@ static int made_reach(const struct so_made_dirs *made, size_t k)
  * created. A directory is removed only with rmdir (empty ones only) and only
  * while its name still leads to the recorded inode; a level that was moved or
  * replaced is left where it is with everything below it. The window between
- * that check and unlinkat() is the one of the sweep (tmpfile.c): swapping
+ * that check and unlinkat() is the one of the sweep (sweep.c): swapping
  * another empty directory in needs write access to the parent, which is what
  * removing it needs.
  */
@@ -204,7 +195,7 @@ static int mkdir_all(int dirfd, const char *path, size_t len, mode_t mode, mode_
 	char buf[PATH_MAX];
 	memcpy(buf, path, len + 1);
 	size_t base_end, last_end;
-	size_t pos = mkdir_all_base(buf, len, &base_end, &last_end);
+	mkdir_all_base(buf, &base_end, &last_end);
 	const char *base = ".";
 	char saved = 0;
 	if (base_end > 0) {
@@ -222,23 +213,14 @@ static int mkdir_all(int dirfd, const char *path, size_t len, mode_t mode, mode_
 
 	bool creating = false; /* a component was created: the rest is new too */
 	int retries = 0;
-	while (pos < len) {
-		size_t s = pos;
-		while (s < len && buf[s] == '/')
-			s++;
-		if (s == len)
-			break;
-		size_t e = s;
-		while (e < len && buf[e] != '/')
-			e++;
+	for (struct so_comp c = { base_end, base_end }; so_comp_next(buf, &c);) {
+		size_t e = c.end;
 		bool final = e == last_end;
-		if (e - s == 1 && buf[s] == '.') { /* "." creates nothing */
-			pos = e;
+		if (so_comp_dots(buf, &c) == 1) /* "." creates nothing */
 			continue;
-		}
 		saved = buf[e];
 		buf[e] = '\0';
-		const char *name = buf + s;
+		const char *name = buf + c.start;
 		int next = -1;
 		bool made_here = false;
 		if (!creating) {
@@ -283,6 +265,7 @@ static int mkdir_all(int dirfd, const char *path, size_t len, mode_t mode, mode_
 					return so_fail(EAGAIN);
 				buf[e] = saved;
 				creating = false;
+				c.end = c.start; /* this component again */
 				continue;
 			}
 		}
@@ -294,7 +277,6 @@ static int mkdir_all(int dirfd, const char *path, size_t len, mode_t mode, mode_
 		buf[e] = saved;
 		so_close(cur);
 		cur = next;
-		pos = e;
 	}
 	return take_fd(&cur);
 }

@@ -41,22 +41,6 @@ struct so_xattr_args {
 	uint32_t flags; /* cppcheck-suppress unusedStructMember */
 };
 
-/* True when the last component of `path` cannot be acted on by name in its
- * parent: it is "." or "..", or the path ends in '/' (the kernel follows a
- * trailing symlink there). Such paths are resolved as a whole instead. */
-static bool path_last_special(const char *path)
-{
-	size_t len = strlen(path);
-	if (len == 0)
-		return false;
-	if (path[len - 1] == '/')
-		return true;
-	size_t start = len;
-	while (start > 0 && path[start - 1] != '/')
-		start--;
-	return so_is_dot_or_dotdot(path + start);
-}
-
 /*
  * Where a non-creating operation acts. Without `follow`, and for an ordinary
  * last component, returns the parent's O_PATH fd and points *name at the last
@@ -77,7 +61,7 @@ static int op_target(int dirfd, const char *path, uint64_t resolve, bool follow,
 {
 	if (!path)
 		return so_fail(EFAULT);
-	bool special = path_last_special(path);
+	bool special = !so_path_ends_in_name(path);
 	if (!follow && !special && !(resolve & SAFE_RESOLVE_NO_XDEV)) {
 		int pfd = so_resolve_parent(dirfd, path, resolve, last);
 		if (pfd >= 0)
@@ -214,12 +198,6 @@ static const char *name_with_slash(const struct so_last *last, char buf[SO_LAST_
 	return buf;
 }
 
-/* Hidden names of REPLACE: the prefix and length of tmpfile.c's, so that
- * `safeopen ROOT sweep` and readers of a listing know them. */
-#define REPLACE_PREFIX ".safeopen-"
-#define REPLACE_RANDOM 16
-#define REPLACE_TRIES 32
-
 /*
  * symlinkat/mknodat with SAFE_REPLACE. Safety argument: the node is created
  * under a fresh hidden name in pfd (a directory the resolver opened beneath
@@ -235,12 +213,10 @@ static const char *name_with_slash(const struct so_last *last, char buf[SO_LAST_
 static int make_replacing(int pfd, const struct so_last *last, const char *target, mode_t mode,
 			  dev_t dev)
 {
-	char tmp[sizeof(REPLACE_PREFIX) + REPLACE_RANDOM];
-	memcpy(tmp, REPLACE_PREFIX, sizeof(REPLACE_PREFIX) - 1);
-	tmp[sizeof(tmp) - 1] = '\0';
+	char tmp[SO_HIDDEN_LEN + 1];
 	int r = -1;
-	for (int i = 0; i < REPLACE_TRIES; i++) {
-		so_random_name(tmp + sizeof(REPLACE_PREFIX) - 1, REPLACE_RANDOM);
+	for (int i = 0; i < SO_HIDDEN_TRIES; i++) {
+		so_hidden_name(tmp);
 		r = target ? symlinkat(target, pfd, tmp) : mknodat(pfd, tmp, mode, dev);
 		if (r == 0 || errno != EEXIST)
 			break;
@@ -312,7 +288,7 @@ int safe_unlinkat_beneath(int dirfd, const char *path, uint64_t flags)
 	 * and ".." are rejected before any lookup (EISDIR, or EINVAL and
 	 * ENOTEMPTY with AT_REMOVEDIR), a trailing slash only adds ENOTDIR.
 	 * A path of slashes only (IN_ROOT) is the kernel's LAST_ROOT. */
-	if (path[strspn(path, "/")] == '\0')
+	if (last.only_slashes)
 		return so_fail((flags & SAFE_REMOVEDIR) ? EBUSY : EISDIR);
 	char nb[SO_LAST_MAX + 1];
 	return unlinkat(pfd, name_with_slash(&last, nb),
@@ -321,15 +297,14 @@ int safe_unlinkat_beneath(int dirfd, const char *path, uint64_t flags)
 
 /* ------------------------------------------------------------------ rename */
 
-/* renameat2() without it (kernels before 3.15): plain renameat(); NOREPLACE
- * of a non-directory as link + unlink (never replaces; the old name goes
- * away after the new one exists); EXCHANGE and NOREPLACE of a directory
- * cannot be emulated: EINVAL. */
-static int rename_fallback(int ofd, const struct so_last *olast, const char *oname, int nfd,
+/* RENAME_NOREPLACE or RENAME_EXCHANGE where so_renameat2() said ENOSYS (no
+ * renameat2, or a filesystem without the flag; without flags it is plain
+ * renameat()): NOREPLACE of a non-directory is emulated (so_rename_by_link(),
+ * which never replaces); EXCHANGE and NOREPLACE of a directory cannot be:
+ * EINVAL. */
+static int rename_fallback(int ofd, const struct so_last *olast, int nfd,
 			   const struct so_last *nlast, const char *nname, unsigned int rflags)
 {
-	if (!rflags) /* renameat() follows neither name, trailing slash or not */
-		return renameat(ofd, oname, nfd, nname);
 	if (so_is_dot_or_dotdot(olast->name) || so_is_dot_or_dotdot(nlast->name))
 		return so_fail(EBUSY);
 	if (rflags & RENAME_EXCHANGE)
@@ -342,14 +317,7 @@ static int rename_fallback(int ofd, const struct so_last *olast, const char *ona
 		return so_fail(EINVAL);
 	if (olast->trailing_slash || nlast->trailing_slash)
 		return so_fail(ENOTDIR);
-	if (linkat(ofd, olast->name, nfd, nname, 0) < 0)
-		return -1;
-	if (unlinkat(ofd, olast->name, 0) < 0) {
-		int err = errno;
-		(void)unlinkat(nfd, nname, 0);
-		return so_fail(err);
-	}
-	return 0;
+	return so_rename_by_link(ofd, olast->name, nfd, nname);
 }
 
 int safe_renameat_beneath(int olddirfd, const char *oldpath, int newdirfd, const char *newpath,
@@ -377,9 +345,9 @@ int safe_renameat_beneath(int olddirfd, const char *oldpath, int newdirfd, const
 	const char *oname = name_with_slash(&olast, ob), *nname = name_with_slash(&nlast, nb);
 	if (so_renameat2(ofd, oname, nfd, nname, rflags) == 0)
 		return 0;
-	if (errno != ENOSYS)
+	if (errno != ENOSYS || !rflags) /* without flags: renameat()'s answer */
 		return -1;
-	return rename_fallback(ofd, &olast, oname, nfd, &nlast, nname, rflags);
+	return rename_fallback(ofd, &olast, nfd, &nlast, nname, rflags);
 }
 
 /* ------------------------------------------------------------------ link, symlink, readlink */
@@ -449,7 +417,7 @@ ssize_t safe_readlinkat_beneath(int dirfd, const char *path, char *buf, size_t s
 		return -1;
 	if (*name)
 		return readlinkat(fd, name, buf, size);
-	if (path_last_special(path)) /* ".", "..", "x/": a directory (followed) */
+	if (!so_path_ends_in_name(path)) /* ".", "..", "x/": a directory (followed) */
 		return so_fail(EINVAL);
 	/* NO_XDEV: fd is the object itself (O_PATH|O_NOFOLLOW). readlinkat()
 	 * of "" is ENOENT for a non-symlink; by name it would be EINVAL. */
@@ -581,36 +549,24 @@ static long xattr_path(const char *p, const struct xreq *q)
  * verified procfs: following /proc/thread-self/fd/N lands on exactly that
  * inode (a symlink itself for an O_NOFOLLOW fd; the jump is not followed
  * further). With *xattrat() this is fd-relative to the verified directory;
- * without it the path-based calls need a string, which is checked to lead to
- * the same inode first (a remount of /proc in between is outside the threat
- * model: mount changes in the caller's namespace).
+ * without it the path-based calls need a string: so_procfs_path()'s, checked
+ * to lead to that inode (its premise: procfs.c).
  */
 static long xattr_procfs(int obj, const struct xreq *q, bool have_at)
 {
-	char ent[SO_FD_NAME_SIZE];
-	_cleanup_fd_ int fddir = so_procfs_entry(obj, ent);
-	if (fddir < 0)
-		return -1;
 	if (have_at) {
+		char ent[SO_FD_NAME_SIZE];
+		_cleanup_fd_ int fddir = so_procfs_entry(obj, ent);
+		if (fddir < 0)
+			return -1;
 		long r = xattrat(fddir, ent, 0, q);
 		if (r >= 0 || errno != ENOSYS)
 			return r;
 		so_feature_set(SO_FEAT_XATTRAT, SO_PROBE_MISSING);
 	}
-	struct so_ident want;
-	if (so_inode_at(obj, NULL, &want) < 0)
+	char p[SO_PROCFS_PATH_SIZE];
+	if (so_procfs_path(obj, p) < 0)
 		return -1;
-	char p[64];
-	(void)snprintf(p, sizeof(p), "/proc/thread-self/fd/%s", ent);
-	struct stat st;
-	if (stat(p, &st) < 0) {
-		(void)snprintf(p, sizeof(p), "/proc/self/fd/%s", ent);
-		if (stat(p, &st) < 0)
-			return so_fail(so_resource_errno(errno) ? errno : ENXIO);
-	}
-	struct so_ident got = so_stat_ident(&st);
-	if (!so_same_inode(&want, &got))
-		return so_fail(ENXIO);
 	return xattr_path(p, q);
 }
 

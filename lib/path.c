@@ -10,6 +10,11 @@
  * so a *at() call relative to the parent fd with AT_SYMLINK_NOFOLLOW (or the
  * *at() call's own no-follow behaviour) cannot leave the parent. "." and ".."
  * are returned as they are for the caller to refuse or handle.
+ *
+ * How a path ends (so_path_end(): its last component, a trailing slash, a
+ * path that names the root) is read here with so_comp_next() (internal.h),
+ * the one parser of components outside the walker, for the operations, mkdir
+ * -p and the tmpfile calls alike.
  */
 #include "internal.h"
 
@@ -29,42 +34,46 @@ int so_op_resolve(uint64_t flags, uint64_t allowed_op_bits, uint64_t *resolvep)
 	return 0;
 }
 
+void so_path_end(const char *path, struct so_path_end *pe)
+{
+	pe->last = (struct so_comp){ 0, 0 };
+	pe->is_root = true;
+	for (struct so_comp c = { 0, 0 }; so_comp_next(path, &c);) {
+		pe->last = c;
+		if (so_comp_dots(path, &c) != 1)
+			pe->is_root = false;
+	}
+	pe->trailing_slash = path[pe->last.end] != '\0'; /* only slashes follow it */
+}
+
+bool so_path_ends_in_name(const char *path)
+{
+	struct so_path_end pe;
+	so_path_end(path, &pe);
+	return !pe.trailing_slash && !so_comp_dots(path, &pe.last);
+}
+
 int so_resolve_parent(int dirfd, const char *path, uint64_t resolve, struct so_last *last)
 {
 	size_t len;
 	if (so_path_len(path, &len) < 0)
 		return -1;
 
-	/* The path names the root itself when it has no component other than
-	 * "." (e.g. ".", "./", "/", "./."): the last component is then "." and
-	 * its parent is the root (or "/" under IN_ROOT). */
-	last->is_root = true;
-	for (size_t i = 0; i < len; i++) {
-		if (path[i] == '/' || (path[i] == '.' && (i == 0 || path[i - 1] == '/') &&
-				       (i + 1 == len || path[i + 1] == '/')))
-			continue;
-		last->is_root = false;
-		break;
-	}
-
-	/* Strip trailing slashes; remember that there were some. */
-	size_t end = len;
-	while (end > 0 && path[end - 1] == '/')
-		end--;
-	last->trailing_slash = end < len;
+	struct so_path_end pe;
+	so_path_end(path, &pe);
+	last->is_root = pe.is_root;
+	last->trailing_slash = pe.trailing_slash;
+	last->only_slashes = pe.last.end == 0;
 
 	char parent[PATH_MAX];
-	if (end == 0) {
-		/* The path is only slashes: it names the root ("/"), whose parent
-		 * is resolved as "/" itself (EXDEV under BENEATH, the root under
-		 * IN_ROOT) and whose "last component" is ".". */
+	if (last->only_slashes) {
+		/* The path names the root ("/"), whose parent is resolved as "/"
+		 * itself (EXDEV under BENEATH, the root under IN_ROOT) and whose
+		 * "last component" is ".". */
 		memcpy(parent, "/", 2);
 		memcpy(last->name, ".", 2);
 	} else {
-		size_t start = end;
-		while (start > 0 && path[start - 1] != '/')
-			start--;
-		size_t nlen = end - start;
+		size_t start = pe.last.start, nlen = pe.last.end - start;
 		memcpy(last->name, path + start, nlen);
 		last->name[nlen] = '\0';
 		if (start == 0) {

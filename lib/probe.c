@@ -15,8 +15,9 @@
  *                  | of an unnamed file was accepted   | to "."), links through the
  *                  | (tmpfile.c); UNKNOWN again when it| verified procfs, or falls back to
  *                  | fails (credentials dropped)       | a hidden named file
- * RENAMEAT2        | MISSING on ENOSYS (so_renameat2)  | ops.c: renameat(), NOREPLACE as
- *                  |                                   | link + unlink; tmpfile.c: link
+ * RENAMEAT2        | MISSING on ENOSYS (so_renameat2)  | renameat() without flags;
+ *                  |                                   | NOREPLACE of a non-directory as
+ *                  |                                   | link + unlink (so_rename_by_link)
  * FCHMODAT2        | MISSING on ENOSYS (ops.c)         | chmod through the fd's magic link
  * XATTRAT          | MISSING on ENOSYS (ops.c)         | path calls on the magic link
  * FACCESSAT2       | MISSING on ENOSYS/EINVAL          | the walker looks "." up instead
@@ -64,7 +65,7 @@ bool so_openat2_blocked(void)
 bool so_have_openat2(void)
 {
 	int st = so_feature(SO_FEAT_OPENAT2);
-	if (SO_LIKELY(st != SO_PROBE_UNKNOWN))
+	if (st != SO_PROBE_UNKNOWN)
 		return st == SO_PROBE_HAVE;
 	enum so_probe_state now = so_openat2_blocked() ? SO_PROBE_MISSING : SO_PROBE_HAVE;
 	so_feature_set(SO_FEAT_OPENAT2, now);
@@ -85,4 +86,25 @@ int so_renameat2(int olddirfd, const char *oldname, int newdirfd, const char *ne
 	else if (errno == EINVAL && flags)
 		errno = ENOSYS; /* a filesystem without the flag: emulate, this time */
 	return -1;
+}
+
+int so_rename_by_link(int olddirfd, const char *oldname, int newdirfd, const char *newname)
+{
+	if (linkat(olddirfd, oldname, newdirfd, newname, 0) < 0)
+		return -1;
+	if (unlinkat(olddirfd, oldname, 0) == 0)
+		return 0;
+	int err = errno;
+	if (err == ENOENT) /* the old name went away meanwhile: renamed all the same */
+		return 0;
+	/* Both names are there: take the new one back while it is still the
+	 * link made here (the old name's inode), never someone else's. */
+	struct stat o, n;
+	if (fstatat(olddirfd, oldname, &o, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    fstatat(newdirfd, newname, &n, AT_SYMLINK_NOFOLLOW) == 0) {
+		struct so_ident oid = so_stat_ident(&o), nid = so_stat_ident(&n);
+		if (so_same_inode(&oid, &nid))
+			(void)unlinkat(newdirfd, newname, 0);
+	}
+	return so_fail(err);
 }

@@ -96,6 +96,12 @@ static int unusable(void)
 	return so_fail(so_resource_errno(errno) ? errno : ENXIO);
 }
 
+/* fd's entry name in a procfs fd or fdinfo directory. */
+static void fd_name(int fd, char name[SO_FD_NAME_SIZE])
+{
+	(void)snprintf(name, SO_FD_NAME_SIZE, "%d", fd);
+}
+
 /* The verified directory "thread-self/<dir>" (or "self/<dir>"). */
 static int procfs_thread_dir(const char *dir)
 {
@@ -123,10 +129,6 @@ static int procfs_thread_dir(const char *dir)
 	return fd < 0 ? unusable() : fd;
 }
 
-int so_procfs_fd_dir(void)
-{
-	return procfs_thread_dir("fd");
-}
 
 /*
  * The "mnt_id:" line of fd's entry in the verified fdinfo directory (Linux
@@ -140,7 +142,7 @@ int so_procfs_mnt_id(int fd, uint64_t *mnt)
 	if (dir < 0)
 		return -1;
 	char name[SO_FD_NAME_SIZE];
-	so_procfs_fd_name(fd, name);
+	fd_name(fd, name);
 	_cleanup_fd_ int info = openat(dir, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	if (info < 0)
 		return -1;
@@ -168,15 +170,10 @@ int so_procfs_mnt_id(int fd, uint64_t *mnt)
 	return so_fail(ENXIO); /* before 3.15: no mnt_id line */
 }
 
-void so_procfs_fd_name(int fd, char name[SO_FD_NAME_SIZE])
-{
-	(void)snprintf(name, SO_FD_NAME_SIZE, "%d", fd);
-}
-
 int so_procfs_entry(int fd, char name[SO_FD_NAME_SIZE])
 {
-	so_procfs_fd_name(fd, name);
-	return so_procfs_fd_dir();
+	fd_name(fd, name);
+	return procfs_thread_dir("fd");
 }
 
 int so_procfs_reopen(int fd, int flags)
@@ -211,4 +208,34 @@ int so_procfs_reopen(int fd, int flags)
 		return so_fail(err);
 	}
 	return nfd;
+}
+
+/*
+ * The calls that take nothing but a path (getxattr(2) and the others before
+ * Linux 6.13: no fd-relative form takes an O_PATH descriptor) reach fd's
+ * object by this string. The procfs is verified first, as for every other
+ * use, then the string is checked to lead to the very inode open as fd (the
+ * object is held open, so an equal identity is that object). Premise, for
+ * the moment between this check and the caller's call: nothing is mounted
+ * on /proc meanwhile, which needs CAP_SYS_ADMIN over the caller's mount
+ * namespace (outside the threat model, design.md).
+ */
+int so_procfs_path(int fd, char path[SO_PROCFS_PATH_SIZE])
+{
+	char ent[SO_FD_NAME_SIZE];
+	_cleanup_fd_ int fddir = so_procfs_entry(fd, ent);
+	if (fddir < 0)
+		return -1;
+	struct so_ident want;
+	if (so_inode_at(fd, NULL, &want) < 0)
+		return -1;
+	struct stat st;
+	(void)snprintf(path, SO_PROCFS_PATH_SIZE, "/proc/thread-self/fd/%s", ent);
+	if (stat(path, &st) < 0) {
+		(void)snprintf(path, SO_PROCFS_PATH_SIZE, "/proc/self/fd/%s", ent);
+		if (stat(path, &st) < 0)
+			return so_fail(so_resource_errno(errno) ? errno : ENXIO);
+	}
+	struct so_ident got = so_stat_ident(&st);
+	return so_same_inode(&want, &got) ? 0 : so_fail(ENXIO);
 }

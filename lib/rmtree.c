@@ -45,36 +45,6 @@
  * refilled concurrently. */
 #define RMTREE_TOP_RETRIES 4
 
-/*
- * Open directory `name` of dfd for reading, never following a symlink (ELOOP
- * or ENOTDIR for anything but a directory). With `mount` (the caller refuses
- * other mounts) and openat2 (5.6+), the open itself keeps to dfd's mount
- * (RESOLVE_NO_XDEV: EXDEV for a mount point) and *same says so; otherwise
- * *same is false and the caller compares mount ids (so_other_mount()).
- */
-static int open_dir(int dfd, const char *name, bool mount, bool *same)
-{
-	*same = false;
-	if (mount && so_have_openat2()) {
-		struct safe_open_how how = {
-			.flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC,
-			.mode = 0,
-			.resolve = SAFE_RESOLVE_BENEATH | SAFE_RESOLVE_NO_XDEV |
-				   SAFE_RESOLVE_NO_SYMLINKS | SAFE_RESOLVE_NO_MAGICLINKS,
-		};
-#ifdef SAFEOPEN_MUTATE_RMTREE_OPEN_XDEV
-		/* Mutation (tests only): the open may cross a mount unseen. */
-		how.resolve &= ~(uint64_t)SAFE_RESOLVE_NO_XDEV;
-#endif
-		int fd = so_openat2_fast(dfd, name, &how);
-		if (fd >= 0 || errno != ENOSYS) {
-			*same = fd >= 0;
-			return fd;
-		}
-	}
-	return openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-}
-
 static void note(int *err, int e)
 {
 	if (!*err)
@@ -197,7 +167,7 @@ int safe_rmtree_beneath(int dirfd, const char *path, uint64_t flags)
 
 	for (int tries = 0; tries < RMTREE_TOP_RETRIES; tries++) {
 		bool same;
-		_cleanup_fd_ int top = open_dir(pfd, last.name, top_mount, &same);
+		_cleanup_fd_ int top = so_open_subdir(pfd, last.name, top_mount, &same);
 		if (top < 0 && errno == EXDEV) {
 			/* A mount point: EXDEV for a directory; a non-directory
 			 * is left to unlinkat() below (EBUSY), as without openat2. */

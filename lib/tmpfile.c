@@ -26,11 +26,10 @@
  * being this file (plus kcmp) from a closed or reused one before anything is
  * published or closed.
  *
- * safe_tmpfile_sweep_beneath() removes leftover hidden names; see sweep_one().
+ * The sweep of leftover hidden names is in sweep.c.
  */
 #include "internal.h"
 
-#include <dirent.h>
 #include <linux/fs.h> /* RENAME_NOREPLACE (musl's <stdio.h> has none) */
 #include <linux/kcmp.h>
 #include <linux/limits.h> /* XATTR_NAME_MAX, XATTR_SIZE_MAX */
@@ -40,14 +39,6 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/xattr.h>
-#include <time.h>
-
-/* Hidden names: ".safeopen-" + 16 random characters. */
-#define TMP_PREFIX ".safeopen-"
-#define TMP_RANDOM 16
-#define TMP_NAME_LEN (sizeof(TMP_PREFIX) - 1 + TMP_RANDOM)
-/* Attempts at a fresh random name before giving up with EEXIST. */
-#define TMP_NAME_TRIES 32
 
 /* The permission bits the file has while it is being filled in: the owner
  * must be able to write it (user.* xattrs follow the permission bits). */
@@ -100,7 +91,7 @@ struct safe_tmpfile {
 	bool stale;                     /* ... and no way to link was left */
 	bool has_tmpname;               /* TMP_NAMED: tmpname exists in parentfd */
 	char name[NAME_MAX + 1];        /* final name in parentfd */
-	char tmpname[TMP_NAME_LEN + 1]; /* TMP_NAMED: the hidden name */
+	char tmpname[SO_HIDDEN_LEN + 1]; /* TMP_NAMED: the hidden name */
 	struct so_made_dirs made;       /* SAFE_TMPFILE_PARENTS: what to undo */
 	ssize_t failed_xattr;           /* the last publication failed on this xattr, or -1 */
 };
@@ -113,13 +104,6 @@ static void tmp_init(struct safe_tmpfile *t)
 	t->parentfd = -1;
 	t->made.topfd = -1;
 	t->failed_xattr = -1;
-}
-
-static void make_hidden_name(char buf[TMP_NAME_LEN + 1])
-{
-	memcpy(buf, TMP_PREFIX, sizeof(TMP_PREFIX) - 1);
-	so_random_name(buf + sizeof(TMP_PREFIX) - 1, TMP_RANDOM);
-	buf[TMP_NAME_LEN] = '\0';
 }
 
 /* True if `name` in dirfd (not followed) is the inode open as fd. */
@@ -184,13 +168,7 @@ static int check_final_name(const char *path)
 	size_t len;
 	if (so_path_len(path, &len) < 0)
 		return -1;
-	if (path[len - 1] == '/')
-		return so_fail(EINVAL);
-	const char *last = strrchr(path, '/');
-	last = last ? last + 1 : path;
-	if (!strcmp(last, ".") || !strcmp(last, ".."))
-		return so_fail(EINVAL);
-	return 0;
+	return so_path_ends_in_name(path) ? 0 : so_fail(EINVAL);
 }
 
 /* ------------------------------------------------------------------ creation */
@@ -260,11 +238,11 @@ static int probe_link(int fd, int parentfd)
 
 /* Create a fresh hidden name in parentfd with O_CREAT|O_EXCL|O_NOFOLLOW and
  * `mode`; the name is written to name[]. Returns the fd or -1 (EEXIST after
- * TMP_NAME_TRIES collisions). */
-static int create_hidden(int parentfd, mode_t mode, char name[TMP_NAME_LEN + 1])
+ * SO_HIDDEN_TRIES collisions). */
+static int create_hidden(int parentfd, mode_t mode, char name[SO_HIDDEN_LEN + 1])
 {
-	for (int i = 0; i < TMP_NAME_TRIES; i++) {
-		make_hidden_name(name);
+	for (int i = 0; i < SO_HIDDEN_TRIES; i++) {
+		so_hidden_name(name);
 		int fd = openat(parentfd, name, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
 				mode);
 		if (fd >= 0 || errno != EEXIST)
@@ -284,7 +262,7 @@ static int create_hidden(int parentfd, mode_t mode, char name[TMP_NAME_LEN + 1])
  */
 static int probe_mode(int parentfd, mode_t cmode, mode_t *created)
 {
-	char name[TMP_NAME_LEN + 1];
+	char name[SO_HIDDEN_LEN + 1];
 	_cleanup_fd_ int fd = create_hidden(parentfd, cmode, name);
 	if (fd < 0)
 		return -1;
@@ -461,16 +439,16 @@ static int publish_unnamed(struct safe_tmpfile *t, bool replace)
 		return link_unnamed(t, t->name);
 
 	/* Link under a hidden name, then rename over the target. */
-	char hidden[TMP_NAME_LEN + 1];
+	char hidden[SO_HIDDEN_LEN + 1];
 	int i;
-	for (i = 0; i < TMP_NAME_TRIES; i++) {
-		make_hidden_name(hidden);
+	for (i = 0; i < SO_HIDDEN_TRIES; i++) {
+		so_hidden_name(hidden);
 		if (link_unnamed(t, hidden) == 0)
 			break;
 		if (errno != EEXIST)
 			return -1;
 	}
-	if (i == TMP_NAME_TRIES)
+	if (i == SO_HIDDEN_TRIES)
 		return so_fail(EEXIST);
 	if (renameat(t->parentfd, hidden, t->parentfd, t->name) < 0) {
 		int saved = errno;
@@ -490,13 +468,11 @@ static int publish_named(struct safe_tmpfile *t, bool replace)
 			return -1;
 	} else if (so_renameat2(t->parentfd, t->tmpname, t->parentfd, t->name,
 				RENAME_NOREPLACE) < 0) {
-		if (errno != ENOSYS)
+		/* No renameat2 (kernel or filesystem): link + unlink; the
+		 * hidden name is our regular file (checked above). */
+		if (errno != ENOSYS || so_rename_by_link(t->parentfd, t->tmpname, t->parentfd,
+							 t->name) < 0)
 			return -1;
-		/* No renameat2 (kernel or filesystem): link is just as atomic
-		 * and fails with EEXIST; then drop the hidden name. */
-		if (linkat(t->parentfd, t->tmpname, t->parentfd, t->name, 0) < 0)
-			return -1;
-		(void)unlinkat(t->parentfd, t->tmpname, 0);
 	}
 	t->has_tmpname = false;
 	return 0;
@@ -645,20 +621,14 @@ static int check_mode(mode_t mode)
 static int make_parents(int dirfd, const char *path, uint64_t *cflags, struct so_made_dirs *made,
 			const char **name)
 {
-	const char *slash = strrchr(path, '/');
-	if (!slash)
+	struct so_path_end pe;
+	so_path_end(path, &pe);
+	size_t n = pe.last.start; /* the directory part, its slashes included */
+	if (n == 0)
 		return -2;
-	*name = slash + 1;
+	*name = path + n;
 	char dir[PATH_MAX];
-	size_t n = (size_t)(slash - path);
-	while (n > 0 && path[n - 1] == '/')
-		n--;
-	if (n == 0) { /* "/name": the parent is "/" */
-		dir[0] = '/';
-		n = 1;
-	} else {
-		memcpy(dir, path, n);
-	}
+	memcpy(dir, path, n);
 	dir[n] = '\0';
 	uint64_t resolve = *cflags & SO_RESOLVE_ALL_MASK;
 	int fd = so_mkdir_all(dirfd, dir, PARENTS_MODE, PARENTS_MODE, resolve, made);
@@ -860,148 +830,4 @@ int safe_tmpfile_discard(struct safe_tmpfile *tmp)
 	so_made_dirs_undo(&tmp->made);
 	free(tmp);
 	return err ? so_fail(err) : 0;
-}
-
-/* ------------------------------------------------------------------ sweep */
-
-/* Exactly the form make_hidden_name() produces. */
-static bool is_hidden_name(const char *name)
-{
-	size_t plen = sizeof(TMP_PREFIX) - 1;
-	if (strncmp(name, TMP_PREFIX, plen) != 0)
-		return false;
-#ifdef SAFEOPEN_MUTATE_SWEEP_PATTERN
-	return true;
-#endif
-	for (size_t i = plen; i < TMP_NAME_LEN; i++) {
-		char c = name[i]; /* a shorter name stops at its '\0' */
-		if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9')))
-			return false;
-	}
-	return name[TMP_NAME_LEN] == '\0';
-}
-
-/* Was the file last changed (data or inode) at least min_age seconds ago?
- * A time in the future (clock steps, remote filesystems) is young. */
-static bool old_enough(const struct stat *st, const struct timespec *now, unsigned int min_age)
-{
-#ifdef SAFEOPEN_MUTATE_SWEEP_AGE
-	min_age = 0;
-#endif
-	if (min_age == 0)
-		return true;
-	struct timespec t = st->st_mtim;
-	if (st->st_ctim.tv_sec > t.tv_sec ||
-	    (st->st_ctim.tv_sec == t.tv_sec && st->st_ctim.tv_nsec > t.tv_nsec))
-		t = st->st_ctim;
-	if (t.tv_sec > now->tv_sec)
-		return false;
-	uint64_t age = (uint64_t)(now->tv_sec - t.tv_sec);
-	return age > min_age || (age == min_age && now->tv_nsec >= t.tv_nsec);
-}
-
-/*
- * One candidate: 1 removed, 0 not ours to remove (or gone), -1 error.
- * Safety argument: the entry is pinned with O_PATH|O_NOFOLLOW (a symlink is
- * pinned itself, a mount point shows the mounted root, which is another
- * mount) and judged on that inode; unlinkat() then removes the name only if
- * it still leads to that inode, never following anything, always in dfd. The
- * remaining window between the last check and unlinkat() can only be used by
- * someone who may rename entries of dfd, which are the rights needed to
- * remove them (see the header).
- */
-static int sweep_one(int dfd, const struct so_ident *dirid, const char *name,
-		     const struct timespec *now, unsigned int min_age)
-{
-	(void)dirid; /* (unused only in a mutation build) */
-	_cleanup_fd_ int fd = openat(dfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0)
-		return errno == ENOENT ? 0 : -1;
-	struct stat st;
-	struct so_ident id, again;
-	if (fstat(fd, &st) < 0 || so_ident_at(fd, NULL, &id) < 0)
-		return -1;
-#ifndef SAFEOPEN_MUTATE_SWEEP_REGULAR
-	if (!S_ISREG(st.st_mode))
-		return 0;
-#endif
-#ifndef SAFEOPEN_MUTATE_SWEEP_XDEV
-	if (so_other_mount(dirid, &id))
-		return 0;
-#endif
-	if (!old_enough(&st, now, min_age))
-		return 0;
-#ifndef SAFEOPEN_MUTATE_SWEEP_RECHECK
-	if (so_ident_at(dfd, name, &again) < 0)
-		return errno == ENOENT ? 0 : -1;
-	if (!so_same_inode(&id, &again))
-		return 0;
-#ifndef SAFEOPEN_MUTATE_SWEEP_XDEV
-	if (so_other_mount(dirid, &again))
-		return 0;
-#endif
-#else
-	(void)again;
-#endif
-	if (unlinkat(dfd, name, 0) < 0)
-		return errno == ENOENT ? 0 : -1;
-	return 1;
-}
-
-int safe_tmpfile_sweep_beneath(int dirfd, const char *path, unsigned int min_age_seconds,
-			       uint64_t flags, unsigned int *removedp)
-{
-	unsigned int dummy;
-	if (!removedp)
-		removedp = &dummy;
-	*removedp = 0;
-	uint64_t resolve;
-	if (so_op_resolve(flags, 0, &resolve) < 0)
-		return -1;
-	if (!path)
-		return so_fail(EFAULT);
-	struct safe_open_how how = {
-		.flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC,
-		.mode = 0,
-		.resolve = resolve,
-	};
-	_cleanup_fd_ int dfd = so_open_validated(dirfd, path, &how);
-	if (dfd < 0)
-		return -1;
-	struct so_ident dirid;
-	if (so_ident_at(dfd, NULL, &dirid) < 0)
-		return -1;
-	struct timespec now;
-	if (clock_gettime(CLOCK_REALTIME, &now) < 0)
-		return -1;
-
-	unsigned int removed = 0;
-	int err = 0;
-	_Alignas(struct dirent64) char buf[4096];
-	for (;;) {
-		long n = syscall(SYS_getdents64, dfd, buf, sizeof(buf));
-		if (n < 0) {
-			if (!err)
-				err = errno;
-			break;
-		}
-		if (n == 0)
-			break;
-		for (long off = 0; off < n;) {
-			const struct dirent64 *de = (const void *)(buf + off);
-			off += de->d_reclen;
-#ifndef SAFEOPEN_MUTATE_SWEEP_REGULAR
-			if (de->d_type != DT_REG && de->d_type != DT_UNKNOWN)
-				continue;
-#endif
-			if (!is_hidden_name(de->d_name))
-				continue;
-			int r = sweep_one(dfd, &dirid, de->d_name, &now, min_age_seconds);
-			if (r > 0 && removed < INT_MAX)
-				*removedp = ++removed;
-			else if (r < 0 && !err)
-				err = errno;
-		}
-	}
-	return err ? so_fail(err) : (int)removed;
 }

@@ -38,6 +38,13 @@ void so_random_name(char *buf, size_t n)
 	}
 }
 
+void so_hidden_name(char buf[SO_HIDDEN_LEN + 1])
+{
+	memcpy(buf, SO_HIDDEN_PREFIX, sizeof(SO_HIDDEN_PREFIX) - 1);
+	so_random_name(buf + sizeof(SO_HIDDEN_PREFIX) - 1, SO_HIDDEN_RANDOM);
+	buf[SO_HIDDEN_LEN] = '\0';
+}
+
 int so_path_len(const char *path, size_t *lenp)
 {
 	if (!path)
@@ -48,6 +55,43 @@ int so_path_len(const char *path, size_t *lenp)
 	if (len >= PATH_MAX)
 		return so_fail(ENAMETOOLONG);
 	*lenp = len;
+	return 0;
+}
+
+int so_statx_at(int fd, const char *name, unsigned int mask, struct statx *stx)
+{
+	int atflags = AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT;
+	if (!name || !*name) {
+		name = "";
+		atflags |= AT_EMPTY_PATH;
+	}
+	if (statx(fd, name, atflags, mask, stx) == 0)
+		return 0;
+	if (errno != ENOSYS)
+		return -1;
+	struct stat st;
+	if (fstatat(fd, name, &st, atflags) < 0)
+		return -1;
+	memset(stx, 0, sizeof(*stx));
+	stx->stx_mask = STATX_BASIC_STATS;
+	stx->stx_mode = (uint16_t)st.st_mode;
+	stx->stx_nlink = (uint32_t)st.st_nlink;
+	stx->stx_uid = st.st_uid;
+	stx->stx_gid = st.st_gid;
+	stx->stx_ino = st.st_ino;
+	stx->stx_size = (uint64_t)st.st_size;
+	stx->stx_blocks = (uint64_t)st.st_blocks;
+	stx->stx_blksize = (uint32_t)st.st_blksize;
+	stx->stx_dev_major = major(st.st_dev);
+	stx->stx_dev_minor = minor(st.st_dev);
+	stx->stx_rdev_major = major(st.st_rdev);
+	stx->stx_rdev_minor = minor(st.st_rdev);
+	stx->stx_atime.tv_sec = st.st_atim.tv_sec;
+	stx->stx_atime.tv_nsec = (uint32_t)st.st_atim.tv_nsec;
+	stx->stx_mtime.tv_sec = st.st_mtim.tv_sec;
+	stx->stx_mtime.tv_nsec = (uint32_t)st.st_mtim.tv_nsec;
+	stx->stx_ctime.tv_sec = st.st_ctim.tv_sec;
+	stx->stx_ctime.tv_nsec = (uint32_t)st.st_ctim.tv_nsec;
 	return 0;
 }
 

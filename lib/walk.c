@@ -109,52 +109,6 @@ struct safe_walk {
 
 /* ------------------------------------------------------------------ helpers */
 
-/* statx of name in fd ("" : fd itself) into *stx, never following a link;
- * where statx is missing, the struct stat fields it has. */
-static int stat_at(int fd, const char *name, unsigned int mask, struct statx *stx)
-{
-	int atflags = AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT | (*name ? 0 : AT_EMPTY_PATH);
-	if (statx(fd, name, atflags, mask, stx) == 0)
-		return 0;
-	if (errno != ENOSYS)
-		return -1;
-	struct stat st;
-	if (fstatat(fd, name, &st, atflags) < 0)
-		return -1;
-	memset(stx, 0, sizeof(*stx));
-	stx->stx_mask = STATX_BASIC_STATS;
-	stx->stx_mode = (uint16_t)st.st_mode;
-	stx->stx_nlink = (uint32_t)st.st_nlink;
-	stx->stx_uid = st.st_uid;
-	stx->stx_gid = st.st_gid;
-	stx->stx_ino = st.st_ino;
-	stx->stx_size = (uint64_t)st.st_size;
-	stx->stx_blocks = (uint64_t)st.st_blocks;
-	stx->stx_blksize = (uint32_t)st.st_blksize;
-	stx->stx_dev_major = major(st.st_dev);
-	stx->stx_dev_minor = minor(st.st_dev);
-	stx->stx_rdev_major = major(st.st_rdev);
-	stx->stx_rdev_minor = minor(st.st_rdev);
-	stx->stx_atime.tv_sec = st.st_atim.tv_sec;
-	stx->stx_atime.tv_nsec = (uint32_t)st.st_atim.tv_nsec;
-	stx->stx_mtime.tv_sec = st.st_mtim.tv_sec;
-	stx->stx_mtime.tv_nsec = (uint32_t)st.st_mtim.tv_nsec;
-	stx->stx_ctime.tv_sec = st.st_ctim.tv_sec;
-	stx->stx_ctime.tv_nsec = (uint32_t)st.st_ctim.tv_nsec;
-	return 0;
-}
-
-/* The identity of the directory open as fd, whose statx is *stx: the mount
- * id from statx, else from so_ident_at() (which fails rather than guess). */
-static int dir_ident(int fd, const struct statx *stx, struct so_ident *id)
-{
-	if (stx->stx_mask & STATX_MNT_ID) {
-		*id = so_statx_ident(stx);
-		return 0;
-	}
-	return so_ident_at(fd, NULL, id);
-}
-
 /* Keep level `level` open as a checkpoint while the walk stands at `depth`?
  * Multiples of 4^j within 4^(j+1) levels of depth: at most 3 per power of 4,
  * so a re-descent from the nearest one opens O(distance) levels and the
@@ -164,14 +118,7 @@ static bool ck_keep(size_t level, size_t depth)
 #ifdef SAFEOPEN_MUTATE_WALK_CHECKPOINTS
 	return false; /* mutation (tests only): re-descend from the start */
 #endif
-	size_t dist = depth - level;
-	for (size_t unit = 1; level % unit == 0; unit *= 4) {
-		if (dist / 4 < unit)
-			return true;
-		if (unit > SIZE_MAX / 16)
-			break;
-	}
-	return false;
+	return so_ckpt_keep(level, depth);
 }
 
 static void ck_thin(struct safe_walk *w)
@@ -217,30 +164,10 @@ static bool make_room(struct safe_walk *w, int err)
 	return true;
 }
 
-static int open_dir(struct safe_walk *w, int dfd, const char *name)
-{
-	for (;;) {
-#ifdef SAFEOPEN_MUTATE_WALK_NOFOLLOW
-		/* Mutation (tests only): a name swapped for a link is followed. */
-		int c = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-#else
-		int c = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-#endif
-		if (c >= 0 || !make_room(w, errno))
-			return c;
-	}
-}
-
-/*
- * Open the subdirectory `name` of dfd to enter it. With SAFE_WALK_XDEV and
- * openat2 (5.6+), the open itself keeps to dfd's mount (RESOLVE_NO_XDEV:
- * EXDEV for a mount point) and *same says so; otherwise *same is false and
- * the caller compares mount ids.
- */
-static int open_child(struct safe_walk *w, int dfd, const char *name, bool *same)
+int so_open_subdir(int dfd, const char *name, bool keep_mount, bool *same)
 {
 	*same = false;
-	if ((w->flags & SAFE_WALK_XDEV) && so_have_openat2()) {
+	if (keep_mount && so_have_openat2()) {
 		struct safe_open_how how = {
 			.flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC,
 			.mode = 0,
@@ -251,19 +178,29 @@ static int open_child(struct safe_walk *w, int dfd, const char *name, bool *same
 		/* Mutation (tests only): the open may cross a mount unseen. */
 		how.resolve &= ~(uint64_t)SAFE_RESOLVE_NO_XDEV;
 #endif
-		for (;;) {
-			int c = so_openat2_fast(dfd, name, &how);
-			if (c >= 0) {
-				*same = true;
-				return c;
-			}
-			if (errno == ENOSYS)
-				break; /* no openat2 after all: the plain open */
-			if (!make_room(w, errno))
-				return -1;
+		int c = so_openat2_fast(dfd, name, &how);
+		if (c >= 0 || errno != ENOSYS) {
+			*same = c >= 0;
+			return c;
 		}
+		/* no openat2 after all: the plain open */
 	}
-	return open_dir(w, dfd, name);
+#ifdef SAFEOPEN_MUTATE_WALK_NOFOLLOW
+	/* Mutation (tests only): a name swapped for a link is followed. */
+	return openat(dfd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+#else
+	return openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+#endif
+}
+
+/* so_open_subdir(), a held level given back for each EMFILE/ENFILE. */
+static int open_dir(struct safe_walk *w, int dfd, const char *name, bool keep_mount, bool *same)
+{
+	for (;;) {
+		int c = so_open_subdir(dfd, name, keep_mount, same);
+		if (c >= 0 || !make_room(w, errno))
+			return c;
+	}
 }
 
 static int path_reserve(struct safe_walk *w, size_t need)
@@ -386,8 +323,9 @@ static int redescend(struct safe_walk *w, size_t t)
 		struct sw_level *lv = &w->lv[l];
 		char nm[NAME_MAX + 1];
 		int fd;
+		bool same;
 		for (;;) {
-			fd = open_dir(w, w->lv[l - 1].fd, level_name(w, l, nm));
+			fd = open_dir(w, w->lv[l - 1].fd, level_name(w, l, nm), false, &same);
 			if (fd >= 0 || (errno != EMFILE && errno != ENFILE))
 				break;
 			/* Out of descriptors: the new ring starts one level
@@ -631,10 +569,11 @@ int safe_walk_open(int dirfd, const char *path, uint64_t flags, struct safe_walk
 	int top;
 	if (has_parent) {
 		w->start_name = w->last;
-		top = open_dir(w, w->pfd, w->last);
+		bool same;
+		top = open_dir(w, w->pfd, w->last, false, &same);
 		if (top < 0 && (errno == ENOTDIR || errno == ELOOP) && !slash) {
 			/* Not a directory (a symlink is not followed): one entry. */
-			if (stat_at(w->pfd, w->last, STATX_BASIC_STATS, &w->start_stx) < 0)
+			if (so_statx_at(w->pfd, w->last, STATX_BASIC_STATS, &w->start_stx) < 0)
 				goto fail;
 			w->start_dir = false;
 			w->state = SW_START;
@@ -652,8 +591,8 @@ int safe_walk_open(int dirfd, const char *path, uint64_t flags, struct safe_walk
 	if (top < 0)
 		goto fail;
 	w->lv[0].fd = top;
-	if (stat_at(top, "", STATX_BASIC_STATS | STATX_MNT_ID, &w->start_stx) < 0 ||
-	    dir_ident(top, &w->start_stx, &w->lv[0].id) < 0)
+	if (so_statx_at(top, "", STATX_BASIC_STATS | STATX_MNT_ID, &w->start_stx) < 0 ||
+	    so_ident_at(top, NULL, &w->lv[0].id) < 0)
 		goto fail;
 	if (has_parent && (resolve & SAFE_RESOLVE_NO_XDEV)) {
 		struct so_ident pid;
@@ -696,8 +635,8 @@ int so_walk_from(int pfd, const char *name, int topfd, uint64_t flags, struct sa
 	/* A fresh open file description: its own getdents position. */
 	w->lv[0].fd = w->pfd < 0 ? -1 : openat(topfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (w->lv[0].fd < 0 ||
-	    stat_at(w->lv[0].fd, "", STATX_BASIC_STATS | STATX_MNT_ID, &w->start_stx) < 0 ||
-	    dir_ident(w->lv[0].fd, &w->start_stx, &w->lv[0].id) < 0) {
+	    so_statx_at(w->lv[0].fd, "", STATX_BASIC_STATS | STATX_MNT_ID, &w->start_stx) < 0 ||
+	    so_ident_at(w->lv[0].fd, NULL, &w->lv[0].id) < 0) {
 		int err = errno;
 		walk_free(w);
 		return so_fail(err);
@@ -759,7 +698,7 @@ static int end_of_dir(struct safe_walk *w, struct safe_walk_entry *e)
 		return 0;
 	}
 	w->path[lv->nend] = '\0';
-	if (lv->fd < 0 || stat_at(lv->fd, "", STATX_BASIC_STATS, &w->stx) < 0) {
+	if (lv->fd < 0 || so_statx_at(lv->fd, "", STATX_BASIC_STATS, &w->stx) < 0) {
 		memset(&w->stx, 0, sizeof(w->stx));
 		if (!err)
 			err = errno;
@@ -768,6 +707,20 @@ static int end_of_dir(struct safe_walk *w, struct safe_walk_entry *e)
 	fill(w, e, SAFE_WALK_POST, err, l, l == 0 ? w->start_name : w->path + lv->nstart, pfd,
 	     lv->fd);
 	w->state = l == 0 ? SW_END : SW_POP;
+	return 1;
+}
+
+/* The stat of entry `name` of cur (level w->depth) in w->stx: 0; -1 when it
+ * is gone (ENOENT: not reported); 1 when it failed otherwise, reported in *e
+ * as a leaf with that errno. */
+static int entry_stat(struct safe_walk *w, struct safe_walk_entry *e, int cur, const char *name)
+{
+	if (so_statx_at(cur, name, STATX_BASIC_STATS, &w->stx) == 0)
+		return 0;
+	if (errno == ENOENT)
+		return -1;
+	memset(&w->stx, 0, sizeof(w->stx));
+	fill(w, e, SAFE_WALK_LEAF, errno, w->depth + 1, name, cur, -1);
 	return 1;
 }
 
@@ -794,13 +747,9 @@ static int entry(struct safe_walk *w, struct dirent64 *d, struct safe_walk_entry
 			fill(w, e, SAFE_WALK_LEAF, 0, l + 1, name, cur, -1);
 			return 1;
 		}
-		if (stat_at(cur, name, STATX_BASIC_STATS, &w->stx) < 0) {
-			if (errno == ENOENT)
-				return 0;
-			memset(&w->stx, 0, sizeof(w->stx));
-			fill(w, e, SAFE_WALK_LEAF, errno, l + 1, name, cur, -1);
-			return 1;
-		}
+		int r = entry_stat(w, e, cur, name);
+		if (r != 0)
+			return r > 0;
 		if (!S_ISDIR(w->stx.stx_mode)) {
 			fill(w, e, SAFE_WALK_LEAF, 0, l + 1, name, cur, -1);
 			return 1;
@@ -808,7 +757,7 @@ static int entry(struct safe_walk *w, struct dirent64 *d, struct safe_walk_entry
 	}
 	/* A directory: opened by its single name, never through a link. */
 	bool same;
-	int c = open_child(w, cur, name, &same);
+	int c = open_dir(w, cur, name, w->flags & SAFE_WALK_XDEV, &same);
 	if (c < 0) {
 		int err = errno;
 		if (err == ENOENT)
@@ -816,13 +765,9 @@ static int entry(struct safe_walk *w, struct dirent64 *d, struct safe_walk_entry
 		/* A mount point (XDEV with openat2), not a directory now
 		 * (swapped for a link or a file), or not readable: reported
 		 * with its own stat. */
-		if (stat_at(cur, name, STATX_BASIC_STATS, &w->stx) < 0) {
-			if (errno == ENOENT)
-				return 0;
-			memset(&w->stx, 0, sizeof(w->stx));
-			fill(w, e, SAFE_WALK_LEAF, errno, l + 1, name, cur, -1);
-			return 1;
-		}
+		int r = entry_stat(w, e, cur, name);
+		if (r != 0)
+			return r > 0;
 		if (err == EXDEV && S_ISDIR(w->stx.stx_mode)) {
 			fill(w, e, SAFE_WALK_MOUNT, 0, l + 1, name, cur, -1);
 			return 1;
@@ -839,18 +784,18 @@ static int entry(struct safe_walk *w, struct dirent64 *d, struct safe_walk_entry
 	 * mount id (procfs fdinfo), a held level is given back and it is
 	 * asked again; never a weaker fact. */
 	for (;;) {
-		ok = stat_at(c, "", STATX_BASIC_STATS | STATX_MNT_ID, &w->stx);
+		ok = so_statx_at(c, "", STATX_BASIC_STATS | STATX_MNT_ID, &w->stx);
 		if (ok == 0 && same) {
 			cid = so_statx_ident(&w->stx);
 			cid.mnt = w->lv[l].id.mnt;
 			cid.have_mnt = w->lv[l].id.have_mnt;
 		} else if (ok == 0) {
-			ok = dir_ident(c, &w->stx, &cid);
+			ok = so_ident_at(c, NULL, &cid);
 		}
 		if (ok == 0 || !make_room(w, errno))
 			break;
 	}
-	if (ok < 0) {
+	if (ok != 0) {
 		int err = errno;
 		so_close(c);
 		fill(w, e, SAFE_WALK_LEAF, err, l + 1, name, cur, -1);
