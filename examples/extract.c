@@ -7,19 +7,21 @@
  * never by a path syscall on a name that came from the archive. That removes
  * "tar slip" / "zip slip" by construction instead of by string checks:
  *
- *  - the parent directory of each entry is created or found with the mkdir -p
- *    operation, which resolves it beneath DEST (absolute names, "..", and
- *    symlinks that leave DEST fail with EXDEV; a directory swapped for a
- *    symlink by a concurrent process is seen as that symlink), and held for
- *    the following entries of the same directory (parent_fd() says why that
- *    is safe and when it is resolved again);
- *  - the entry itself is created in that parent with the library's
- *    single-name operations, which never follow a symlink in the last
- *    component: a new regular file with O_CREAT|O_EXCL (mode 0600 until it
- *    is whole, removed if it cannot be completed), a file over an existing
- *    name with the tmpfile API (replaced atomically, with its xattrs), a
- *    symlink stored as it is (its body is data), a hard link whose target is
- *    resolved beneath DEST, a FIFO or (with --devices) a device node;
+ *  - the parent directory of each entry and its last name come from
+ *    safe_open_parent_beneath(), which resolves the parent beneath DEST
+ *    (absolute names, "..", and symlinks that leave DEST fail with EXDEV; a
+ *    directory swapped for a symlink by a concurrent process is seen as that
+ *    symlink); missing directories are created by the mkdir -p operation;
+ *    the parent is held for the following entries of the same directory
+ *    (parent_of() says why that is safe and when it is resolved again);
+ *  - the entry itself is created in that parent under its plain last name,
+ *    never following it: a new regular file with O_CREAT|O_EXCL (mode 0600
+ *    until it is whole, removed if it cannot be completed), a file over an
+ *    existing name with the tmpfile API (replaced atomically, with its
+ *    xattrs), a symlink stored as it is (its body is data), a hard link whose
+ *    target is resolved beneath DEST, a FIFO or (with --devices) a device
+ *    node; what replaces or removes an existing name goes through the
+ *    library's operations;
  *  - directory modes and times are applied at the end, deepest first, by
  *    resolving the names again (later entries change a directory's mtime,
  *    and a read-only directory would block its own contents).
@@ -167,8 +169,10 @@ struct xstate {
 	bool dropped;       /* ... this one (counted once per entry) */
 	bool replaced;      /* this entry replaced or removed a name that existed */
 	bool fatal;         /* the archive cannot be read further */
-	int pfd;            /* the directory of ppath, held (parent_fd()), or -1 */
-	char ppath[PATH_MAX];
+	int pfd;            /* the held directory (parent_of()), or -1 */
+	size_t pkeylen;     /* the names of its entries start with pkey[0..pkeylen) */
+	char pkey[PATH_MAX];
+	char name[PATH_MAX]; /* the last component, as safe_open_parent_beneath() gave it */
 };
 
 /* ------------------------------------------------------------------ messages */
@@ -279,21 +283,10 @@ static bool normalize(const char *in, char *out, size_t size)
 	return true;
 }
 
-/* Split a normalized path into its parent (written to parent[size]) and a
- * pointer to its last component. */
-static const char *split(const char *path, char *parent, size_t size)
+/* A normalized path that names DEST itself ("." or, with --in-root, "/"). */
+static bool names_root(const char *path)
 {
-	const char *slash = strrchr(path, '/');
-	if (!slash) {
-		snprintf(parent, size, ".");
-		return path;
-	}
-	if (slash == path) {
-		snprintf(parent, size, "/");
-		return slash + 1;
-	}
-	snprintf(parent, size, "%.*s", (int)(slash - path), path);
-	return slash + 1;
+	return !strcmp(path, ".") || !strcmp(path, "/");
 }
 
 /* A hidden name for the create-then-rename that replaces a symlink, a hard
@@ -444,28 +437,74 @@ static void drop_parent(struct xstate *st)
 	if (st->pfd >= 0)
 		close(st->pfd);
 	st->pfd = -1;
-	st->ppath[0] = '\0';
+	st->pkeylen = 0;
 }
 
-/* Hold fd (taken) as the directory named path (shorter than PATH_MAX). */
-static void hold_parent(struct xstate *st, const char *path, int fd)
+/* Hold fd (taken) as the directory whose entries are named key[0..keylen)
+ * followed by one component ("" for DEST's own entries, "a/b/" for those of
+ * a/b). NO_KEY (or a key too long to keep) holds it for the current entry
+ * only: no later name matches it. */
+#define NO_KEY SIZE_MAX
+static void hold_parent(struct xstate *st, const char *key, size_t keylen, int fd)
 {
 	drop_parent(st);
 	st->pfd = fd;
-	snprintf(st->ppath, sizeof(st->ppath), "%s", path);
+	if (keylen >= sizeof(st->pkey)) {
+		st->pkeylen = NO_KEY;
+		return;
+	}
+	memcpy(st->pkey, key, keylen);
+	st->pkey[keylen] = '\0';
+	st->pkeylen = keylen;
+}
+
+/* One plain component: not empty, no '/', not "." or "..". */
+static bool plain_name(const char *s)
+{
+	return *s && !strchr(s, '/') && strcmp(s, ".") != 0 && strcmp(s, "..") != 0;
+}
+
+/* The library resolves an entry's parent but creates none: when it is
+ * missing, mkdir -p of the directory part of the path (all before its last
+ * '/'), resolved beneath DEST by the library like every name. The one place
+ * where extract cuts a name itself, and only to hand the library a
+ * directory to create. */
+static int make_parents(struct xstate *st, const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	if (!slash) {
+		errno = ENOENT; /* DEST itself is the parent: it vanished */
+		return -1;
+	}
+	char dir[PATH_MAX];
+	size_t n = slash == path ? 1 : (size_t)(slash - path);
+	memcpy(dir, path, n);
+	dir[n] = '\0';
+	int fd = safe_mkdir_all_beneath(st->rootfd, dir, 0777, st->resolve);
+	if (fd < 0)
+		return -1;
+	close(fd);
+	return 0;
 }
 
 /*
- * The directory the entries named "PARENT/..." go into: created with its
- * missing parents, resolved beneath DEST by the library, and held for the
- * entries that follow in the same directory (an archive lists a directory's
- * files together: one resolution per directory instead of one per entry).
- * Returns a borrowed descriptor (DEST itself for "."), or -1 with errno.
+ * The directory the entry `path` (normalized) goes into, resolved beneath
+ * DEST by the library with safe_open_parent_beneath() (missing directories
+ * created, make_parents()), and its last component in *name, one plain name
+ * that the callers create or change without following it (the guarantee of
+ * safe_open_parent_beneath(3): such calls cannot leave the directory).
+ * The directory is held for the entries that follow in it (an archive lists
+ * a directory's files together: one resolution per directory instead of one
+ * per entry): an entry is recognised as one of its names when its path is
+ * the held key followed by one plain component. Returns a borrowed
+ * descriptor, or -1 with errno (EINVAL: the path names DEST itself or ends
+ * in "..").
  *
  * Safety: the held descriptor is a directory that was beneath DEST when the
- * library resolved it, and every entry is then created in it by a
- * single-name operation of the library, which cannot leave it. What holding
- * it can miss is a later change of what PARENT resolves to:
+ * library resolved it (or that this extraction created in such a directory),
+ * and every entry is then created in it under one plain name without
+ * following it, which cannot leave it. What holding it can miss is a later
+ * change of what its path resolves to:
  *  - by this extraction: an entry that only creates a name cannot change how
  *    a path that already resolved resolves (each of its components existed),
  *    so only an entry that replaced or removed a name (st->replaced) could,
@@ -477,23 +516,32 @@ static void hold_parent(struct xstate *st, const char *path, int fd)
  *    move the files created there just as well. The swap-attack test of
  *    tests/test-extract.sh runs this race.
  */
-static int parent_fd(struct xstate *st, const char *parent)
+static int parent_of(struct xstate *st, const char *path, const char **name)
 {
-	if (!strcmp(parent, "."))
-		return st->rootfd;
-	if (st->pfd >= 0 && !strcmp(st->ppath, parent))
+	size_t k = st->pkeylen;
+	if (st->pfd >= 0 && k != NO_KEY && !strncmp(path, st->pkey, k) && plain_name(path + k)) {
+		*name = path + k;
 		return st->pfd;
-	int fd = safe_mkdir_all_beneath(st->rootfd, parent, 0777, st->resolve);
+	}
+	int fd = safe_open_parent_beneath(st->rootfd, path, st->resolve, st->name, sizeof(st->name));
+	if (fd < 0 && errno == ENOENT && make_parents(st, path) == 0)
+		fd = safe_open_parent_beneath(st->rootfd, path, st->resolve, st->name,
+					      sizeof(st->name));
 	if (fd < 0)
 		return -1;
-	hold_parent(st, parent, fd);
+	/* a normalized path ends in its last component: the key is the rest */
+	size_t len = strlen(path), nlen = strlen(st->name);
+	bool suffix = nlen <= len && !strcmp(path + len - nlen, st->name);
+	hold_parent(st, path, suffix ? len - nlen : NO_KEY, fd);
+	*name = st->name;
 	return fd;
 }
 
 /* ------------------------------------------------------------------ entries */
 
-/* Creation of one non-regular entry under a name in a resolved directory;
- * `flags` is 0 or SAFE_REPLACE (symlinks and nodes: the library replaces an
+/* Creation of one non-regular entry under a plain name in a directory from
+ * parent_of(); `flags` is 0 (a new name: the plain *at() call, which never
+ * follows it) or SAFE_REPLACE (symlinks and nodes: the library replaces an
  * existing name atomically). */
 struct maker {
 	int (*make)(struct xstate *st, const struct maker *mk, int pfd, const char *name,
@@ -506,12 +554,16 @@ struct maker {
 static int make_symlink(struct xstate *st, const struct maker *mk, int pfd, const char *name,
 			uint64_t flags)
 {
+	if (!flags)
+		return symlinkat(mk->target, pfd, name);
 	return safe_symlinkat_beneath(mk->target, pfd, name, st->resolve | flags);
 }
 
 static int make_node(struct xstate *st, const struct maker *mk, int pfd, const char *name,
 		     uint64_t flags)
 {
+	if (!flags)
+		return mknodat(pfd, name, mk->mode, mk->dev);
 	return safe_mknodat_beneath(pfd, name, mk->mode, mk->dev, st->resolve | flags);
 }
 
@@ -557,19 +609,20 @@ static int create_replacing(struct xstate *st, const struct maker *mk, int pfd, 
 	return 0;
 }
 
-/* Owner and times of a non-regular, non-directory entry, on the name itself. */
+/* Owner and times of a non-regular, non-directory entry, on the name itself
+ * (never followed: AT_SYMLINK_NOFOLLOW; chmod has no such flag, so the mode
+ * of a node goes through the library, which does not follow either). */
 static void finish_special(struct xstate *st, struct archive_entry *e, int pfd, const char *name,
 			   const char *path, bool chmod_it)
 {
-	if (st->same_owner &&
-	    safe_fchownat_beneath(pfd, name, (uid_t)archive_entry_uid(e),
-				  (gid_t)archive_entry_gid(e), st->resolve) < 0)
+	if (st->same_owner && fchownat(pfd, name, (uid_t)archive_entry_uid(e),
+				       (gid_t)archive_entry_gid(e), AT_SYMLINK_NOFOLLOW) < 0)
 		report(st, path, "owner not restored", errno);
 	if (chmod_it && safe_fchmodat_beneath(pfd, name, entry_perm(st, e, false), st->resolve) < 0)
 		report(st, path, "mode not restored", errno);
 	struct timespec ts[2];
 	entry_times(e, ts);
-	if (safe_utimensat_beneath(pfd, name, ts, st->resolve) < 0)
+	if (utimensat(pfd, name, ts, AT_SYMLINK_NOFOLLOW) < 0)
 		report(st, path, "times not restored", errno);
 }
 
@@ -872,17 +925,16 @@ static int extract_top_dir(struct xstate *st, struct archive_entry *e, const cha
  * The new directory becomes the held parent of the entries that follow. */
 static int extract_dir(struct xstate *st, struct archive_entry *e, const char *path)
 {
-	char parent[PATH_MAX];
-	const char *name = split(path, parent, sizeof(parent));
-	if (!*name || !strcmp(name, ".") || !strcmp(name, ".."))
+	if (names_root(path))
 		return extract_top_dir(st, e, path);
-	int pfd = parent_fd(st, parent);
+	const char *name;
+	int pfd = parent_of(st, path, &name);
 	if (pfd < 0) {
 		report(st, path, "not extracted", errno);
 		return -1;
 	}
 	mode_t perm = entry_perm(st, e, true);
-	if (safe_mkdirat_beneath(pfd, name, (perm | S_IRWXU) & 0777, st->resolve) < 0) {
+	if (mkdirat(pfd, name, (perm | S_IRWXU) & 0777) < 0) {
 		struct stat sb;
 		if (errno != EEXIST || safe_fstatat_beneath(pfd, name, &sb, st->resolve) < 0) {
 			report(st, path, "not extracted", errno);
@@ -919,15 +971,24 @@ static int extract_dir(struct xstate *st, struct archive_entry *e, const char *p
 	struct safe_open_how how = { .flags = O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC,
 				     .resolve = st->resolve };
 	int dfd = safe_openat2(pfd, name, &how, sizeof(how));
-	if (dfd >= 0)
-		hold_parent(st, path, dfd); /* pfd may be closed now */
+	if (dfd >= 0) { /* held for the entries "PATH/NAME" (pfd may be closed now) */
+		char key[PATH_MAX];
+		size_t len = strlen(path);
+		if (len + 1 < sizeof(key)) {
+			memcpy(key, path, len);
+			key[len] = '/';
+			hold_parent(st, key, len + 1, dfd);
+		} else {
+			hold_parent(st, "", NO_KEY, dfd);
+		}
+	}
 	return 0;
 }
 
 static int extract_entry(struct xstate *st, struct archive_entry *e)
 {
 	const char *raw = archive_entry_pathname(e);
-	char path[PATH_MAX], parent[PATH_MAX], target[PATH_MAX];
+	char path[PATH_MAX], target[PATH_MAX];
 	if (!raw || !*raw) {
 		report(st, raw ? raw : "(no name)", "not extracted", raw ? ENOENT : EINVAL);
 		return -1;
@@ -946,8 +1007,8 @@ static int extract_entry(struct xstate *st, struct archive_entry *e)
 	if (!link && type == AE_IFDIR)
 		return extract_dir(st, e, path);
 
-	const char *name = split(path, parent, sizeof(parent));
-	int pfd = parent_fd(st, parent);
+	const char *name;
+	int pfd = parent_of(st, path, &name);
 	if (pfd < 0) {
 		report(st, raw, "not extracted", errno);
 		return -1;
