@@ -399,10 +399,18 @@ static bool created_here(const struct xstate *st, const struct stat *sb)
 	return false;
 }
 
-/* The entry's extended attributes as an array (owned by st, valid until
- * the next entry). */
-static size_t entry_xattrs(struct xstate *st, struct archive_entry *e)
+static bool is_acl(const char *name)
 {
+	return !strncmp(name, "system.posix_acl_", 17);
+}
+
+/* The entry's extended attributes as an array (owned by st, valid until
+ * the next entry): the others first, then the POSIX ACLs, which define
+ * permission bits themselves and so come after the mode (*nplain is the
+ * number of the others). */
+static size_t entry_xattrs(struct xstate *st, struct archive_entry *e, size_t *nplain)
+{
+	*nplain = 0;
 	if (!st->xattrs)
 		return 0;
 	int count = archive_entry_xattr_reset(e);
@@ -421,14 +429,103 @@ static size_t entry_xattrs(struct xstate *st, struct archive_entry *e)
 	size_t size;
 	while (n < (size_t)count && archive_entry_xattr_next(e, &name, &value, &size) == ARCHIVE_OK)
 		st->xa[n++] = (struct safe_xattr){ name, value, size };
+	size_t p = 0; /* stable partition: each ACL moves behind the others */
+	for (size_t i = 0; i < n; i++)
+		if (!is_acl(st->xa[i].name)) {
+			struct safe_xattr x = st->xa[i];
+			memmove(&st->xa[p + 1], &st->xa[p], (i - p) * sizeof(x));
+			st->xa[p++] = x;
+		}
+	*nplain = p;
 	return n;
 }
+
+/*
+ * Extended attributes, one rule for every kind of object: an attribute that
+ * this user or this filesystem cannot take (EPERM, EOPNOTSUPP, ...: see
+ * xattr_errno()) is reported by name and left out, and the others are set;
+ * any other failure fails the entry. Each way of setting them is a `try`
+ * over the array that answers as safe_tmpfile_link() and
+ * safe_tmpfile_failed_xattr() do: success, or -1 with errno and the index
+ * of the attribute refused (-1 if the failure was not an attribute's).
+ * set_xattrs() reports that one, removes it and tries again with the rest.
+ */
+struct xattr_target {
+	int fd;                  /* an open file (try_fd) */
+	int pfd;                 /* or a name in a directory (try_name) */
+	const char *name;
+	struct safe_tmpfile *tmp; /* or a file to publish (try_publish) */
+	uint64_t flags;          /* try_publish: SAFE_TMPFILE_REPLACE or 0 */
+	size_t from;             /* try_fd, try_name: the attributes before are set */
+};
+typedef int (*xattr_try)(struct xstate *st, struct xattr_target *t, const struct safe_xattr *xa,
+			 size_t n, ssize_t *failed);
 
 static bool xattr_errno(int err)
 {
 	return err == EPERM || err == EOPNOTSUPP || err == E2BIG || err == ENOSPC ||
 	       err == EINVAL || err == EACCES || err == ERANGE || err == EDQUOT;
 }
+
+static int set_xattrs(struct xstate *st, const char *path, struct safe_xattr *xa, size_t n,
+		      xattr_try try, struct xattr_target *t)
+{
+	for (;;) {
+		ssize_t bad = -1;
+		int r = try(st, t, xa, n, &bad);
+		if (r >= 0 || bad < 0 || (size_t)bad >= n || !xattr_errno(errno))
+			return r;
+		int err = errno;
+		char what[300];
+		snprintf(what, sizeof(what), "extended attribute %s not restored", xa[bad].name);
+		report(st, path, what, err);
+		memmove(&xa[bad], &xa[bad + 1], (n - (size_t)bad - 1) * sizeof(*xa));
+		n--;
+	}
+}
+
+/* On a file this extraction has open (written in place). */
+static int try_fd(struct xstate *st, struct xattr_target *t, const struct safe_xattr *xa, size_t n,
+		  ssize_t *failed)
+{
+	(void)st;
+	for (; t->from < n; t->from++)
+		if (fsetxattr(t->fd, xa[t->from].name, xa[t->from].value, xa[t->from].size, 0) < 0) {
+			*failed = (ssize_t)t->from;
+			return -1;
+		}
+	return 0;
+}
+
+/* On a directory by its name in its parent, through the library. */
+static int try_name(struct xstate *st, struct xattr_target *t, const struct safe_xattr *xa,
+		    size_t n, ssize_t *failed)
+{
+	for (; t->from < n; t->from++)
+		if (safe_setxattr_beneath(t->pfd, t->name, xa[t->from].name, xa[t->from].value,
+					  xa[t->from].size, 0, st->resolve) < 0) {
+			*failed = (ssize_t)t->from;
+			return -1;
+		}
+	return 0;
+}
+
+/* Publishing a tmpfile: the library sets them (in its order, ACLs after the
+ * mode) and says which one it could not set. Returns the published file's
+ * descriptor. */
+static int try_publish(struct xstate *st, struct xattr_target *t, const struct safe_xattr *xa,
+		       size_t n, ssize_t *failed)
+{
+	(void)st;
+	int fd = safe_tmpfile_link(t->tmp, xa, n, t->flags);
+	if (fd < 0) {
+		int err = errno;
+		*failed = safe_tmpfile_failed_xattr(t->tmp);
+		errno = err;
+	}
+	return fd;
+}
+
 
 /* ------------------------------------------------------------------ parents */
 
@@ -676,8 +773,9 @@ static int copy_data(struct xstate *st, struct archive_entry *e, int fd, const c
  * security.capability, the file is mode 0600 until the mode is set (no one
  * else can open it before it is whole and has its xattrs), and the ACL
  * xattrs, which define permission bits themselves, come after the mode.
- * Each xattr that fails is reported by name, the others are still set. */
-static void finish_file(struct xstate *st, struct archive_entry *e, int fd, const char *path,
+ * Returns 0, or -1 (reported) when an xattr failed for a reason other than
+ * the attribute itself (set_xattrs()): the file is then not complete. */
+static int finish_file(struct xstate *st, struct archive_entry *e, int fd, const char *path,
 			mode_t perm)
 {
 	if (st->same_owner &&
@@ -688,26 +786,23 @@ static void finish_file(struct xstate *st, struct archive_entry *e, int fd, cons
 			st->dropped = true;
 		}
 	}
-	size_t nxa = entry_xattrs(st, e);
-	for (int pass = 0; pass < 2; pass++) {
-		for (size_t i = 0; i < nxa; i++) {
-			bool acl = !strncmp(st->xa[i].name, "system.posix_acl_", 17);
-			if (acl != (pass == 1))
-				continue;
-			if (fsetxattr(fd, st->xa[i].name, st->xa[i].value, st->xa[i].size, 0) < 0) {
-				char what[300];
-				snprintf(what, sizeof(what), "extended attribute %s not restored",
-					 st->xa[i].name);
-				report(st, path, what, errno);
-			}
-		}
-		if (pass == 0 && fchmod(fd, perm) < 0)
-			report(st, path, "mode not restored", errno);
+	size_t nplain, nxa = entry_xattrs(st, e, &nplain);
+	struct xattr_target plain = { .fd = fd }, acl = { .fd = fd };
+	if (nplain && set_xattrs(st, path, st->xa, nplain, try_fd, &plain) < 0) {
+		report(st, path, "not extracted", errno);
+		return -1;
+	}
+	if (fchmod(fd, perm) < 0)
+		report(st, path, "mode not restored", errno);
+	if (nxa > nplain && set_xattrs(st, path, st->xa + nplain, nxa - nplain, try_fd, &acl) < 0) {
+		report(st, path, "not extracted", errno);
+		return -1;
 	}
 	struct timespec ts[2];
 	entry_times(e, ts);
 	if (futimens(fd, ts) < 0)
 		report(st, path, "times not restored", errno);
+	return 0;
 }
 
 /* Remove the name of a file this entry created and could not complete, if
@@ -720,32 +815,6 @@ static void remove_partial(struct xstate *st, int pfd, const char *name, int fd,
 		return;
 	if (safe_unlinkat_beneath(pfd, name, st->resolve) < 0)
 		report(st, path, "partial file not removed", errno);
-}
-
-/* Publish the unpublished file with its xattrs. An attribute that this user
- * or this filesystem cannot take is reported by name and left out
- * (safe_tmpfile_failed_xattr() says which), the rest of the file is still
- * published. */
-static int publish(struct xstate *st, struct safe_tmpfile *tmp, const char *path, size_t nxa,
-		   uint64_t flags)
-{
-	for (;;) {
-		int out = safe_tmpfile_link(tmp, st->xa, nxa, flags);
-		if (out >= 0)
-			return out;
-		int err = errno;
-		ssize_t bad = safe_tmpfile_failed_xattr(tmp);
-		if (bad < 0 || !xattr_errno(err)) {
-			errno = err;
-			return -1;
-		}
-		char what[300];
-		snprintf(what, sizeof(what), "extended attribute %s not restored", st->xa[bad].name);
-		report(st, path, what, err);
-		size_t i = (size_t)bad;
-		memmove(&st->xa[i], &st->xa[i + 1], (nxa - i - 1) * sizeof(st->xa[0]));
-		nxa--;
-	}
 }
 
 /* A regular file written unpublished with the tmpfile API: it appears under
@@ -774,10 +843,11 @@ static int extract_file_atomic(struct xstate *st, struct archive_entry *e, int p
 			st->dropped = true;
 		}
 	}
-	size_t nxa = entry_xattrs(st, e);
+	size_t nplain, nxa = entry_xattrs(st, e, &nplain);
 	if (replace)
 		st->replaced = true;
-	int out = publish(st, tmp, path, nxa, replace ? SAFE_TMPFILE_REPLACE : 0);
+	struct xattr_target pub = { .tmp = tmp, .flags = replace ? SAFE_TMPFILE_REPLACE : 0 };
+	int out = set_xattrs(st, path, st->xa, nxa, try_publish, &pub);
 	if (out < 0) {
 		if (errno == EEXIST && st->old == OLD_SKIP) { /* created meanwhile */
 			ret = 0;
@@ -849,7 +919,11 @@ static int extract_file(struct xstate *st, struct archive_entry *e, int pfd, con
 		close(fd);
 		return -1;
 	}
-	finish_file(st, e, fd, path, perm);
+	if (finish_file(st, e, fd, path, perm) < 0) {
+		remove_partial(st, pfd, name, fd, path);
+		close(fd);
+		return -1;
+	}
 	if (archive_entry_nlink(e) > 1)
 		remember_file(st, fd);
 	close(fd);
@@ -885,7 +959,7 @@ static int hardlink_data(struct xstate *st, struct archive_entry *e, int pfd, co
 	}
 	int ret = copy_data(st, e, fd, path, "data of the hard link not written");
 	if (ret == 0)
-		finish_file(st, e, fd, path, entry_perm(st, e, false));
+		ret = finish_file(st, e, fd, path, entry_perm(st, e, false));
 	close(fd);
 	return ret;
 }
@@ -903,15 +977,10 @@ static int extract_top_dir(struct xstate *st, struct archive_entry *e, const cha
 		report(st, path, "not extracted", ENOTDIR);
 		return -1;
 	}
-	size_t nxa = entry_xattrs(st, e);
-	for (size_t i = 0; i < nxa; i++)
-		if (safe_setxattr_beneath(st->rootfd, path, st->xa[i].name, st->xa[i].value,
-					  st->xa[i].size, 0, st->resolve) < 0) {
-			char what[300];
-			snprintf(what, sizeof(what), "extended attribute %s not restored",
-				 st->xa[i].name);
-			report(st, path, what, errno);
-		}
+	size_t nplain, nxa = entry_xattrs(st, e, &nplain);
+	struct xattr_target t = { .pfd = st->rootfd, .name = path };
+	if (nxa && set_xattrs(st, path, st->xa, nxa, try_name, &t) < 0)
+		report(st, path, "extended attributes not restored", errno);
 	if (!remember_dir(st, path, e)) {
 		report(st, path, "mode and times not restored", ENOMEM);
 		return -1;
@@ -955,15 +1024,10 @@ static int extract_dir(struct xstate *st, struct archive_entry *e, const char *p
 			}
 		}
 	}
-	size_t nxa = entry_xattrs(st, e);
-	for (size_t i = 0; i < nxa; i++)
-		if (safe_setxattr_beneath(pfd, name, st->xa[i].name, st->xa[i].value,
-					  st->xa[i].size, 0, st->resolve) < 0) {
-			char what[300];
-			snprintf(what, sizeof(what), "extended attribute %s not restored",
-				 st->xa[i].name);
-			report(st, path, what, errno);
-		}
+	size_t nplain, nxa = entry_xattrs(st, e, &nplain);
+	struct xattr_target t = { .pfd = pfd, .name = name };
+	if (nxa && set_xattrs(st, path, st->xa, nxa, try_name, &t) < 0)
+		report(st, path, "extended attributes not restored", errno);
 	if (!remember_dir(st, path, e)) {
 		report(st, path, "mode and times not restored", ENOMEM);
 		return -1;

@@ -571,23 +571,33 @@ check "--atomic -k over it: exit 1, 24 names refused with EEXIST" \
 "$SAFEOPEN" "$X" extract --atomic --skip-old-files "$F/tree.tar" >"$T/out" 2>"$T/err"; rc=$?
 check "--atomic --skip-old-files over it: exit 0, silent" test $rc -eq 0 -a ! -s "$T/err"
 # An attribute the filesystem refuses (a malformed ACL) is named, left out,
-# and the file published with its other attributes (safe_tmpfile_failed_xattr)
+# and the object made with its other attributes: one rule (extract.c's
+# set_xattrs(), the answer of safe_tmpfile_failed_xattr() on the tmpfile
+# paths) for a new file written in place, a file published by the tmpfile
+# API (--atomic), one replacing an existing name, and a directory
 if [ $xattrs = yes ]; then
 	"$PYTHON" -c '
 import io, sys, tarfile
 t = tarfile.open(sys.argv[1], "w", format=tarfile.PAX_FORMAT)
-ti = tarfile.TarInfo("xa"); ti.size = 6; ti.mode = 0o644
-ti.pax_headers = {"SCHILY.xattr.user.one": "1", "SCHILY.xattr.system.posix_acl_access": "garbage",
-                  "SCHILY.xattr.user.two": "2"}
+bad = {"SCHILY.xattr.user.one": "1", "SCHILY.xattr.system.posix_acl_access": "garbage",
+       "SCHILY.xattr.user.two": "2"}
+ti = tarfile.TarInfo("xd"); ti.type = tarfile.DIRTYPE; ti.mode = 0o755; ti.pax_headers = bad
+t.addfile(ti)
+ti = tarfile.TarInfo("xd/xa"); ti.size = 6; ti.mode = 0o644; ti.pax_headers = bad
 t.addfile(ti, io.BytesIO(b"hello\n")); t.close()' "$T/badxattr.tar"
-	for mode in --atomic --overwrite; do
+	for mode in in-place --atomic --overwrite; do
 		fresh "$X"
-		[ $mode = --overwrite ] && printf 'old\n' >"$X/xa" # the replace path
-		"$SAFEOPEN" "$X" extract $mode "$T/badxattr.tar" >"$T/out" 2>"$T/err"; rc=$?
-		check "$mode, a refused attribute: exit 1, named once, the file published with the others" \
-			test $rc -eq 1 -a "$(grep -c 'extended attribute system.posix_acl_access not restored' "$T/err")" -eq 1 \
-			-a "$(cat "$X/xa")" = hello -a "$(getfattr --only-values -n user.one "$X/xa" 2>/dev/null)" = 1 \
-			-a "$(getfattr --only-values -n user.two "$X/xa" 2>/dev/null)" = 2 -a -z "$(find "$X" -name '.safeopen-*')"
+		opt=$mode; [ $mode = in-place ] && opt=
+		[ $mode = --overwrite ] && mkdir "$X/xd" && printf 'old\n' >"$X/xd/xa" # the replace path
+		"$SAFEOPEN" "$X" extract $opt "$T/badxattr.tar" >"$T/out" 2>"$T/err"; rc=$?
+		check "$mode, a refused attribute: exit 1, named once for the directory and once for the file, both made with the others" \
+			test $rc -eq 1 -a "$(grep -c '^safeopen: extract: xd: extended attribute system.posix_acl_access not restored: .* (E[A-Z]*)$' "$T/err")" -eq 1 \
+			-a "$(grep -c '^safeopen: extract: xd/xa: extended attribute system.posix_acl_access not restored: .* (E[A-Z]*)$' "$T/err")" -eq 1 \
+			-a "$(grep -c . "$T/err")" -eq 2 \
+			-a "$(cat "$X/xd/xa")" = hello -a "$(getfattr --only-values -n user.one "$X/xd/xa" 2>/dev/null)" = 1 \
+			-a "$(getfattr --only-values -n user.two "$X/xd/xa" 2>/dev/null)" = 2 \
+			-a "$(getfattr --only-values -n user.one "$X/xd" 2>/dev/null)" = 1 \
+			-a "$(getfattr --only-values -n user.two "$X/xd" 2>/dev/null)" = 2 -a -z "$(find "$X" -name '.safeopen-*')"
 	done
 fi
 printf 'changed\n' >"$X/$one"
