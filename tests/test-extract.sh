@@ -630,6 +630,34 @@ fresh "$X"
 check "a symlink replaced between two entries: the second goes where it now leads (y/f2, not x/f2)" \
 	test $rc -eq 0 -a -f "$X/x/f1" -a -f "$X/y/f2" -a ! -e "$X/x/f2" -a "$(readlink "$X/l")" = y
 
+# the held parent is matched by its whole key: entries that leave and come
+# back to a directory, a sibling whose name begins like it ("ab" after "a"),
+# parents that no entry creates (made as by mkdir -p), and names ending in
+# ".." (the library's EINVAL: no name in a parent to create)
+"$PYTHON" - "$T/keys.tar" <<'PY'
+import io, sys, tarfile
+with tarfile.open(sys.argv[1], "w", format=tarfile.PAX_FORMAT) as t:
+    for name, kind in [("a", "d"), ("a/f", "f"), ("ab/g", "f"), ("a/b", "d"), ("a/b/h", "f"),
+                       ("a/i", "f"), ("j", "f"), ("p/q/r/s", "f"), ("a/b/..", "d"), ("a/..", "f"),
+                       ("a/b/k", "f")]:
+        ti = tarfile.TarInfo(name)
+        if kind == "d":
+            ti.type = tarfile.DIRTYPE; ti.mode = 0o755; t.addfile(ti)
+        else:
+            body = name.encode() + b"\n"
+            ti.size = len(body); t.addfile(ti, io.BytesIO(body))
+PY
+for w in "" --walker; do
+	fresh "$X"
+	"$SAFEOPEN" $w "$X" extract "$T/keys.tar" >"$T/out" 2>"$T/err"; rc=$?
+	got=$(cd "$X" && find . -type f | sort | while read -r f; do printf '%s=%s ' "$f" "$(cat "$f")"; done)
+	check "held parents${w:+ ($w)}: every entry in its own directory, the two '..' names refused with EINVAL" \
+		test $rc -eq 1 -a "$got" = "./a/b/h=a/b/h ./a/b/k=a/b/k ./a/f=a/f ./a/i=a/i ./ab/g=ab/g ./j=j ./p/q/r/s=p/q/r/s " \
+		-a "$(grep -c '^safeopen: extract: a/b/\.\.: not extracted: .* (EINVAL)$' "$T/err")" -eq 1 \
+		-a "$(grep -c '^safeopen: extract: a/\.\.: not extracted: .* (EINVAL)$' "$T/err")" -eq 1 \
+		-a "$(grep -c . "$T/err")" -eq 2
+done
+
 $MANIFEST "$O" >"$T/sentinel.full.after"
 check "sentinel unchanged at the end (checksums, modes, mtimes, xattrs)" \
 	cmp -s "$T/sentinel.full" "$T/sentinel.full.after"
