@@ -1425,9 +1425,13 @@ int safeopen_extract(int rootfd, uint64_t resolve, int argc, char **argv)
 		int ret = extract_entry(&st, e);
 		if (st.dropped)
 			st.setid_dropped++;
-		/* the premise of the held parent (parent_fd()): only new names since it was resolved */
+		/* the premise of the held parent (parent_of()): only new names
+		 * since it was resolved; a replaced name may be on its own path
+		 * (a symlink "a/s" -> "." replaced by the entry "a/s/s") */
+#ifndef SAFEOPEN_MUTATE_EXTRACT_HELD_PARENT
 		if (st.replaced || ret < 0)
 			drop_parent(&st);
+#endif
 		if (st.fatal || (ret < 0 && st.strict) || (st.bad && st.strict)) {
 			stopped = !st.fatal;
 			break;

@@ -629,6 +629,27 @@ fresh "$X"
 "$SAFEOPEN" "$X" extract "$T/retarget.tar" >"$T/out" 2>"$T/err"; rc=$?
 check "a symlink replaced between two entries: the second goes where it now leads (y/f2, not x/f2)" \
 	test $rc -eq 0 -a -f "$X/x/f1" -a -f "$X/y/f2" -a ! -e "$X/x/f2" -a "$(readlink "$X/l")" = y
+# ... also when the replaced name is on the held directory's own path: "a/s"
+# -> "." holds a for "a/s/", the entry "a/s/s" (made in a) replaces a/s
+# itself by a link to b, and "a/s/f" then belongs in a/b
+# (SAFEOPEN_MUTATE_EXTRACT_HELD_PARENT keeps the held directory)
+"$PYTHON" - "$T/selfref.tar" <<'PY'
+import io, sys, tarfile
+with tarfile.open(sys.argv[1], "w", format=tarfile.PAX_FORMAT) as t:
+    for name, kind, body in [("a", "d", None), ("a/b", "d", None), ("a/s", "l", "."),
+                             ("a/s/s", "l", "b"), ("a/s/f", "f", b"f\n")]:
+        ti = tarfile.TarInfo(name)
+        if kind == "d":
+            ti.type = tarfile.DIRTYPE; ti.mode = 0o755; t.addfile(ti)
+        elif kind == "l":
+            ti.type = tarfile.SYMTYPE; ti.linkname = body; t.addfile(ti)
+        else:
+            ti.size = len(body); t.addfile(ti, io.BytesIO(body))
+PY
+fresh "$X"
+"$SAFEOPEN" "$X" extract "$T/selfref.tar" >"$T/out" 2>"$T/err"; rc=$?
+check "a symlink on the held directory's own path replaced: the next entry goes where it now leads (a/b/f, not a/f)" \
+	test $rc -eq 0 -a -f "$X/a/b/f" -a ! -e "$X/a/f" -a "$(readlink "$X/a/s")" = b
 
 # the held parent is matched by its whole key: entries that leave and come
 # back to a directory, a sibling whose name begins like it ("ab" after "a"),
