@@ -610,21 +610,28 @@ check "--atomic, truncated: exit 1, the complete files only, no temporary name" 
 	test $rc -eq 1 -a "$(nfiles_in "$X")" -eq "$(complete_in "$X" | wc -l)" -a \
 	"$(complete_in "$X" | wc -l)" -eq "$(wc -l <"$T/c.mid")" -a -z "$(find "$X" -name '.safeopen-*')"
 
-# the held parent directory is let go after an entry that replaced a name: a
-# symlink retargeted between two entries leads the second one to the new place
-"$PYTHON" - "$T/retarget.tar" <<'PY'
+# make_tar OUT ENTRY...: a pax tar of ENTRY "d:NAME" (directory), "l:NAME:BODY"
+# (symlink), "f:NAME:DATA" (regular file, DATA and a newline), in that order
+make_tar() {
+	"$PYTHON" - "$@" <<'PY'
 import io, sys, tarfile
 with tarfile.open(sys.argv[1], "w", format=tarfile.PAX_FORMAT) as t:
-    for name, kind, body in [("x", "d", None), ("y", "d", None), ("l", "l", "x"),
-                             ("l/f1", "f", b"1\n"), ("l", "l", "y"), ("l/f2", "f", b"2\n")]:
+    for arg in sys.argv[2:]:
+        kind, name, body = (arg.split(":", 2) + [""])[:3]
         ti = tarfile.TarInfo(name)
         if kind == "d":
             ti.type = tarfile.DIRTYPE; ti.mode = 0o755; t.addfile(ti)
         elif kind == "l":
             ti.type = tarfile.SYMTYPE; ti.linkname = body; t.addfile(ti)
         else:
-            ti.size = len(body); t.addfile(ti, io.BytesIO(body))
+            data = body.encode() + b"\n"
+            ti.size = len(data); t.addfile(ti, io.BytesIO(data))
 PY
+}
+
+# the held parent directory is let go after an entry that replaced a name: a
+# symlink retargeted between two entries leads the second one to the new place
+make_tar "$T/retarget.tar" d:x d:y l:l:x f:l/f1:1 l:l:y f:l/f2:2
 fresh "$X"
 "$SAFEOPEN" "$X" extract "$T/retarget.tar" >"$T/out" 2>"$T/err"; rc=$?
 check "a symlink replaced between two entries: the second goes where it now leads (y/f2, not x/f2)" \
@@ -633,19 +640,7 @@ check "a symlink replaced between two entries: the second goes where it now lead
 # -> "." holds a for "a/s/", the entry "a/s/s" (made in a) replaces a/s
 # itself by a link to b, and "a/s/f" then belongs in a/b
 # (SAFEOPEN_MUTATE_EXTRACT_HELD_PARENT keeps the held directory)
-"$PYTHON" - "$T/selfref.tar" <<'PY'
-import io, sys, tarfile
-with tarfile.open(sys.argv[1], "w", format=tarfile.PAX_FORMAT) as t:
-    for name, kind, body in [("a", "d", None), ("a/b", "d", None), ("a/s", "l", "."),
-                             ("a/s/s", "l", "b"), ("a/s/f", "f", b"f\n")]:
-        ti = tarfile.TarInfo(name)
-        if kind == "d":
-            ti.type = tarfile.DIRTYPE; ti.mode = 0o755; t.addfile(ti)
-        elif kind == "l":
-            ti.type = tarfile.SYMTYPE; ti.linkname = body; t.addfile(ti)
-        else:
-            ti.size = len(body); t.addfile(ti, io.BytesIO(body))
-PY
+make_tar "$T/selfref.tar" d:a d:a/b l:a/s:. l:a/s/s:b f:a/s/f:f
 fresh "$X"
 "$SAFEOPEN" "$X" extract "$T/selfref.tar" >"$T/out" 2>"$T/err"; rc=$?
 check "a symlink on the held directory's own path replaced: the next entry goes where it now leads (a/b/f, not a/f)" \
@@ -655,19 +650,8 @@ check "a symlink on the held directory's own path replaced: the next entry goes 
 # back to a directory, a sibling whose name begins like it ("ab" after "a"),
 # parents that no entry creates (made as by mkdir -p), and names ending in
 # ".." (the library's EINVAL: no name in a parent to create)
-"$PYTHON" - "$T/keys.tar" <<'PY'
-import io, sys, tarfile
-with tarfile.open(sys.argv[1], "w", format=tarfile.PAX_FORMAT) as t:
-    for name, kind in [("a", "d"), ("a/f", "f"), ("ab/g", "f"), ("a/b", "d"), ("a/b/h", "f"),
-                       ("a/i", "f"), ("j", "f"), ("p/q/r/s", "f"), ("a/b/..", "d"), ("a/..", "f"),
-                       ("a/b/k", "f")]:
-        ti = tarfile.TarInfo(name)
-        if kind == "d":
-            ti.type = tarfile.DIRTYPE; ti.mode = 0o755; t.addfile(ti)
-        else:
-            body = name.encode() + b"\n"
-            ti.size = len(body); t.addfile(ti, io.BytesIO(body))
-PY
+make_tar "$T/keys.tar" d:a f:a/f:a/f f:ab/g:ab/g d:a/b f:a/b/h:a/b/h f:a/i:a/i f:j:j \
+	f:p/q/r/s:p/q/r/s d:a/b/.. f:a/..:a/.. f:a/b/k:a/b/k
 for w in "" --walker; do
 	fresh "$X"
 	"$SAFEOPEN" $w "$X" extract "$T/keys.tar" >"$T/out" 2>"$T/err"; rc=$?
