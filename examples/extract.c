@@ -526,7 +526,6 @@ static int try_publish(struct xstate *st, struct xattr_target *t, const struct s
 	return fd;
 }
 
-
 /* ------------------------------------------------------------------ parents */
 
 static void drop_parent(struct xstate *st)
