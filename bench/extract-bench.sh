@@ -5,12 +5,14 @@
 #  - a synthetic archive of 10,000 small files in 100 directories,
 #  - a plain tar of /usr/include (a large real tree; skipped if absent),
 #  - the archives given as arguments (e.g. the release tarball).
-# Prints two Markdown tables: wall time in milliseconds, min and median of
-# RUNS runs (the tools take turns, in an order rotating from run to run, each
-# into a fresh directory;
-# the removal is not timed), with safeopen's ratios to GNU tar and bsdtar
-# (of the minima); and, with strace, the system calls per entry of each tool
-# (strace -f -c, one run). A benchmark, never a test: `make bench-extract`.
+# Prints Markdown tables: wall time and CPU time (user + system of the tool
+# and its children, from wait4) in milliseconds, min and median of RUNS runs
+# (the tools take turns, in an order rotating from run to run, each into a
+# fresh directory; the removal is not timed), with safeopen's ratios to GNU
+# tar and bsdtar (of the minima); and, with strace, the system calls per
+# entry of each tool (strace -f -c, one run). On a shared machine the wall
+# time also waits for a processor; the CPU time does not. A benchmark, never
+# a test: `make bench-extract`.
 #
 #     extract-bench.sh [--runs N] [--dir DIR] [--files N] [--no-system] [TARBALL...]
 #
@@ -78,52 +80,75 @@ tool_cmd() { # tool_cmd TOOL ARCHIVE DEST: the command line
 }
 TOOLS="so sw gt"; [ -n "$HAVE_BSDTAR" ] && TOOLS="$TOOLS bt"
 
-now() { date +%s%N; }
-# measure ARCHIVE: RUNS rounds, each tool once per round; $W/t.TOOL gets the
-# times in microseconds ("error" on failure)
+# measure ARCHIVE: RUNS rounds, each tool once per round, in an order that
+# rotates from round to round (no tool always goes first); $W/t.TOOL gets one
+# line per run, "WALL_US CPU_US", and "error" if the tool failed. Timed by a
+# helper that spawns the tool and reaps it with wait4 (its own start-up and
+# the removal of the previous tree are outside the interval).
 measure() {
-	for t in $TOOLS; do : >"$W/t.$t"; done
-	i=0
-	while [ $i -lt "$RUNS" ]; do
-		# the order rotates from round to round: no tool always goes first
-		order=$(echo $TOOLS $TOOLS | awk -v i=$i '{ n = NF / 2; s = i % n;
-			for (k = 1; k <= n; k++) printf "%s ", $(s + k) }')
-		for t in $order; do
-			chmod -R u+rwx "$W/dest" 2>/dev/null; rm -rf "$W/dest"; mkdir "$W/dest"
-			sync
-			t0=$(now)
-			$(tool_cmd $t "$1" "$W/dest") >/dev/null 2>"$W/err" || echo error >>"$W/t.$t"
-			t1=$(now)
-			echo $(((t1 - t0) / 1000)) >>"$W/t.$t"
-		done
-		i=$((i + 1))
-	done
+	for t in $TOOLS; do echo "$t $(tool_cmd $t "$1" "$W/dest")"; done >"$W/cmds"
+	"$PYTHON" -c '
+import os, shutil, subprocess, sys, time
+w, runs = sys.argv[1], int(sys.argv[2])
+cmds = {}
+for line in open(os.path.join(w, "cmds")):
+    t, *argv = line.split()
+    cmds[t] = argv
+tools = list(cmds)
+out = {t: open(os.path.join(w, "t." + t), "w") for t in tools}
+dest = os.path.join(w, "dest")
+null = os.open(os.devnull, os.O_WRONLY)
+err = os.open(os.path.join(w, "err"), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+for i in range(runs):
+    for t in tools[i % len(tools):] + tools[:i % len(tools)]:
+        if os.path.lexists(dest):
+            subprocess.run(["chmod", "-R", "u+rwx", dest], stderr=subprocess.DEVNULL)
+            shutil.rmtree(dest)
+        os.mkdir(dest)
+        os.sync()
+        t0 = time.perf_counter_ns()
+        pid = os.posix_spawnp(cmds[t][0], cmds[t], os.environ,
+                              file_actions=[(os.POSIX_SPAWN_DUP2, null, 1),
+                                            (os.POSIX_SPAWN_DUP2, err, 2)])
+        _, status, ru = os.wait4(pid, 0)
+        t1 = time.perf_counter_ns()
+        if os.waitstatus_to_exitcode(status) != 0:
+            out[t].write("error\n")
+        out[t].write("%d %d\n" % ((t1 - t0) // 1000, (ru.ru_utime + ru.ru_stime) * 1e6))
+' "$W" "$RUNS" || exit 1
 }
-# stat TOOL: "min / median" in ms, or "error"
+# stat_ms TOOL COLUMN (1 wall, 2 CPU): "min / median" in ms, or "error"
 stat_ms() {
 	grep -q error "$W/t.$1" && { echo error; return; }
-	sort -n "$W/t.$1" | awk '{ a[NR] = $1 } END { printf "%.1f / %.1f", a[1] / 1000, a[int((NR + 1) / 2)] / 1000 }'
+	awk -v c="$2" '{ print $c }' "$W/t.$1" | sort -n |
+		awk '{ a[NR] = $1 } END { printf "%.1f / %.1f", a[1] / 1000, a[int((NR + 1) / 2)] / 1000 }'
 }
-min_us() { sort -n "$W/t.$1" | head -1; }
-ratio() { # ratio A B: min(A) / min(B)
+min_us() { awk -v c="$2" '{ print $c }' "$W/t.$1" | sort -n | head -1; }
+ratio() { # ratio A B COLUMN: min(A) / min(B)
 	grep -q error "$W/t.$1" "$W/t.$2" && { echo n/a; return; }
-	awk -v a="$(min_us "$1")" -v b="$(min_us "$2")" 'BEGIN { printf "%.2f", a / b }'
+	awk -v a="$(min_us "$1" "$3")" -v b="$(min_us "$2" "$3")" 'BEGIN { printf "%.2f", a / b }'
 }
 
-echo "Extraction time, milliseconds, min / median of $RUNS runs taken in turns ($(nproc) CPUs, load $(cut -d' ' -f1 /proc/loadavg), $(df -T "$DIR" | awk 'NR==2 { print $2 }') at $DIR)"
+echo "Extraction time, milliseconds, min / median of $RUNS runs taken in turns ($(nproc) CPUs, load $(cut -d' ' -f1 /proc/loadavg), $(df -T "$DIR" | awk 'NR==2 { print $2 }') at $DIR); ratios of the minima"
 echo
-printf '| archive | entries | safeopen extract | safeopen --walker extract | GNU tar | bsdtar | safeopen / GNU tar | safeopen / bsdtar |\n'
-printf '|---|---:|---:|---:|---:|---:|---:|---:|\n'
+printf '| archive | entries | time | safeopen extract | safeopen --walker extract | GNU tar | bsdtar | safeopen / GNU tar | safeopen / bsdtar |\n'
+printf '|---|---:|---|---:|---:|---:|---:|---:|---:|\n'
 for arc in "$@"; do
 	[ -r "$arc" ] || { echo "extract-bench: $arc: not readable" >&2; continue; }
 	entries=$(tar -tf "$arc" | wc -l)
 	echo "$arc $entries" >>"$W/archives"
 	measure "$arc"
-	bt=n/a rb=n/a
-	[ -n "$HAVE_BSDTAR" ] && { bt=$(stat_ms bt); rb=$(ratio so bt); }
-	printf '| %s | %s | %s | %s | %s | %s | %s | %s |\n' "${arc##*/}" "$entries" \
-		"$(stat_ms so)" "$(stat_ms sw)" "$(stat_ms gt)" "$bt" "$(ratio so gt)" "$rb"
+	for col in 1 2; do
+		what=wall; [ $col = 2 ] && what=CPU
+		bt=n/a rb=n/a
+		[ -n "$HAVE_BSDTAR" ] && { bt=$(stat_ms bt $col); rb=$(ratio so bt $col); }
+		printf '| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n' "${arc##*/}" "$entries" "$what" \
+			"$(stat_ms so $col)" "$(stat_ms sw $col)" "$(stat_ms gt $col)" "$bt" \
+			"$(ratio so gt $col)" "$rb"
+	done
 done
+echo
+echo "(load at the end: $(cut -d' ' -f1-3 /proc/loadavg))"
 
 command -v strace >/dev/null || { echo; echo "(no strace: system calls not counted)"; exit 0; }
 echo

@@ -95,9 +95,10 @@ PHONY_TARGETS += bench-tree
 EXTRA_DIST += bench/tree-bench.sh
 
 # `make bench-extract`: safeopen extract (both paths) next to GNU tar and
-# bsdtar (min and median of 5, ratios, system calls per entry) on a synthetic
-# archive of 10,000 small files, a plain tar of /usr/include and the release
-# tarball (made with dist-gzip when missing). BENCH_EXTRACT_ARGS="--runs 9 --dir /dev/shm"
+# bsdtar (wall and CPU time, min and median of 5, ratios, system calls per
+# entry) on a synthetic archive of 10,000 small files, a plain tar of
+# /usr/include and the release tarball (made with dist-gzip when missing).
+# BENCH_EXTRACT_ARGS="--runs 9 --dir /dev/shm"
 BENCH_EXTRACT_ARGS =
 bench-extract: examples/safeopen
 	@test -f $(distdir).tar.gz || $(MAKE) $(AM_MAKEFLAGS) dist-gzip

@@ -7,19 +7,21 @@
  * never by a path syscall on a name that came from the archive. That removes
  * "tar slip" / "zip slip" by construction instead of by string checks:
  *
- *  - the parent directory of each entry is created or found with the mkdir -p
- *    operation, which resolves it beneath DEST (absolute names, "..", and
- *    symlinks that leave DEST fail with EXDEV; a directory swapped for a
- *    symlink by a concurrent process is seen as that symlink), and held for
- *    the following entries of the same directory (parent_fd() says why that
- *    is safe and when it is resolved again);
- *  - the entry itself is created in that parent with the library's
- *    single-name operations, which never follow a symlink in the last
- *    component: a new regular file with O_CREAT|O_EXCL (mode 0600 until it
- *    is whole, removed if it cannot be completed), a file over an existing
- *    name with the tmpfile API (replaced atomically, with its xattrs), a
- *    symlink stored as it is (its body is data), a hard link whose target is
- *    resolved beneath DEST, a FIFO or (with --devices) a device node;
+ *  - the parent directory of each entry and its last name come from
+ *    safe_open_parent_beneath(), which resolves the parent beneath DEST
+ *    (absolute names, "..", and symlinks that leave DEST fail with EXDEV; a
+ *    directory swapped for a symlink by a concurrent process is seen as that
+ *    symlink); missing directories are created by the mkdir -p operation;
+ *    the parent is held for the following entries of the same directory
+ *    (parent_of() says why that is safe and when it is resolved again);
+ *  - the entry itself is created in that parent under its plain last name,
+ *    never following it: a new regular file with O_CREAT|O_EXCL (mode 0600
+ *    until it is whole, removed if it cannot be completed), a file over an
+ *    existing name with the tmpfile API (replaced atomically, with its
+ *    xattrs), a symlink stored as it is (its body is data), a hard link whose
+ *    target is resolved beneath DEST, a FIFO or (with --devices) a device
+ *    node; what replaces or removes an existing name goes through the
+ *    library's operations;
  *  - directory modes and times are applied at the end, deepest first, by
  *    resolving the names again (later entries change a directory's mtime,
  *    and a read-only directory would block its own contents).
@@ -167,8 +169,10 @@ struct xstate {
 	bool dropped;       /* ... this one (counted once per entry) */
 	bool replaced;      /* this entry replaced or removed a name that existed */
 	bool fatal;         /* the archive cannot be read further */
-	int pfd;            /* the directory of ppath, held (parent_fd()), or -1 */
-	char ppath[PATH_MAX];
+	int pfd;            /* the held directory (parent_of()), or -1 */
+	size_t pkeylen;     /* the names of its entries start with pkey[0..pkeylen) */
+	char pkey[PATH_MAX];
+	char name[PATH_MAX]; /* the last component, as safe_open_parent_beneath() gave it */
 };
 
 /* ------------------------------------------------------------------ messages */
@@ -279,21 +283,10 @@ static bool normalize(const char *in, char *out, size_t size)
 	return true;
 }
 
-/* Split a normalized path into its parent (written to parent[size]) and a
- * pointer to its last component. */
-static const char *split(const char *path, char *parent, size_t size)
+/* A normalized path that names DEST itself ("." or, with --in-root, "/"). */
+static bool names_root(const char *path)
 {
-	const char *slash = strrchr(path, '/');
-	if (!slash) {
-		snprintf(parent, size, ".");
-		return path;
-	}
-	if (slash == path) {
-		snprintf(parent, size, "/");
-		return slash + 1;
-	}
-	snprintf(parent, size, "%.*s", (int)(slash - path), path);
-	return slash + 1;
+	return !strcmp(path, ".") || !strcmp(path, "/");
 }
 
 /* A hidden name for the create-then-rename that replaces a symlink, a hard
@@ -406,10 +399,18 @@ static bool created_here(const struct xstate *st, const struct stat *sb)
 	return false;
 }
 
-/* The entry's extended attributes as an array (owned by st, valid until
- * the next entry). */
-static size_t entry_xattrs(struct xstate *st, struct archive_entry *e)
+static bool is_acl(const char *name)
 {
+	return !strncmp(name, "system.posix_acl_", 17);
+}
+
+/* The entry's extended attributes as an array (owned by st, valid until
+ * the next entry): the others first, then the POSIX ACLs, which define
+ * permission bits themselves and so come after the mode (*nplain is the
+ * number of the others). */
+static size_t entry_xattrs(struct xstate *st, struct archive_entry *e, size_t *nplain)
+{
+	*nplain = 0;
 	if (!st->xattrs)
 		return 0;
 	int count = archive_entry_xattr_reset(e);
@@ -428,13 +429,101 @@ static size_t entry_xattrs(struct xstate *st, struct archive_entry *e)
 	size_t size;
 	while (n < (size_t)count && archive_entry_xattr_next(e, &name, &value, &size) == ARCHIVE_OK)
 		st->xa[n++] = (struct safe_xattr){ name, value, size };
+	size_t p = 0; /* stable partition: each ACL moves behind the others */
+	for (size_t i = 0; i < n; i++)
+		if (!is_acl(st->xa[i].name)) {
+			struct safe_xattr x = st->xa[i];
+			memmove(&st->xa[p + 1], &st->xa[p], (i - p) * sizeof(x));
+			st->xa[p++] = x;
+		}
+	*nplain = p;
 	return n;
 }
+
+/*
+ * Extended attributes, one rule for every kind of object: an attribute that
+ * this user or this filesystem cannot take (EPERM, EOPNOTSUPP, ...: see
+ * xattr_errno()) is reported by name and left out, and the others are set;
+ * any other failure fails the entry. Each way of setting them is a `try`
+ * over the array that answers as safe_tmpfile_link() and
+ * safe_tmpfile_failed_xattr() do: success, or -1 with errno and the index
+ * of the attribute refused (-1 if the failure was not an attribute's).
+ * set_xattrs() reports that one, removes it and tries again with the rest.
+ */
+struct xattr_target {
+	int fd;                  /* an open file (try_fd) */
+	int pfd;                 /* or a name in a directory (try_name) */
+	const char *name;
+	struct safe_tmpfile *tmp; /* or a file to publish (try_publish) */
+	uint64_t flags;          /* try_publish: SAFE_TMPFILE_REPLACE or 0 */
+	size_t from;             /* try_fd, try_name: the attributes before are set */
+};
+typedef int (*xattr_try)(struct xstate *st, struct xattr_target *t, const struct safe_xattr *xa,
+			 size_t n, ssize_t *failed);
 
 static bool xattr_errno(int err)
 {
 	return err == EPERM || err == EOPNOTSUPP || err == E2BIG || err == ENOSPC ||
 	       err == EINVAL || err == EACCES || err == ERANGE || err == EDQUOT;
+}
+
+static int set_xattrs(struct xstate *st, const char *path, struct safe_xattr *xa, size_t n,
+		      xattr_try try, struct xattr_target *t)
+{
+	for (;;) {
+		ssize_t bad = -1;
+		int r = try(st, t, xa, n, &bad);
+		if (r >= 0 || bad < 0 || (size_t)bad >= n || !xattr_errno(errno))
+			return r;
+		int err = errno;
+		char what[300];
+		snprintf(what, sizeof(what), "extended attribute %s not restored", xa[bad].name);
+		report(st, path, what, err);
+		memmove(&xa[bad], &xa[bad + 1], (n - (size_t)bad - 1) * sizeof(*xa));
+		n--;
+	}
+}
+
+/* On a file this extraction has open (written in place). */
+static int try_fd(struct xstate *st, struct xattr_target *t, const struct safe_xattr *xa, size_t n,
+		  ssize_t *failed)
+{
+	(void)st;
+	for (; t->from < n; t->from++)
+		if (fsetxattr(t->fd, xa[t->from].name, xa[t->from].value, xa[t->from].size, 0) < 0) {
+			*failed = (ssize_t)t->from;
+			return -1;
+		}
+	return 0;
+}
+
+/* On a directory by its name in its parent, through the library. */
+static int try_name(struct xstate *st, struct xattr_target *t, const struct safe_xattr *xa,
+		    size_t n, ssize_t *failed)
+{
+	for (; t->from < n; t->from++)
+		if (safe_setxattr_beneath(t->pfd, t->name, xa[t->from].name, xa[t->from].value,
+					  xa[t->from].size, 0, st->resolve) < 0) {
+			*failed = (ssize_t)t->from;
+			return -1;
+		}
+	return 0;
+}
+
+/* Publishing a tmpfile: the library sets them (in its order, ACLs after the
+ * mode) and says which one it could not set. Returns the published file's
+ * descriptor. */
+static int try_publish(struct xstate *st, struct xattr_target *t, const struct safe_xattr *xa,
+		       size_t n, ssize_t *failed)
+{
+	(void)st;
+	int fd = safe_tmpfile_link(t->tmp, xa, n, t->flags);
+	if (fd < 0) {
+		int err = errno;
+		*failed = safe_tmpfile_failed_xattr(t->tmp);
+		errno = err;
+	}
+	return fd;
 }
 
 /* ------------------------------------------------------------------ parents */
@@ -444,28 +533,74 @@ static void drop_parent(struct xstate *st)
 	if (st->pfd >= 0)
 		close(st->pfd);
 	st->pfd = -1;
-	st->ppath[0] = '\0';
+	st->pkeylen = 0;
 }
 
-/* Hold fd (taken) as the directory named path (shorter than PATH_MAX). */
-static void hold_parent(struct xstate *st, const char *path, int fd)
+/* Hold fd (taken) as the directory whose entries are named key[0..keylen)
+ * followed by one component ("" for DEST's own entries, "a/b/" for those of
+ * a/b). NO_KEY (or a key too long to keep) holds it for the current entry
+ * only: no later name matches it. */
+#define NO_KEY SIZE_MAX
+static void hold_parent(struct xstate *st, const char *key, size_t keylen, int fd)
 {
 	drop_parent(st);
 	st->pfd = fd;
-	snprintf(st->ppath, sizeof(st->ppath), "%s", path);
+	if (keylen >= sizeof(st->pkey)) {
+		st->pkeylen = NO_KEY;
+		return;
+	}
+	memcpy(st->pkey, key, keylen);
+	st->pkey[keylen] = '\0';
+	st->pkeylen = keylen;
+}
+
+/* One plain component: not empty, no '/', not "." or "..". */
+static bool plain_name(const char *s)
+{
+	return *s && !strchr(s, '/') && strcmp(s, ".") != 0 && strcmp(s, "..") != 0;
+}
+
+/* The library resolves an entry's parent but creates none: when it is
+ * missing, mkdir -p of the directory part of the path (all before its last
+ * '/'), resolved beneath DEST by the library like every name. The one place
+ * where extract cuts a name itself, and only to hand the library a
+ * directory to create. */
+static int make_parents(struct xstate *st, const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	if (!slash) {
+		errno = ENOENT; /* DEST itself is the parent: it vanished */
+		return -1;
+	}
+	char dir[PATH_MAX];
+	size_t n = slash == path ? 1 : (size_t)(slash - path);
+	memcpy(dir, path, n);
+	dir[n] = '\0';
+	int fd = safe_mkdir_all_beneath(st->rootfd, dir, 0777, st->resolve);
+	if (fd < 0)
+		return -1;
+	close(fd);
+	return 0;
 }
 
 /*
- * The directory the entries named "PARENT/..." go into: created with its
- * missing parents, resolved beneath DEST by the library, and held for the
- * entries that follow in the same directory (an archive lists a directory's
- * files together: one resolution per directory instead of one per entry).
- * Returns a borrowed descriptor (DEST itself for "."), or -1 with errno.
+ * The directory the entry `path` (normalized) goes into, resolved beneath
+ * DEST by the library with safe_open_parent_beneath() (missing directories
+ * created, make_parents()), and its last component in *name, one plain name
+ * that the callers create or change without following it (the guarantee of
+ * safe_open_parent_beneath(3): such calls cannot leave the directory).
+ * The directory is held for the entries that follow in it (an archive lists
+ * a directory's files together: one resolution per directory instead of one
+ * per entry): an entry is recognised as one of its names when its path is
+ * the held key followed by one plain component. Returns a borrowed
+ * descriptor, or -1 with errno (EINVAL: the path names DEST itself or ends
+ * in "..").
  *
  * Safety: the held descriptor is a directory that was beneath DEST when the
- * library resolved it, and every entry is then created in it by a
- * single-name operation of the library, which cannot leave it. What holding
- * it can miss is a later change of what PARENT resolves to:
+ * library resolved it (or that this extraction created in such a directory),
+ * and every entry is then created in it under one plain name without
+ * following it, which cannot leave it. What holding it can miss is a later
+ * change of what its path resolves to:
  *  - by this extraction: an entry that only creates a name cannot change how
  *    a path that already resolved resolves (each of its components existed),
  *    so only an entry that replaced or removed a name (st->replaced) could,
@@ -477,23 +612,32 @@ static void hold_parent(struct xstate *st, const char *path, int fd)
  *    move the files created there just as well. The swap-attack test of
  *    tests/test-extract.sh runs this race.
  */
-static int parent_fd(struct xstate *st, const char *parent)
+static int parent_of(struct xstate *st, const char *path, const char **name)
 {
-	if (!strcmp(parent, "."))
-		return st->rootfd;
-	if (st->pfd >= 0 && !strcmp(st->ppath, parent))
+	size_t k = st->pkeylen;
+	if (st->pfd >= 0 && k != NO_KEY && !strncmp(path, st->pkey, k) && plain_name(path + k)) {
+		*name = path + k;
 		return st->pfd;
-	int fd = safe_mkdir_all_beneath(st->rootfd, parent, 0777, st->resolve);
+	}
+	int fd = safe_open_parent_beneath(st->rootfd, path, st->resolve, st->name, sizeof(st->name));
+	if (fd < 0 && errno == ENOENT && make_parents(st, path) == 0)
+		fd = safe_open_parent_beneath(st->rootfd, path, st->resolve, st->name,
+					      sizeof(st->name));
 	if (fd < 0)
 		return -1;
-	hold_parent(st, parent, fd);
+	/* a normalized path ends in its last component: the key is the rest */
+	size_t len = strlen(path), nlen = strlen(st->name);
+	bool suffix = nlen <= len && !strcmp(path + len - nlen, st->name);
+	hold_parent(st, path, suffix ? len - nlen : NO_KEY, fd);
+	*name = st->name;
 	return fd;
 }
 
 /* ------------------------------------------------------------------ entries */
 
-/* Creation of one non-regular entry under a name in a resolved directory;
- * `flags` is 0 or SAFE_REPLACE (symlinks and nodes: the library replaces an
+/* Creation of one non-regular entry under a plain name in a directory from
+ * parent_of(); `flags` is 0 (a new name: the plain *at() call, which never
+ * follows it) or SAFE_REPLACE (symlinks and nodes: the library replaces an
  * existing name atomically). */
 struct maker {
 	int (*make)(struct xstate *st, const struct maker *mk, int pfd, const char *name,
@@ -506,12 +650,16 @@ struct maker {
 static int make_symlink(struct xstate *st, const struct maker *mk, int pfd, const char *name,
 			uint64_t flags)
 {
+	if (!flags)
+		return symlinkat(mk->target, pfd, name);
 	return safe_symlinkat_beneath(mk->target, pfd, name, st->resolve | flags);
 }
 
 static int make_node(struct xstate *st, const struct maker *mk, int pfd, const char *name,
 		     uint64_t flags)
 {
+	if (!flags)
+		return mknodat(pfd, name, mk->mode, mk->dev);
 	return safe_mknodat_beneath(pfd, name, mk->mode, mk->dev, st->resolve | flags);
 }
 
@@ -557,19 +705,20 @@ static int create_replacing(struct xstate *st, const struct maker *mk, int pfd, 
 	return 0;
 }
 
-/* Owner and times of a non-regular, non-directory entry, on the name itself. */
+/* Owner and times of a non-regular, non-directory entry, on the name itself
+ * (never followed: AT_SYMLINK_NOFOLLOW; chmod has no such flag, so the mode
+ * of a node goes through the library, which does not follow either). */
 static void finish_special(struct xstate *st, struct archive_entry *e, int pfd, const char *name,
 			   const char *path, bool chmod_it)
 {
-	if (st->same_owner &&
-	    safe_fchownat_beneath(pfd, name, (uid_t)archive_entry_uid(e),
-				  (gid_t)archive_entry_gid(e), st->resolve) < 0)
+	if (st->same_owner && fchownat(pfd, name, (uid_t)archive_entry_uid(e),
+				       (gid_t)archive_entry_gid(e), AT_SYMLINK_NOFOLLOW) < 0)
 		report(st, path, "owner not restored", errno);
 	if (chmod_it && safe_fchmodat_beneath(pfd, name, entry_perm(st, e, false), st->resolve) < 0)
 		report(st, path, "mode not restored", errno);
 	struct timespec ts[2];
 	entry_times(e, ts);
-	if (safe_utimensat_beneath(pfd, name, ts, st->resolve) < 0)
+	if (utimensat(pfd, name, ts, AT_SYMLINK_NOFOLLOW) < 0)
 		report(st, path, "times not restored", errno);
 }
 
@@ -623,8 +772,9 @@ static int copy_data(struct xstate *st, struct archive_entry *e, int fd, const c
  * security.capability, the file is mode 0600 until the mode is set (no one
  * else can open it before it is whole and has its xattrs), and the ACL
  * xattrs, which define permission bits themselves, come after the mode.
- * Each xattr that fails is reported by name, the others are still set. */
-static void finish_file(struct xstate *st, struct archive_entry *e, int fd, const char *path,
+ * Returns 0, or -1 (reported) when an xattr failed for a reason other than
+ * the attribute itself (set_xattrs()): the file is then not complete. */
+static int finish_file(struct xstate *st, struct archive_entry *e, int fd, const char *path,
 			mode_t perm)
 {
 	if (st->same_owner &&
@@ -635,26 +785,23 @@ static void finish_file(struct xstate *st, struct archive_entry *e, int fd, cons
 			st->dropped = true;
 		}
 	}
-	size_t nxa = entry_xattrs(st, e);
-	for (int pass = 0; pass < 2; pass++) {
-		for (size_t i = 0; i < nxa; i++) {
-			bool acl = !strncmp(st->xa[i].name, "system.posix_acl_", 17);
-			if (acl != (pass == 1))
-				continue;
-			if (fsetxattr(fd, st->xa[i].name, st->xa[i].value, st->xa[i].size, 0) < 0) {
-				char what[300];
-				snprintf(what, sizeof(what), "extended attribute %s not restored",
-					 st->xa[i].name);
-				report(st, path, what, errno);
-			}
-		}
-		if (pass == 0 && fchmod(fd, perm) < 0)
-			report(st, path, "mode not restored", errno);
+	size_t nplain, nxa = entry_xattrs(st, e, &nplain);
+	struct xattr_target plain = { .fd = fd }, acl = { .fd = fd };
+	if (nplain && set_xattrs(st, path, st->xa, nplain, try_fd, &plain) < 0) {
+		report(st, path, "not extracted", errno);
+		return -1;
+	}
+	if (fchmod(fd, perm) < 0)
+		report(st, path, "mode not restored", errno);
+	if (nxa > nplain && set_xattrs(st, path, st->xa + nplain, nxa - nplain, try_fd, &acl) < 0) {
+		report(st, path, "not extracted", errno);
+		return -1;
 	}
 	struct timespec ts[2];
 	entry_times(e, ts);
 	if (futimens(fd, ts) < 0)
 		report(st, path, "times not restored", errno);
+	return 0;
 }
 
 /* Remove the name of a file this entry created and could not complete, if
@@ -667,32 +814,6 @@ static void remove_partial(struct xstate *st, int pfd, const char *name, int fd,
 		return;
 	if (safe_unlinkat_beneath(pfd, name, st->resolve) < 0)
 		report(st, path, "partial file not removed", errno);
-}
-
-/* Publish the unpublished file with its xattrs. An attribute that this user
- * or this filesystem cannot take is reported by name and left out
- * (safe_tmpfile_failed_xattr() says which), the rest of the file is still
- * published. */
-static int publish(struct xstate *st, struct safe_tmpfile *tmp, const char *path, size_t nxa,
-		   uint64_t flags)
-{
-	for (;;) {
-		int out = safe_tmpfile_link(tmp, st->xa, nxa, flags);
-		if (out >= 0)
-			return out;
-		int err = errno;
-		ssize_t bad = safe_tmpfile_failed_xattr(tmp);
-		if (bad < 0 || !xattr_errno(err)) {
-			errno = err;
-			return -1;
-		}
-		char what[300];
-		snprintf(what, sizeof(what), "extended attribute %s not restored", st->xa[bad].name);
-		report(st, path, what, err);
-		size_t i = (size_t)bad;
-		memmove(&st->xa[i], &st->xa[i + 1], (nxa - i - 1) * sizeof(st->xa[0]));
-		nxa--;
-	}
 }
 
 /* A regular file written unpublished with the tmpfile API: it appears under
@@ -721,10 +842,11 @@ static int extract_file_atomic(struct xstate *st, struct archive_entry *e, int p
 			st->dropped = true;
 		}
 	}
-	size_t nxa = entry_xattrs(st, e);
+	size_t nplain, nxa = entry_xattrs(st, e, &nplain);
 	if (replace)
 		st->replaced = true;
-	int out = publish(st, tmp, path, nxa, replace ? SAFE_TMPFILE_REPLACE : 0);
+	struct xattr_target pub = { .tmp = tmp, .flags = replace ? SAFE_TMPFILE_REPLACE : 0 };
+	int out = set_xattrs(st, path, st->xa, nxa, try_publish, &pub);
 	if (out < 0) {
 		if (errno == EEXIST && st->old == OLD_SKIP) { /* created meanwhile */
 			ret = 0;
@@ -796,7 +918,11 @@ static int extract_file(struct xstate *st, struct archive_entry *e, int pfd, con
 		close(fd);
 		return -1;
 	}
-	finish_file(st, e, fd, path, perm);
+	if (finish_file(st, e, fd, path, perm) < 0) {
+		remove_partial(st, pfd, name, fd, path);
+		close(fd);
+		return -1;
+	}
 	if (archive_entry_nlink(e) > 1)
 		remember_file(st, fd);
 	close(fd);
@@ -832,7 +958,7 @@ static int hardlink_data(struct xstate *st, struct archive_entry *e, int pfd, co
 	}
 	int ret = copy_data(st, e, fd, path, "data of the hard link not written");
 	if (ret == 0)
-		finish_file(st, e, fd, path, entry_perm(st, e, false));
+		ret = finish_file(st, e, fd, path, entry_perm(st, e, false));
 	close(fd);
 	return ret;
 }
@@ -850,15 +976,10 @@ static int extract_top_dir(struct xstate *st, struct archive_entry *e, const cha
 		report(st, path, "not extracted", ENOTDIR);
 		return -1;
 	}
-	size_t nxa = entry_xattrs(st, e);
-	for (size_t i = 0; i < nxa; i++)
-		if (safe_setxattr_beneath(st->rootfd, path, st->xa[i].name, st->xa[i].value,
-					  st->xa[i].size, 0, st->resolve) < 0) {
-			char what[300];
-			snprintf(what, sizeof(what), "extended attribute %s not restored",
-				 st->xa[i].name);
-			report(st, path, what, errno);
-		}
+	size_t nplain, nxa = entry_xattrs(st, e, &nplain);
+	struct xattr_target t = { .pfd = st->rootfd, .name = path };
+	if (nxa && set_xattrs(st, path, st->xa, nxa, try_name, &t) < 0)
+		report(st, path, "extended attributes not restored", errno);
 	if (!remember_dir(st, path, e)) {
 		report(st, path, "mode and times not restored", ENOMEM);
 		return -1;
@@ -872,17 +993,16 @@ static int extract_top_dir(struct xstate *st, struct archive_entry *e, const cha
  * The new directory becomes the held parent of the entries that follow. */
 static int extract_dir(struct xstate *st, struct archive_entry *e, const char *path)
 {
-	char parent[PATH_MAX];
-	const char *name = split(path, parent, sizeof(parent));
-	if (!*name || !strcmp(name, ".") || !strcmp(name, ".."))
+	if (names_root(path))
 		return extract_top_dir(st, e, path);
-	int pfd = parent_fd(st, parent);
+	const char *name;
+	int pfd = parent_of(st, path, &name);
 	if (pfd < 0) {
 		report(st, path, "not extracted", errno);
 		return -1;
 	}
 	mode_t perm = entry_perm(st, e, true);
-	if (safe_mkdirat_beneath(pfd, name, (perm | S_IRWXU) & 0777, st->resolve) < 0) {
+	if (mkdirat(pfd, name, (perm | S_IRWXU) & 0777) < 0) {
 		struct stat sb;
 		if (errno != EEXIST || safe_fstatat_beneath(pfd, name, &sb, st->resolve) < 0) {
 			report(st, path, "not extracted", errno);
@@ -903,15 +1023,10 @@ static int extract_dir(struct xstate *st, struct archive_entry *e, const char *p
 			}
 		}
 	}
-	size_t nxa = entry_xattrs(st, e);
-	for (size_t i = 0; i < nxa; i++)
-		if (safe_setxattr_beneath(pfd, name, st->xa[i].name, st->xa[i].value,
-					  st->xa[i].size, 0, st->resolve) < 0) {
-			char what[300];
-			snprintf(what, sizeof(what), "extended attribute %s not restored",
-				 st->xa[i].name);
-			report(st, path, what, errno);
-		}
+	size_t nplain, nxa = entry_xattrs(st, e, &nplain);
+	struct xattr_target t = { .pfd = pfd, .name = name };
+	if (nxa && set_xattrs(st, path, st->xa, nxa, try_name, &t) < 0)
+		report(st, path, "extended attributes not restored", errno);
 	if (!remember_dir(st, path, e)) {
 		report(st, path, "mode and times not restored", ENOMEM);
 		return -1;
@@ -919,15 +1034,24 @@ static int extract_dir(struct xstate *st, struct archive_entry *e, const char *p
 	struct safe_open_how how = { .flags = O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC,
 				     .resolve = st->resolve };
 	int dfd = safe_openat2(pfd, name, &how, sizeof(how));
-	if (dfd >= 0)
-		hold_parent(st, path, dfd); /* pfd may be closed now */
+	if (dfd >= 0) { /* held for the entries "PATH/NAME" (pfd may be closed now) */
+		char key[PATH_MAX];
+		size_t len = strlen(path);
+		if (len + 1 < sizeof(key)) {
+			memcpy(key, path, len);
+			key[len] = '/';
+			hold_parent(st, key, len + 1, dfd);
+		} else {
+			hold_parent(st, "", NO_KEY, dfd);
+		}
+	}
 	return 0;
 }
 
 static int extract_entry(struct xstate *st, struct archive_entry *e)
 {
 	const char *raw = archive_entry_pathname(e);
-	char path[PATH_MAX], parent[PATH_MAX], target[PATH_MAX];
+	char path[PATH_MAX], target[PATH_MAX];
 	if (!raw || !*raw) {
 		report(st, raw ? raw : "(no name)", "not extracted", raw ? ENOENT : EINVAL);
 		return -1;
@@ -946,8 +1070,8 @@ static int extract_entry(struct xstate *st, struct archive_entry *e)
 	if (!link && type == AE_IFDIR)
 		return extract_dir(st, e, path);
 
-	const char *name = split(path, parent, sizeof(parent));
-	int pfd = parent_fd(st, parent);
+	const char *name;
+	int pfd = parent_of(st, path, &name);
 	if (pfd < 0) {
 		report(st, raw, "not extracted", errno);
 		return -1;
@@ -1300,9 +1424,13 @@ int safeopen_extract(int rootfd, uint64_t resolve, int argc, char **argv)
 		int ret = extract_entry(&st, e);
 		if (st.dropped)
 			st.setid_dropped++;
-		/* the premise of the held parent (parent_fd()): only new names since it was resolved */
+		/* the premise of the held parent (parent_of()): only new names
+		 * since it was resolved; a replaced name may be on its own path
+		 * (a symlink "a/s" -> "." replaced by the entry "a/s/s") */
+#ifndef SAFEOPEN_MUTATE_EXTRACT_HELD_PARENT
 		if (st.replaced || ret < 0)
 			drop_parent(&st);
+#endif
 		if (st.fatal || (ret < 0 && st.strict) || (st.bad && st.strict)) {
 			stopped = !st.fatal;
 			break;

@@ -47,6 +47,13 @@ rebuild_lib() {
 }
 
 # run_test NAME LOG: run one binary at the quick size; status 0 = passed.
+# the safeopen CLI (examples/), for a switch in its code: rebuilt with the
+# mutation, then again without it
+rebuild_cli() {
+	(cd "$src" && rm -f examples/*.o examples/safeopen examples/.libs/safeopen &&
+		$MAKE -s -j"$JOBS" CPPFLAGS="$1" examples/safeopen) </dev/null >"$work/cli.log" 2>&1
+}
+
 run_test() {
 	(cd "$src" && top_srcdir="$src" top_builddir="$src" \
 		timeout -k 10 "$TIMEOUT" "./$1") </dev/null >"$2" 2>&1
@@ -69,14 +76,17 @@ table="$work/table"
 : >"$work/verdicts"
 while IFS='	' read -r name tests what; do
 	t0=$(date +%s)
-	if ! grep -rqs "SAFEOPEN_MUTATE_$name\\b" "$src/lib"; then
-		printf '%-20s %-9s %s\n    -> not present in source (no SAFEOPEN_MUTATE_%s in lib/)\n' \
+	in_cli=
+	grep -qs "SAFEOPEN_MUTATE_$name\\b" "$src"/examples/*.c && in_cli=yes
+	if [ -z "$in_cli" ] && ! grep -rqs "SAFEOPEN_MUTATE_$name\\b" "$src/lib"; then
+		printf '%-20s %-9s %s\n    -> not present in source (no SAFEOPEN_MUTATE_%s in lib/ or examples/)\n' \
 			"$name" "ABSENT" "$what" "$name" >>"$table"
 		echo "ABSENT $name" >>"$work/verdicts"
 		continue
 	fi
-	if ! rebuild_lib "-DSAFEOPEN_MUTATE_$name"; then
-		cat "$work/lib.log"
+	if ! rebuild_lib "-DSAFEOPEN_MUTATE_$name" ||
+	   { [ -n "$in_cli" ] && ! rebuild_cli "-DSAFEOPEN_MUTATE_$name"; }; then
+		cat "$work/lib.log" "$work/cli.log" 2>/dev/null
 		echo "BUILD $name" >>"$work/verdicts"
 		continue
 	fi
@@ -92,6 +102,10 @@ while IFS='	' read -r name tests what; do
 		caught="$caught$(basename "$t"): $nfail failing, first: ${first:-exit status only}; "
 		[ -n "${MUTATION_ALL_TESTS:-}" ] || break # one catch is enough (time)
 	done
+	if [ -n "$in_cli" ] && ! rebuild_cli ""; then
+		cat "$work/cli.log"
+		exit 1
+	fi
 	secs=$(( $(date +%s) - t0 ))
 	if [ -n "$caught" ]; then
 		printf '%-20s %-9s %s\n    -> caught by %s(%ss)\n' "$name" "CAUGHT" "$what" "$caught" \

@@ -571,23 +571,33 @@ check "--atomic -k over it: exit 1, 24 names refused with EEXIST" \
 "$SAFEOPEN" "$X" extract --atomic --skip-old-files "$F/tree.tar" >"$T/out" 2>"$T/err"; rc=$?
 check "--atomic --skip-old-files over it: exit 0, silent" test $rc -eq 0 -a ! -s "$T/err"
 # An attribute the filesystem refuses (a malformed ACL) is named, left out,
-# and the file published with its other attributes (safe_tmpfile_failed_xattr)
+# and the object made with its other attributes: one rule (extract.c's
+# set_xattrs(), the answer of safe_tmpfile_failed_xattr() on the tmpfile
+# paths) for a new file written in place, a file published by the tmpfile
+# API (--atomic), one replacing an existing name, and a directory
 if [ $xattrs = yes ]; then
 	"$PYTHON" -c '
 import io, sys, tarfile
 t = tarfile.open(sys.argv[1], "w", format=tarfile.PAX_FORMAT)
-ti = tarfile.TarInfo("xa"); ti.size = 6; ti.mode = 0o644
-ti.pax_headers = {"SCHILY.xattr.user.one": "1", "SCHILY.xattr.system.posix_acl_access": "garbage",
-                  "SCHILY.xattr.user.two": "2"}
+bad = {"SCHILY.xattr.user.one": "1", "SCHILY.xattr.system.posix_acl_access": "garbage",
+       "SCHILY.xattr.user.two": "2"}
+ti = tarfile.TarInfo("xd"); ti.type = tarfile.DIRTYPE; ti.mode = 0o755; ti.pax_headers = bad
+t.addfile(ti)
+ti = tarfile.TarInfo("xd/xa"); ti.size = 6; ti.mode = 0o644; ti.pax_headers = bad
 t.addfile(ti, io.BytesIO(b"hello\n")); t.close()' "$T/badxattr.tar"
-	for mode in --atomic --overwrite; do
+	for mode in in-place --atomic --overwrite; do
 		fresh "$X"
-		[ $mode = --overwrite ] && printf 'old\n' >"$X/xa" # the replace path
-		"$SAFEOPEN" "$X" extract $mode "$T/badxattr.tar" >"$T/out" 2>"$T/err"; rc=$?
-		check "$mode, a refused attribute: exit 1, named once, the file published with the others" \
-			test $rc -eq 1 -a "$(grep -c 'extended attribute system.posix_acl_access not restored' "$T/err")" -eq 1 \
-			-a "$(cat "$X/xa")" = hello -a "$(getfattr --only-values -n user.one "$X/xa" 2>/dev/null)" = 1 \
-			-a "$(getfattr --only-values -n user.two "$X/xa" 2>/dev/null)" = 2 -a -z "$(find "$X" -name '.safeopen-*')"
+		opt=$mode; [ $mode = in-place ] && opt=
+		[ $mode = --overwrite ] && mkdir "$X/xd" && printf 'old\n' >"$X/xd/xa" # the replace path
+		"$SAFEOPEN" "$X" extract $opt "$T/badxattr.tar" >"$T/out" 2>"$T/err"; rc=$?
+		check "$mode, a refused attribute: exit 1, named once for the directory and once for the file, both made with the others" \
+			test $rc -eq 1 -a "$(grep -c '^safeopen: extract: xd: extended attribute system.posix_acl_access not restored: .* (E[A-Z]*)$' "$T/err")" -eq 1 \
+			-a "$(grep -c '^safeopen: extract: xd/xa: extended attribute system.posix_acl_access not restored: .* (E[A-Z]*)$' "$T/err")" -eq 1 \
+			-a "$(grep -c . "$T/err")" -eq 2 \
+			-a "$(cat "$X/xd/xa")" = hello -a "$(getfattr --only-values -n user.one "$X/xd/xa" 2>/dev/null)" = 1 \
+			-a "$(getfattr --only-values -n user.two "$X/xd/xa" 2>/dev/null)" = 2 \
+			-a "$(getfattr --only-values -n user.one "$X/xd" 2>/dev/null)" = 1 \
+			-a "$(getfattr --only-values -n user.two "$X/xd" 2>/dev/null)" = 2 -a -z "$(find "$X" -name '.safeopen-*')"
 	done
 fi
 printf 'changed\n' >"$X/$one"
@@ -600,25 +610,58 @@ check "--atomic, truncated: exit 1, the complete files only, no temporary name" 
 	test $rc -eq 1 -a "$(nfiles_in "$X")" -eq "$(complete_in "$X" | wc -l)" -a \
 	"$(complete_in "$X" | wc -l)" -eq "$(wc -l <"$T/c.mid")" -a -z "$(find "$X" -name '.safeopen-*')"
 
-# the held parent directory is let go after an entry that replaced a name: a
-# symlink retargeted between two entries leads the second one to the new place
-"$PYTHON" - "$T/retarget.tar" <<'PY'
+# make_tar OUT ENTRY...: a pax tar of ENTRY "d:NAME" (directory), "l:NAME:BODY"
+# (symlink), "f:NAME:DATA" (regular file, DATA and a newline), in that order
+make_tar() {
+	"$PYTHON" - "$@" <<'PY'
 import io, sys, tarfile
 with tarfile.open(sys.argv[1], "w", format=tarfile.PAX_FORMAT) as t:
-    for name, kind, body in [("x", "d", None), ("y", "d", None), ("l", "l", "x"),
-                             ("l/f1", "f", b"1\n"), ("l", "l", "y"), ("l/f2", "f", b"2\n")]:
+    for arg in sys.argv[2:]:
+        kind, name, body = (arg.split(":", 2) + [""])[:3]
         ti = tarfile.TarInfo(name)
         if kind == "d":
             ti.type = tarfile.DIRTYPE; ti.mode = 0o755; t.addfile(ti)
         elif kind == "l":
             ti.type = tarfile.SYMTYPE; ti.linkname = body; t.addfile(ti)
         else:
-            ti.size = len(body); t.addfile(ti, io.BytesIO(body))
+            data = body.encode() + b"\n"
+            ti.size = len(data); t.addfile(ti, io.BytesIO(data))
 PY
+}
+
+# the held parent directory is let go after an entry that replaced a name: a
+# symlink retargeted between two entries leads the second one to the new place
+make_tar "$T/retarget.tar" d:x d:y l:l:x f:l/f1:1 l:l:y f:l/f2:2
 fresh "$X"
 "$SAFEOPEN" "$X" extract "$T/retarget.tar" >"$T/out" 2>"$T/err"; rc=$?
 check "a symlink replaced between two entries: the second goes where it now leads (y/f2, not x/f2)" \
 	test $rc -eq 0 -a -f "$X/x/f1" -a -f "$X/y/f2" -a ! -e "$X/x/f2" -a "$(readlink "$X/l")" = y
+# ... also when the replaced name is on the held directory's own path: "a/s"
+# -> "." holds a for "a/s/", the entry "a/s/s" (made in a) replaces a/s
+# itself by a link to b, and "a/s/f" then belongs in a/b
+# (SAFEOPEN_MUTATE_EXTRACT_HELD_PARENT keeps the held directory)
+make_tar "$T/selfref.tar" d:a d:a/b l:a/s:. l:a/s/s:b f:a/s/f:f
+fresh "$X"
+"$SAFEOPEN" "$X" extract "$T/selfref.tar" >"$T/out" 2>"$T/err"; rc=$?
+check "a symlink on the held directory's own path replaced: the next entry goes where it now leads (a/b/f, not a/f)" \
+	test $rc -eq 0 -a -f "$X/a/b/f" -a ! -e "$X/a/f" -a "$(readlink "$X/a/s")" = b
+
+# the held parent is matched by its whole key: entries that leave and come
+# back to a directory, a sibling whose name begins like it ("ab" after "a"),
+# parents that no entry creates (made as by mkdir -p), and names ending in
+# ".." (the library's EINVAL: no name in a parent to create)
+make_tar "$T/keys.tar" d:a f:a/f:a/f f:ab/g:ab/g d:a/b f:a/b/h:a/b/h f:a/i:a/i f:j:j \
+	f:p/q/r/s:p/q/r/s d:a/b/.. f:a/..:a/.. f:a/b/k:a/b/k
+for w in "" --walker; do
+	fresh "$X"
+	"$SAFEOPEN" $w "$X" extract "$T/keys.tar" >"$T/out" 2>"$T/err"; rc=$?
+	got=$(cd "$X" && find . -type f | sort | while read -r f; do printf '%s=%s ' "$f" "$(cat "$f")"; done)
+	check "held parents${w:+ ($w)}: every entry in its own directory, the two '..' names refused with EINVAL" \
+		test $rc -eq 1 -a "$got" = "./a/b/h=a/b/h ./a/b/k=a/b/k ./a/f=a/f ./a/i=a/i ./ab/g=ab/g ./j=j ./p/q/r/s=p/q/r/s " \
+		-a "$(grep -c '^safeopen: extract: a/b/\.\.: not extracted: .* (EINVAL)$' "$T/err")" -eq 1 \
+		-a "$(grep -c '^safeopen: extract: a/\.\.: not extracted: .* (EINVAL)$' "$T/err")" -eq 1 \
+		-a "$(grep -c . "$T/err")" -eq 2
+done
 
 $MANIFEST "$O" >"$T/sentinel.full.after"
 check "sentinel unchanged at the end (checksums, modes, mtimes, xattrs)" \
