@@ -51,14 +51,17 @@
  * that is a mount point. fstatfs() of cur learns its mount's facts once per
  * mount (cur_fs(): kept while the walk descends without crossing a mount,
  * which openat2's RESOLVE_NO_XDEV reports; without openat2 every descent
- * counts as a crossing). A link is read by name (readlinkat(cur, name)) and
- * judged by cur's facts only when it is shown not to be a mount point
- * (link_on_cur_mount()); otherwise its own O_PATH descriptor is opened and
- * fstatfs()'d (the careful way, follow_link()).
+ * counts as a crossing; there the facts are also kept by the mount id statx
+ * reports for a link, never by its device). A link is read by name
+ * (readlinkat(cur, name)) and judged by cur's facts only when it is shown not
+ * to be a mount point (link_on_cur_mount()); otherwise its own O_PATH
+ * descriptor is opened and fstatfs()'d (the careful way, follow_link()).
  *
  * NO_XDEV: every object the walk visits must carry the root's mount id
- * (statx STATX_MNT_ID, else name_to_handle_at or procfs fdinfo), which
- * catches bind mounts on the same filesystem and mounts crossed by "..".
+ * (statx STATX_MNT_ID, else name_to_handle_at or procfs fdinfo: ident.c's
+ * so_info_of()), which catches bind mounts on the same filesystem and mounts
+ * crossed by ".."; where no mount id can be learnt the object is on another
+ * mount (so_other_mount(): fail closed).
  *
  * The final component is opened with the caller's real flags by one call on
  * a single name relative to the verified parent that never follows a
