@@ -31,6 +31,7 @@
 #include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -1576,9 +1577,25 @@ static int link_facts_child(void *arg)
 	close(plfd);
 	snprintf(p, sizeof(p), "%s/root/d", e->top);
 	snprintf(q, sizeof(q), "%s/root/nb", e->top);
-	if (mount(p, q, NULL, MS_BIND, NULL) < 0 ||
-	    mount(NULL, q, NULL, MS_REMOUNT | MS_BIND | MS_NOSYMFOLLOW, NULL) < 0) {
-		perror("nosymfollow bind mount");
+	/* The remount keeps the flags the mount has (in a user namespace those
+	 * of an inherited mount are locked: EPERM if one were cleared). */
+	struct statvfs sv;
+	if (mount(p, q, NULL, MS_BIND, NULL) < 0 || statvfs(q, &sv) < 0) {
+		perror("bind mount");
+		return 2;
+	}
+	static const struct {
+		unsigned long st, ms;
+	} keep[] = { { ST_RDONLY, MS_RDONLY },	   { ST_NOSUID, MS_NOSUID },
+		     { ST_NODEV, MS_NODEV },	   { ST_NOEXEC, MS_NOEXEC },
+		     { ST_NOATIME, MS_NOATIME },   { ST_NODIRATIME, MS_NODIRATIME },
+		     { ST_RELATIME, MS_RELATIME } };
+	unsigned long mf = MS_REMOUNT | MS_BIND | MS_NOSYMFOLLOW;
+	for (size_t i = 0; i < sizeof(keep) / sizeof(keep[0]); i++)
+		if (sv.f_flag & keep[i].st)
+			mf |= keep[i].ms;
+	if (mount(NULL, q, NULL, mf, NULL) < 0) {
+		perror("nosymfollow remount of a bind mount");
 		return 2;
 	}
 	snprintf(p, sizeof(p), "%s/root/pr", e->top);
