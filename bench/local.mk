@@ -1,6 +1,8 @@
 # bench/: benchmarks are programs, never timed assertions in tests.
 #   make bench          bench/bench: libsafeopen against openat, the realpath
-#                       pattern and raw openat2
+#                       pattern and raw openat2; the shapes again under the
+#                       kernel profiles BENCH_PROFILES (4.18 5.4) and one
+#                       walker/realpath table of them all (bench/profiles.sh)
 #   make bench-tree     safeopen find, chown -R, du -s, cp -a next to the GNU
 #                       tools on a 100,000-entry tree (also run by make bench)
 #   make bench-httpd    requests/s of httpd/safe-httpd next to nginx and python
@@ -24,8 +26,13 @@ bench_bench_LDADD = lib/libsafeopen.la
 bench_bench_LDFLAGS = $(AM_LDFLAGS) -no-install -Wl,--export-dynamic
 
 BENCH_ARGS =
-bench: bench/bench
+# The shapes again under these kernel profiles (tests/kernel-profile; the
+# filter is in force for the whole benchmark, every method alike), then one
+# walker/realpath table: native and each profile (bench/profiles.sh).
+BENCH_PROFILES = 4.18 5.4
+bench: bench/bench tests/kernel-profile$(EXEEXT)
 	./bench/bench --csv bench/results.csv $(BENCH_ARGS)
+	AWK='$(AWK)' $(SHELL) $(srcdir)/bench/profiles.sh bench/results.csv $(BENCH_PROFILES) -- $(BENCH_ARGS)
 	@if command -v gnuplot >/dev/null 2>&1; then \
 	  $(SHELL) $(srcdir)/bench/plot bench/results.csv bench/depth.svg; \
 	else echo "gnuplot not found: no plot (Debian package gnuplot-nox)"; fi
@@ -34,8 +41,8 @@ bench: bench/bench
 PHONY_TARGETS += bench
 
 TESTS += bench/smoke.sh
-EXTRA_DIST += bench/smoke.sh bench/plot bench/README.md
-CLEANFILES += bench/results.csv bench/depth.svg
+EXTRA_DIST += bench/smoke.sh bench/plot bench/README.md bench/profiles.sh
+CLEANFILES += bench/results.csv bench/depth.svg bench/results-*.csv
 
 # `make bench-httpd`: requests/s of httpd/safe-httpd next to nginx (when
 # installed) and `python3 -m http.server`, with the ratios

@@ -58,7 +58,9 @@ int so_mount_id(int fd, const char *name, uint64_t *mnt)
 	return r;
 }
 
-int so_inode_at(int fd, const char *name, struct so_ident *id)
+/* statx (4.11+; the mount id from 5.8) of fd or of name relative to fd,
+ * never following a trailing symlink; without statx, fstatat (no mount id). */
+static int stat_at(int fd, const char *name, struct so_info *in)
 {
 	struct statx stx;
 	int atflags = AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT;
@@ -66,8 +68,11 @@ int so_inode_at(int fd, const char *name, struct so_ident *id)
 		name = "";
 		atflags |= AT_EMPTY_PATH;
 	}
-	if (statx(fd, name, atflags, STATX_TYPE | STATX_INO | STATX_MNT_ID, &stx) == 0) {
-		*id = so_statx_ident(&stx);
+	unsigned int mask = STATX_TYPE | STATX_INO | STATX_UID | STATX_MNT_ID;
+	if (statx(fd, name, atflags, mask, &stx) == 0) {
+		in->id = so_statx_ident(&stx);
+		in->type = stx.stx_mode & S_IFMT;
+		in->uid = stx.stx_uid;
 		return 0;
 	}
 	if (errno != ENOSYS)
@@ -75,13 +80,44 @@ int so_inode_at(int fd, const char *name, struct so_ident *id)
 	struct stat st;
 	if (fstatat(fd, name, &st, atflags) < 0)
 		return -1;
-	*id = so_stat_ident(&st);
+	in->id = so_stat_ident(&st);
+	in->type = st.st_mode & S_IFMT;
+	in->uid = st.st_uid;
+	return 0;
+}
+
+int so_inode_at(int fd, const char *name, struct so_ident *id)
+{
+	struct so_info in;
+	if (stat_at(fd, name, &in) < 0)
+		return -1;
+	*id = in.id;
+	return 0;
+}
+
+int so_info_of(int fd, bool want_mnt, struct so_info *in)
+{
+	if (stat_at(fd, NULL, in) < 0)
+		return -1;
+	if (!want_mnt || in->id.have_mnt)
+		return 0;
+	int r = so_mount_id(fd, NULL, &in->id.mnt);
+	if (r < 0)
+		return -1;
+	in->id.have_mnt = r > 0;
 	return 0;
 }
 
 /* so_inode_at() and, where statx did not report it, so_mount_id(). */
 static int ident_mnt(int fd, const char *name, struct so_ident *id)
 {
+	if (!name || !*name) {
+		struct so_info in;
+		if (so_info_of(fd, true, &in) < 0)
+			return -1;
+		*id = in.id;
+		return 0;
+	}
 	if (so_inode_at(fd, name, id) < 0)
 		return -1;
 	if (id->have_mnt)

@@ -344,6 +344,21 @@ int so_ident_at(int fd, const char *name, struct so_ident *id);
  * one): for comparisons of inodes only (so_same_inode()). */
 int so_inode_at(int fd, const char *name, struct so_ident *id);
 
+/* What the walker needs to know of a descriptor: its identity, type and
+ * owner. */
+struct so_info {
+	struct so_ident id;
+	mode_t type;
+	uid_t uid;
+};
+
+/* Identity, type and owner of fd (or AT_FDCWD), never following it if it is
+ * an O_PATH symlink; with want_mnt, the mount id as so_ident_at() learns it
+ * (id.have_mnt false only when nothing can tell: then so_other_mount() says
+ * "another mount"). One statx where the kernel reports the mount id (5.8+).
+ * Returns 0, or -1 with errno (a resource error passed on as it is). */
+int so_info_of(int fd, bool want_mnt, struct so_info *in);
+
 /* The mount id of fd (name NULL or "") or of name relative to fd where statx
  * does not report it (before 5.8): the file handle's (name_to_handle_at,
  * filesystems with handles), else, for a descriptor, its procfs fdinfo
@@ -396,6 +411,12 @@ static inline bool so_other_mount(const struct so_ident *a, const struct so_iden
 }
 
 /* ------------------------------------------------------------------ procfs (procfs.c) */
+
+/* The directory `sub` of the verified procfs (e.g. "sys/fs"), opened from its
+ * root without crossing a mount and checked like the fd directory: an O_PATH
+ * descriptor; -1 with ENXIO where no verified procfs is available, or a
+ * resource error as it is. */
+int so_procfs_dir(const char *sub);
 
 /* The mount id of fd read from its entry in the verified procfs fdinfo
  * directory (3.15+, any filesystem): the fallback where statx (5.8+) and

@@ -20,7 +20,7 @@
  *                  |                                   | link + unlink (so_rename_by_link)
  * FCHMODAT2        | MISSING on ENOSYS (ops.c)         | chmod through the fd's magic link
  * XATTRAT          | MISSING on ENOSYS (ops.c)         | path calls on the magic link
- * FACCESSAT2       | MISSING on ENOSYS/EINVAL          | the walker looks "." up instead
+ * FACCESSAT2       | MISSING on ENOSYS/EINVAL          | the walker looks "." up (readlinkat)
  *                  | (resolve.c; EPERM asks again)     |
  * CLOSE_RANGE      | MISSING on any failure (resolve.c)| close() each descriptor
  *

@@ -102,33 +102,59 @@ static void fd_name(int fd, char name[SO_FD_NAME_SIZE])
 	(void)snprintf(name, SO_FD_NAME_SIZE, "%d", fd);
 }
 
+/* The verified procfs root: /proc opened without following it, with the
+ * procfs magic and root inode; its device in *dev, its mount id (0: statx
+ * cannot tell) in *mnt. */
+static int procfs_root(dev_t *dev, uint64_t *mnt)
+{
+	int procfd = open("/proc", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (procfd < 0)
+		return unusable();
+	struct statfs sfs;
+	struct stat st;
+	int err = 0;
+	if (fstatfs(procfd, &sfs) < 0 || fstat(procfd, &st) < 0 || mount_id(procfd, mnt) < 0)
+		err = -1;
+	else if (sfs.f_type != PROC_SUPER_MAGIC || st.st_ino != PROC_ROOT_INO)
+		err = ENXIO;
+	if (err) {
+		int e = errno;
+		so_close(procfd);
+		errno = e;
+		return err < 0 ? unusable() : so_fail(err);
+	}
+	*dev = st.st_dev;
+	return procfd;
+}
+
 /* The verified directory "thread-self/<dir>" (or "self/<dir>"). */
 static int procfs_thread_dir(const char *dir)
 {
-	_cleanup_fd_ int procfd = open("/proc", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (procfd < 0)
-		return unusable();
-
-	struct statfs sfs;
-	struct stat st;
-	if (fstatfs(procfd, &sfs) < 0 || fstat(procfd, &st) < 0)
-		return unusable();
-	if (sfs.f_type != PROC_SUPER_MAGIC || st.st_ino != PROC_ROOT_INO)
-		return so_fail(ENXIO);
-
+	dev_t dev;
 	uint64_t mnt;
-	if (mount_id(procfd, &mnt) < 0)
-		return unusable();
+	_cleanup_fd_ int procfd = procfs_root(&dev, &mnt);
+	if (procfd < 0)
+		return -1;
 	char sub[32];
 	(void)snprintf(sub, sizeof(sub), "thread-self/%s", dir);
-	int fd = procfs_open_sub(procfd, st.st_dev, mnt, sub);
+	int fd = procfs_open_sub(procfd, dev, mnt, sub);
 	if (fd < 0 && errno == ENOENT) { /* kernels before 3.17 have no thread-self */
 		(void)snprintf(sub, sizeof(sub), "self/%s", dir);
-		fd = procfs_open_sub(procfd, st.st_dev, mnt, sub);
+		fd = procfs_open_sub(procfd, dev, mnt, sub);
 	}
 	return fd < 0 ? unusable() : fd;
 }
 
+int so_procfs_dir(const char *sub)
+{
+	dev_t dev;
+	uint64_t mnt;
+	_cleanup_fd_ int procfd = procfs_root(&dev, &mnt);
+	if (procfd < 0)
+		return -1;
+	int fd = procfs_open_sub(procfd, dev, mnt, sub);
+	return fd < 0 ? unusable() : fd;
+}
 
 /*
  * The "mnt_id:" line of fd's entry in the verified fdinfo directory (Linux

@@ -31,6 +31,7 @@
 #include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -1509,7 +1510,11 @@ END_TEST
  * root/l -> d, root/d/f; a nosymfollow tmpfs on root/ns holding d/f and
  * l -> d; a plain tmpfs on root/ns/plain holding f, l -> f, d/ and ld -> d
  * (a link followed there, then ".." up into ns: ns's facts again); /proc bound
- * on root/pr.
+ * on root/pr; root/d bound on root/nb and remounted nosymfollow (the same
+ * device as the root's mount, another mount id: the walker's facts per mount
+ * id must not take nb for the root's mount, FACTS_BY_DEV). The rows run again
+ * with openat2 refused (ENOSYS), where the walker cannot tell a crossing from
+ * its descent and keeps the facts by the mount ids statx reports.
  */
 static const struct mrow lrows[] = {
 	{ "l/f", RD, B, "d/f", 0, false },
@@ -1530,6 +1535,12 @@ static const struct mrow lrows[] = {
 	{ "l/../pr/self/cwd", P, B | NM, NULL, ELOOP, true },
 	{ "pr/self/../../l/f", RD, B, "d/f", 0, true },
 	{ "pr/../ns/l/f", RD, B, NULL, ELOOP, true },
+	{ "d/m", RD, B, "d/f", 0, false },
+	{ "nb/m", RD, B, NULL, ELOOP, false },
+	{ "l/../nb/m", RD, B, NULL, ELOOP, false },
+	{ "l/../nb/ld/f", RD, B, NULL, ELOOP, false },
+	{ "d/ld/../nb/ld/f", RD, B, NULL, ELOOP, false },
+	{ "nb/../l/m", RD, B, "d/f", 0, false },
 };
 
 static int link_facts_child(void *arg)
@@ -1564,6 +1575,29 @@ static int link_facts_child(void *arg)
 		return 2;
 	fx_build(plfd, plain_spec);
 	close(plfd);
+	snprintf(p, sizeof(p), "%s/root/d", e->top);
+	snprintf(q, sizeof(q), "%s/root/nb", e->top);
+	/* The remount keeps the flags the mount has (in a user namespace those
+	 * of an inherited mount are locked: EPERM if one were cleared). */
+	struct statvfs sv;
+	if (mount(p, q, NULL, MS_BIND, NULL) < 0 || statvfs(q, &sv) < 0) {
+		perror("bind mount");
+		return 2;
+	}
+	static const struct {
+		unsigned long st, ms;
+	} keep[] = { { ST_RDONLY, MS_RDONLY },	   { ST_NOSUID, MS_NOSUID },
+		     { ST_NODEV, MS_NODEV },	   { ST_NOEXEC, MS_NOEXEC },
+		     { ST_NOATIME, MS_NOATIME },   { ST_NODIRATIME, MS_NODIRATIME },
+		     { ST_RELATIME, MS_RELATIME } };
+	unsigned long mf = MS_REMOUNT | MS_BIND | MS_NOSYMFOLLOW;
+	for (size_t i = 0; i < sizeof(keep) / sizeof(keep[0]); i++)
+		if (sv.f_flag & keep[i].st)
+			mf |= keep[i].ms;
+	if (mount(NULL, q, NULL, mf, NULL) < 0) {
+		perror("nosymfollow remount of a bind mount");
+		return 2;
+	}
 	snprintf(p, sizeof(p), "%s/root/pr", e->top);
 	bool proc = mount("/proc", p, NULL, MS_BIND | MS_REC, NULL) == 0;
 	if (!proc)
@@ -1576,17 +1610,33 @@ static int link_facts_child(void *arg)
 		return 2;
 	bool kernel = kernel_has_openat2();
 	int failures = 0, runs = 0;
-	for (size_t i = 0; i < sizeof(lrows) / sizeof(lrows[0]); i++) {
-		const struct mrow *r = &lrows[i];
-		if (r->proc && !proc)
-			continue;
-		for (int way = 0; way < RUN_MODES; way++) {
-			if (way == RUN_KERNEL && !kernel)
+	for (int pass = 0; pass < 2; pass++) {
+		if (pass == 1) {
+#ifdef SYS_openat2
+			/* Again without openat2 (as before 5.6): statx's mount ids. */
+			const struct sb_rule rules[] = { SB_ALWAYS(SYS_openat2, ENOSYS) };
+			if (sb_seccomp(rules, 1) < 0) {
+				perror("seccomp");
+				return 2;
+			}
+			kernel = false;
+#else
+			break;
+#endif
+		}
+		for (size_t i = 0; i < sizeof(lrows) / sizeof(lrows[0]); i++) {
+			const struct mrow *r = &lrows[i];
+			if (r->proc && !proc)
 				continue;
-			int fd = open_way(way, rootfd, r->path, r->flags, 0, r->res);
-			failures += row_verdict("link-facts", rootfd, r->path, r->res, way, r->obj,
-						r->err, fd, fd < 0 ? errno : 0);
-			runs++;
+			for (int way = 0; way < RUN_MODES; way++) {
+				if (way == RUN_KERNEL && !kernel)
+					continue;
+				int fd = open_way(way, rootfd, r->path, r->flags, 0, r->res);
+				failures += row_verdict(pass ? "link-facts, no openat2" : "link-facts",
+							rootfd, r->path, r->res, way, r->obj, r->err,
+							fd, fd < 0 ? errno : 0);
+				runs++;
+			}
 		}
 	}
 	close(rootfd);
@@ -1602,7 +1652,8 @@ START_TEST(link_facts_per_mount)
 		fx_skip("cannot mount here (not root, no user namespace): link-fact rows not run");
 	struct env e;
 	env_setup(&e);
-	static const char *const spec[] = { "d ns", "d pr", "d d", "f d/f x", "l l d", NULL };
+	static const char *const spec[] = { "d ns", "d pr", "d nb", "d d",	"f d/f x",
+					    "l l d", "l d/m f",	 "l d/ld .", NULL };
 	fx_build(e.rootfd, spec);
 	int rc = sb_run(link_facts_child, &e);
 	env_teardown(&e);
@@ -2249,6 +2300,20 @@ static int eacces_child(void *arg)
 			close(fd);
 		}
 	}
+#ifdef SYS_faccessat2
+	/* Again without faccessat2 (before 5.8): the walker's search check on
+	 * a directory left by ".." is then a lookup of "." in it (SEARCH_CHECK). */
+	const struct sb_rule rules[] = { SB_ALWAYS(SYS_faccessat2, ENOSYS) };
+	if (sb_seccomp(rules, 1) < 0) {
+		perror("seccomp");
+		return 2;
+	}
+	for (const char *const *p = eacces_paths; *p; p++)
+		for (size_t f = 0; f < sizeof(flagsets) / sizeof(flagsets[0]); f++)
+			for (int s = 0; s < 2; s++)
+				failures += eacces_one(e->rootfd, *p, flagsets[f], s ? I : B,
+						       kernel);
+#endif
 	return failures ? 1 : 0;
 }
 
