@@ -59,30 +59,16 @@ int so_mount_id(int fd, const char *name, uint64_t *mnt)
 }
 
 /* statx (4.11+; the mount id from 5.8) of fd or of name relative to fd,
- * never following a trailing symlink; without statx, fstatat (no mount id). */
+ * never following a trailing symlink; without statx, fstatat (no mount id):
+ * so_statx_at(). */
 static int stat_at(int fd, const char *name, struct so_info *in)
 {
 	struct statx stx;
-	int atflags = AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT;
-	if (!name || !*name) {
-		name = "";
-		atflags |= AT_EMPTY_PATH;
-	}
-	unsigned int mask = STATX_TYPE | STATX_INO | STATX_UID | STATX_MNT_ID;
-	if (statx(fd, name, atflags, mask, &stx) == 0) {
-		in->id = so_statx_ident(&stx);
-		in->type = stx.stx_mode & S_IFMT;
-		in->uid = stx.stx_uid;
-		return 0;
-	}
-	if (errno != ENOSYS)
+	if (so_statx_at(fd, name, STATX_TYPE | STATX_INO | STATX_UID | STATX_MNT_ID, &stx) < 0)
 		return -1;
-	struct stat st;
-	if (fstatat(fd, name, &st, atflags) < 0)
-		return -1;
-	in->id = so_stat_ident(&st);
-	in->type = st.st_mode & S_IFMT;
-	in->uid = st.st_uid;
+	in->id = so_statx_ident(&stx);
+	in->type = stx.stx_mode & S_IFMT;
+	in->uid = stx.stx_uid;
 	return 0;
 }
 

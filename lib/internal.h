@@ -167,17 +167,6 @@ int so_rename_by_link(int olddirfd, const char *oldname, int newdirfd, const cha
 /* The entry points (open.c) validate and dispatch; the fast path (openat2.c)
  * and the walker (resolve.c) sit below them and never call back. */
 
-/*
- * Validate and normalise a (how, size) pair exactly as openat2(2) would:
- * copies the known fields into *out, EINVAL/E2BIG/EFAULT as the kernel.
- * Returns 0 or -1 with errno.
- */
-int so_copy_how(const struct safe_open_how *how, size_t size, struct safe_open_how *out);
-
-/* Flag validation of openat2(2) (EINVAL cases), plus this library's rule that
- * exactly one of BENEATH / IN_ROOT is set. Returns 0 or -1 with errno. */
-int so_validate_how(const struct safe_open_how *how);
-
 /* openat2 fast path. Returns a new fd, or -1 with errno; errno ENOSYS means
  * "no usable openat2 here, use the walker" (the probe result is cached). */
 int so_openat2_fast(int dirfd, const char *path, const struct safe_open_how *how);
@@ -305,8 +294,8 @@ int so_open_subdir(int dfd, const char *name, bool keep_mount, bool *same);
  * of 4^j less than 4^(j+1) levels above, for some j: about three per power of
  * 4, monotone in depth, so that climbing back by re-descents from the nearest
  * checkpoint opens each level O(log4 depth) times in all (design.md, "The
- * cost of '..'"). For the tree walk (walk.c); resolve.c's ck_keep() has the
- * same rule. */
+ * cost of '..'"). The rule of both the resolver's and the tree walk's
+ * ck_keep() (resolve.c, walk.c), which add their mutation switches. */
 static inline bool so_ckpt_keep(size_t level, size_t depth)
 {
 	size_t dist = depth - level;

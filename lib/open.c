@@ -40,7 +40,7 @@
  * a size below VER0 is EINVAL, a size above a page is E2BIG, then the struct is
  * read (EFAULT) and any nonzero byte past the known fields is E2BIG.
  */
-int so_copy_how(const struct safe_open_how *how, size_t size, struct safe_open_how *out)
+static int copy_how(const struct safe_open_how *how, size_t size, struct safe_open_how *out)
 {
 	if (size < SAFE_OPEN_HOW_SIZE_VER0)
 		return so_fail(EINVAL);
@@ -67,7 +67,7 @@ int so_copy_how(const struct safe_open_how *how, size_t size, struct safe_open_h
  * BENEATH and IN_ROOT is set. RESOLVE_CACHED is accepted like the kernel does;
  * its EAGAIN for O_CREAT/O_TRUNC/O_TMPFILE comes last, as in the kernel.
  */
-int so_validate_how(const struct safe_open_how *how)
+static int validate_how(const struct safe_open_how *how)
 {
 	uint64_t flags = how->flags & ~(uint64_t)O_CLOEXEC;
 	if (flags & ~SO_VALID_OPEN_FLAGS)
@@ -160,9 +160,9 @@ __attribute__((constructor)) static void probe_at_load(void)
 int safe_openat2(int dirfd, const char *path, const struct safe_open_how *how, size_t size)
 {
 	struct safe_open_how h;
-	if (so_copy_how(how, size, &h) < 0)
+	if (copy_how(how, size, &h) < 0)
 		return -1;
-	if (so_validate_how(&h) < 0)
+	if (validate_how(&h) < 0)
 		return -1;
 	if (!path)
 		return so_fail(EFAULT);

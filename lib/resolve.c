@@ -374,14 +374,7 @@ static bool ck_keep(size_t level, size_t depth)
 	return false; /* mutation (tests only): no checkpoints, re-descend from the root */
 #endif
 	assert(level <= depth);
-	size_t dist = depth - level;
-	for (size_t unit = 1; level % unit == 0; unit *= 4) {
-		if (dist / 4 < unit)
-			return true;
-		if (unit > SIZE_MAX / 16)
-			break;
-	}
-	return false;
+	return so_ckpt_keep(level, depth);
 }
 
 /* Keep the checkpoints worth keeping at the current depth; close the others
@@ -1382,22 +1375,17 @@ static int final_name(struct walk *w, const struct comp *c)
  * offset of what follows it and its slashes; c->len is 0 at the end. */
 static size_t next_comp(struct walk *w, struct comp *c)
 {
-	char *s = w->buf + w->pos;
-	while (*s == '/')
-		s++;
-	char *e = s;
-	while (*e && *e != '/')
-		e++;
-	char *n = e;
-	while (*n == '/')
-		n++;
-	c->name = s;
-	c->len = (size_t)(e - s);
-	c->end = (size_t)(e - w->buf);
-	c->saved = *e;
-	c->last = !*n;
-	c->slash = c->last && n != e;
-	return (size_t)(n - w->buf);
+	struct so_comp sc = { .start = w->pos, .end = w->pos };
+	if (!so_comp_next(w->buf, &sc)) /* only slashes left: an empty name at the end */
+		sc.start = sc.end = sc.end + strspn(w->buf + sc.end, "/");
+	size_t n = sc.end + strspn(w->buf + sc.end, "/");
+	c->name = w->buf + sc.start;
+	c->len = sc.end - sc.start;
+	c->end = sc.end;
+	c->saved = w->buf[sc.end];
+	c->last = !w->buf[n];
+	c->slash = c->last && n != sc.end;
+	return n;
 }
 
 static bool is_dot(const struct comp *c)
