@@ -8,12 +8,17 @@
 # with one of them running alone.
 TESTS += tests/test-httpd.sh tests/test-extract.sh
 
+# The fixture, the sandbox and the environment of the operations suites.
+TESTUTIL_SOURCES = tests/fixture.c tests/fixture.h tests/sandbox.c tests/sandbox.h \
+	tests/ops-env.c tests/ops-env.h
+
 if HAVE_CHECK
 # The Check suites, one per module (tests/NAME.c), all built alike: Check,
 # the fixture and sandbox, and the differential core (build random trees and
 # cases, run each case through raw openat2 and the library, compare; also
 # compiled into the libFuzzer target, fuzz/local.mk):
-#   test_tmpfile test_ops test_base test_resolve (the resolver table, each case
+#   test_tmpfile test_ops test_rmtree test_realpath (the last three share
+#   tests/ops-env.c) test_base test_resolve (the resolver table, each case
 #   three ways) test_fuzz (differential random testing against openat2)
 #   test_fault (fault injection) test_limits test_concurrency test_api
 #   test_reuse (".." and rmtree's climb under inode-number reuse) test_walk
@@ -21,7 +26,7 @@ if HAVE_CHECK
 # under each seccomp profile.
 SUITES = tests/test_tmpfile tests/test_walk tests/test_resolve tests/test_limits \
 	tests/test_ops tests/test_api tests/test_fault tests/test_concurrency \
-	tests/test_fuzz tests/test_reuse tests/test_base
+	tests/test_rmtree tests/test_realpath tests/test_fuzz tests/test_reuse tests/test_base
 check_PROGRAMS += $(SUITES)
 TESTS += $(SUITES) tests/check-symbols.sh
 EXTRA_DIST += tests/check-symbols.sh tests/direct.sh tests/partial.sh tests/strategy.h
@@ -30,8 +35,7 @@ LDADD = tests/libtestutil.a lib/libsafeopen.la $(CHECK_LIBS)
 DIFFCORE_SOURCES = tests/diffcore.h tests/diffcore-internal.h tests/diffcore-util.c \
 	tests/diffcore-treegen.c tests/diffcore-tree.c tests/diffcore-case.c tests/diffcore-oracle.c
 check_LIBRARIES += tests/libtestutil.a
-tests_libtestutil_a_SOURCES = tests/fixture.c tests/fixture.h tests/sandbox.c tests/sandbox.h \
-	$(DIFFCORE_SOURCES)
+tests_libtestutil_a_SOURCES = $(TESTUTIL_SOURCES) $(DIFFCORE_SOURCES)
 
 # The public header compiles on its own as C99 and as C++.
 TESTS += tests/check-header.sh tests/check-header-cxx.sh
@@ -95,22 +99,26 @@ else
 # plus the symbol check and the shell tests below.
 check_LIBRARIES += tests/libminicheck.a
 tests_libminicheck_a_SOURCES = tests/minicheck/check.c tests/minicheck/check.h \
-	tests/minicheck/libc-compat.h \
-	tests/fixture.c tests/fixture.h tests/sandbox.c tests/sandbox.h
+	tests/minicheck/libc-compat.h $(TESTUTIL_SOURCES)
 tests_libminicheck_a_CPPFLAGS = $(MINICHECK_CPPFLAGS)
 MINICHECK_CPPFLAGS = -I$(top_srcdir)/tests/minicheck -I$(top_srcdir)/tests $(AM_CPPFLAGS) \
 	-include $(top_srcdir)/tests/minicheck/libc-compat.h
 LDADD = tests/libminicheck.a lib/libsafeopen.la
 
-check_PROGRAMS += tests/minicheck/test_resolve tests/minicheck/test_tmpfile tests/minicheck/test_ops
+MINICHECK_SUITES = tests/minicheck/test_tmpfile tests/minicheck/test_ops \
+	tests/minicheck/test_rmtree tests/minicheck/test_realpath tests/minicheck/test_resolve
+check_PROGRAMS += $(MINICHECK_SUITES)
 tests_minicheck_test_resolve_SOURCES = tests/test_resolve.c
 tests_minicheck_test_resolve_CPPFLAGS = $(MINICHECK_CPPFLAGS)
 tests_minicheck_test_tmpfile_SOURCES = tests/test_tmpfile.c
 tests_minicheck_test_tmpfile_CPPFLAGS = $(MINICHECK_CPPFLAGS)
 tests_minicheck_test_ops_SOURCES = tests/test_ops.c
 tests_minicheck_test_ops_CPPFLAGS = $(MINICHECK_CPPFLAGS)
-TESTS += tests/minicheck/test_tmpfile tests/minicheck/test_ops tests/minicheck/test_resolve \
-	tests/check-symbols.sh
+tests_minicheck_test_rmtree_SOURCES = tests/test_rmtree.c
+tests_minicheck_test_rmtree_CPPFLAGS = $(MINICHECK_CPPFLAGS)
+tests_minicheck_test_realpath_SOURCES = tests/test_realpath.c
+tests_minicheck_test_realpath_CPPFLAGS = $(MINICHECK_CPPFLAGS)
+TESTS += $(MINICHECK_SUITES) tests/check-symbols.sh
 endif
 
 # The command-line tool (examples/safeopen) and safe-httpd, the latter
