@@ -8,17 +8,18 @@
 # with one of them running alone.
 TESTS += tests/test-httpd.sh tests/test-extract.sh
 
-# The fixture, the sandbox and the environment of the operations suites.
+# The fixture, the sandbox and the environments of the operations and the
+# tmpfile suites.
 TESTUTIL_SOURCES = tests/fixture.c tests/fixture.h tests/sandbox.c tests/sandbox.h \
-	tests/ops-env.c tests/ops-env.h
+	tests/ops-env.c tests/ops-env.h tests/tmpfile-env.c tests/tmpfile-env.h
 
 if HAVE_CHECK
 # The Check suites, one per module (tests/NAME.c), all built alike: Check,
 # the fixture and sandbox, and the differential core (build random trees and
 # cases, run each case through raw openat2 and the library, compare; also
 # compiled into the libFuzzer target, fuzz/local.mk):
-#   test_tmpfile test_ops test_rmtree test_realpath (the last three share
-#   tests/ops-env.c) test_base test_resolve (the resolver table, each case
+#   test_tmpfile test_sweep test_parents (sharing tests/tmpfile-env.c)
+#   test_ops test_rmtree test_realpath (sharing tests/ops-env.c) test_base test_resolve (the resolver table, each case
 #   three ways) test_fuzz (differential random testing against openat2)
 #   test_fault (fault injection) test_limits test_concurrency test_api
 #   test_reuse (".." and rmtree's climb under inode-number reuse) test_walk
@@ -26,7 +27,8 @@ if HAVE_CHECK
 # under each seccomp profile.
 SUITES = tests/test_tmpfile tests/test_walk tests/test_resolve tests/test_limits \
 	tests/test_ops tests/test_api tests/test_fault tests/test_concurrency \
-	tests/test_rmtree tests/test_realpath tests/test_fuzz tests/test_reuse tests/test_base
+	tests/test_rmtree tests/test_realpath tests/test_sweep tests/test_parents tests/test_fuzz \
+	tests/test_reuse tests/test_base
 check_PROGRAMS += $(SUITES)
 TESTS += $(SUITES) tests/check-symbols.sh
 EXTRA_DIST += tests/check-symbols.sh tests/direct.sh tests/partial.sh tests/strategy.h
@@ -105,8 +107,9 @@ MINICHECK_CPPFLAGS = -I$(top_srcdir)/tests/minicheck -I$(top_srcdir)/tests $(AM_
 	-include $(top_srcdir)/tests/minicheck/libc-compat.h
 LDADD = tests/libminicheck.a lib/libsafeopen.la
 
-MINICHECK_SUITES = tests/minicheck/test_tmpfile tests/minicheck/test_ops \
-	tests/minicheck/test_rmtree tests/minicheck/test_realpath tests/minicheck/test_resolve
+MINICHECK_SUITES = tests/minicheck/test_tmpfile tests/minicheck/test_sweep \
+	tests/minicheck/test_parents tests/minicheck/test_ops tests/minicheck/test_rmtree \
+	tests/minicheck/test_realpath tests/minicheck/test_resolve
 check_PROGRAMS += $(MINICHECK_SUITES)
 tests_minicheck_test_resolve_SOURCES = tests/test_resolve.c
 tests_minicheck_test_resolve_CPPFLAGS = $(MINICHECK_CPPFLAGS)
@@ -114,6 +117,10 @@ tests_minicheck_test_tmpfile_SOURCES = tests/test_tmpfile.c
 tests_minicheck_test_tmpfile_CPPFLAGS = $(MINICHECK_CPPFLAGS)
 tests_minicheck_test_ops_SOURCES = tests/test_ops.c
 tests_minicheck_test_ops_CPPFLAGS = $(MINICHECK_CPPFLAGS)
+tests_minicheck_test_sweep_SOURCES = tests/test_sweep.c
+tests_minicheck_test_sweep_CPPFLAGS = $(MINICHECK_CPPFLAGS)
+tests_minicheck_test_parents_SOURCES = tests/test_parents.c
+tests_minicheck_test_parents_CPPFLAGS = $(MINICHECK_CPPFLAGS)
 tests_minicheck_test_rmtree_SOURCES = tests/test_rmtree.c
 tests_minicheck_test_rmtree_CPPFLAGS = $(MINICHECK_CPPFLAGS)
 tests_minicheck_test_realpath_SOURCES = tests/test_realpath.c
