@@ -18,14 +18,15 @@ if HAVE_CHECK
 # the fixture and sandbox, and the differential core (build random trees and
 # cases, run each case through raw openat2 and the library, compare; also
 # compiled into the libFuzzer target, fuzz/local.mk):
-#   test_tmpfile test_sweep test_parents (sharing tests/tmpfile-env.c)
+#   test_tmpfile test_tmpfile_sandbox test_sweep test_parents (sharing
+#   tests/tmpfile-env.c)
 #   test_ops test_rmtree test_realpath (sharing tests/ops-env.c) test_base test_resolve (the resolver table, each case
 #   three ways) test_fuzz (differential random testing against openat2)
 #   test_fault (fault injection) test_limits test_concurrency test_api
 #   test_reuse (".." and rmtree's climb under inode-number reuse) test_walk
 # They are also what check-valgrind runs under memcheck and check-kernels
 # under each seccomp profile.
-SUITES = tests/test_tmpfile tests/test_walk tests/test_resolve tests/test_limits \
+SUITES = tests/test_tmpfile tests/test_tmpfile_sandbox tests/test_walk tests/test_resolve tests/test_limits \
 	tests/test_ops tests/test_api tests/test_fault tests/test_concurrency \
 	tests/test_rmtree tests/test_realpath tests/test_sweep tests/test_parents tests/test_fuzz \
 	tests/test_reuse tests/test_base
@@ -107,7 +108,8 @@ MINICHECK_CPPFLAGS = -I$(top_srcdir)/tests/minicheck -I$(top_srcdir)/tests $(AM_
 	-include $(top_srcdir)/tests/minicheck/libc-compat.h
 LDADD = tests/libminicheck.a lib/libsafeopen.la
 
-MINICHECK_SUITES = tests/minicheck/test_tmpfile tests/minicheck/test_sweep \
+MINICHECK_SUITES = tests/minicheck/test_tmpfile tests/minicheck/test_tmpfile_sandbox \
+	tests/minicheck/test_sweep \
 	tests/minicheck/test_parents tests/minicheck/test_ops tests/minicheck/test_rmtree \
 	tests/minicheck/test_realpath tests/minicheck/test_resolve
 check_PROGRAMS += $(MINICHECK_SUITES)
@@ -117,6 +119,8 @@ tests_minicheck_test_tmpfile_SOURCES = tests/test_tmpfile.c
 tests_minicheck_test_tmpfile_CPPFLAGS = $(MINICHECK_CPPFLAGS)
 tests_minicheck_test_ops_SOURCES = tests/test_ops.c
 tests_minicheck_test_ops_CPPFLAGS = $(MINICHECK_CPPFLAGS)
+tests_minicheck_test_tmpfile_sandbox_SOURCES = tests/test_tmpfile_sandbox.c
+tests_minicheck_test_tmpfile_sandbox_CPPFLAGS = $(MINICHECK_CPPFLAGS)
 tests_minicheck_test_sweep_SOURCES = tests/test_sweep.c
 tests_minicheck_test_sweep_CPPFLAGS = $(MINICHECK_CPPFLAGS)
 tests_minicheck_test_parents_SOURCES = tests/test_parents.c

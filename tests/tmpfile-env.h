@@ -9,6 +9,23 @@
 #define SAFEOPEN_TESTS_TMPFILE_ENV_H
 
 #include <stdint.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+
+#include "safeopen.h"
+
+#define O_TMPFILE_BIT 020000000 /* __O_TMPFILE: O_TMPFILE without O_DIRECTORY */
+
+/* A helper that returns 0 or 1 (with its message on stderr), as a Check assertion. */
+#define RUN(expr) ck_assert_msg((expr) == 0, "%s failed (see stderr)", #expr)
+
+/* Three xattrs, one of them empty. */
+extern const struct safe_xattr xa3[3];
+
+/* The fd carries exactly these values for these names. */
+int check_xattrs(int fd, const struct safe_xattr *x, size_t n);
 
 /* The strategy variants every functional test runs with (loop index):
  * O_TMPFILE, the named fallback (T_NAMED), each with the walker too. */
@@ -58,5 +75,31 @@ char *only_entry(int dirfd);
 #define EXPECT_FAIL(dirfd, err, call) EXPECT_FAIL_OR(dirfd, err, call, return 1)
 #define EXPECT_FAIL_CK(dirfd, err, call) \
 	EXPECT_FAIL_OR(dirfd, err, call, ck_abort_msg("%s failed (see stderr)", #call))
+
+/* A child that mounts a filesystem at path and runs a case there. */
+struct mount_args {
+	const char *path;
+	uint64_t flags;
+	bool replace;
+};
+
+struct oracle {
+	struct stat st;
+	char acl[512];
+	ssize_t acllen; /* -1: no access ACL */
+};
+
+/* An O_RDWR, O_CLOEXEC descriptor of the object at dirfd/name. */
+int check_fd(int fd, int dirfd, const char *name);
+/* What plain openat(O_CREAT, mode) gives in this directory right now. */
+int oracle_create(int dirfd, mode_t mode, struct oracle *o);
+/* The file open as fd has the mode, owner, group and access ACL that
+ * open(O_CREAT, mode) gives in dirfd. */
+int check_like_oracle(int fd, int dirfd, mode_t mode);
+/* safe_tmpfile_open() and the descriptor the handle lends: fd or -1. */
+int tmp_open(int dirfd, const char *path, mode_t mode, uint64_t flags, struct safe_tmpfile **t);
+/* Create, check everything, remove. */
+int create_and_check(int dirfd, const char *name, mode_t mode, const struct safe_xattr *x,
+		     size_t n, uint64_t flags);
 
 #endif
