@@ -4,9 +4,9 @@
 # CC=musl-gcc on Debian) the suites of the resolver table, tmpfile and ops
 # are built against tests/minicheck instead (see below).
 
-# The slowest tests come first in TESTS, so that `make -j2 check` does not end
-# with one of them running alone.
-TESTS += tests/test-httpd.sh tests/test-extract.sh
+# The slowest tests come first in TESTS (and in SUITES), so that `make -j2
+# check` does not end with one of them running alone.
+TESTS += tests/test-httpd.sh tests/test-extract.sh tests/test-tree.sh
 
 # The fixture, the sandbox and the environments of the operations and the
 # tmpfile suites.
@@ -26,10 +26,10 @@ if HAVE_CHECK
 #   test_reuse (".." and rmtree's climb under inode-number reuse) test_walk
 # They are also what check-valgrind runs under memcheck and check-kernels
 # under each seccomp profile.
-SUITES = tests/test_tmpfile tests/test_tmpfile_sandbox tests/test_walk tests/test_resolve tests/test_limits \
-	tests/test_ops tests/test_api tests/test_fault tests/test_concurrency \
-	tests/test_rmtree tests/test_realpath tests/test_sweep tests/test_parents tests/test_fuzz \
-	tests/test_reuse tests/test_base
+SUITES = tests/test_ops tests/test_walk tests/test_limits tests/test_resolve \
+	tests/test_rmtree tests/test_api tests/test_tmpfile tests/test_realpath \
+	tests/test_tmpfile_sandbox tests/test_concurrency tests/test_fault tests/test_sweep \
+	tests/test_fuzz tests/test_parents tests/test_reuse tests/test_base
 check_PROGRAMS += $(SUITES)
 TESTS += $(SUITES) tests/check-symbols.sh
 EXTRA_DIST += tests/check-symbols.sh tests/direct.sh tests/partial.sh tests/strategy.h
@@ -140,7 +140,6 @@ EXTRA_DIST += tests/test-cli.sh tests/test-httpd.sh
 # The tree commands (find, chown -R, chmod -R, du, cp -a) against the GNU
 # tools on a quiet tree, and under three attackers (examples/race-swap, a
 # mover, a remover).
-TESTS += tests/test-tree.sh
 EXTRA_DIST += tests/test-tree.sh
 
 # safeopen extract: hostile archives made by tests/gen-archives.py, a benign
