@@ -21,9 +21,9 @@ noinst_PROGRAMS += bench/bench
 bench_bench_SOURCES = bench/bench.c bench/bench.h bench/alloc.c bench/shapes.c bench/methods.c \
 	bench/tmpfile.c bench/measure.c bench/report.c bench/targets.c bench/mkdir.c
 bench_bench_LDADD = lib/libsafeopen.la
-# -no-install: a real binary (no libtool wrapper), so strace can run it again as
-# a child; --export-dynamic: its malloc counter interposes the library's calls.
-bench_bench_LDFLAGS = $(AM_LDFLAGS) -no-install -Wl,--export-dynamic
+# A real binary (no libtool wrapper, Makefile.am), so strace can run it again
+# as a child; --export-dynamic: its malloc counter interposes the library's calls.
+bench_bench_LDFLAGS = $(AM_LDFLAGS) -Wl,--export-dynamic
 
 BENCH_ARGS =
 # The shapes again under these kernel profiles (tests/kernel-profile; the
@@ -50,7 +50,7 @@ CLEANFILES += bench/results.csv bench/depth.svg bench/results-*.csv
 # HTTPD_BENCH_ENV passes settings, for example
 # HTTPD_BENCH_ENV="BEFORE=/path/to/old/safe-httpd ROUNDS=5 SECONDS=3".
 noinst_PROGRAMS += bench/httpd-bench
-bench_httpd_bench_SOURCES = bench/httpd-bench.c
+bench_httpd_bench_LDADD =
 
 HTTPD_BENCH_ENV =
 bench-httpd: bench/httpd-bench httpd/safe-httpd
@@ -63,7 +63,6 @@ EXTRA_DIST += bench/httpd-bench.sh
 noinst_PROGRAMS += bench/fork-serve
 bench_fork_serve_SOURCES = bench/fork-serve.c
 bench_fork_serve_LDADD = lib/libsafeopen.la
-bench_fork_serve_LDFLAGS = $(AM_LDFLAGS) -no-install
 FORK_BENCH_ARGS =
 bench-fork: bench/fork-serve
 	./bench/fork-serve $(FORK_BENCH_ARGS)

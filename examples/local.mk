@@ -6,6 +6,7 @@ bin_PROGRAMS += examples/safeopen
 examples_safeopen_SOURCES = examples/safeopen.c examples/extract.c examples/extract.h \
 	examples/tree.c examples/tree.h
 examples_safeopen_LDADD = lib/libsafeopen.la
+examples_safeopen_LDFLAGS = $(INSTALLED_LDFLAGS)
 # safeopen extract (examples/extract.c); without libarchive it says it is not
 # built. (The per-target CPPFLAGS is set unconditionally: set only inside the
 # conditional it would be empty, without AM_CPPFLAGS, in the other branch.)
@@ -18,9 +19,7 @@ endif
 dist_man1_MANS += examples/safeopen.1
 
 noinst_PROGRAMS += examples/hello examples/demo
-examples_hello_SOURCES = examples/hello.c
 examples_hello_LDADD = lib/libsafeopen.la
-examples_demo_SOURCES = examples/demo.c
 examples_demo_LDADD = lib/libsafeopen.la
 
 # The attacker of tests/test-httpd.sh and tests/test-extract.sh, usable
@@ -28,7 +27,7 @@ examples_demo_LDADD = lib/libsafeopen.la
 # and a symlink with renameat2(RENAME_EXCHANGE) as fast as it can, for a
 # bounded time.
 noinst_PROGRAMS += examples/race-swap
-examples_race_swap_SOURCES = examples/race-swap.c
+examples_race_swap_LDADD =
 
 demo: examples/demo
 	@./examples/demo
@@ -42,19 +41,12 @@ cookbook_progs = examples/cookbook/serve-url examples/cookbook/upload \
 	examples/cookbook/port-openat2 examples/cookbook/seccomp examples/cookbook/fdpass \
 	examples/cookbook/backup-walk
 noinst_PROGRAMS += $(cookbook_progs)
-examples_cookbook_serve_url_SOURCES = examples/cookbook/serve-url.c
 examples_cookbook_serve_url_LDADD = lib/libsafeopen.la
-examples_cookbook_upload_SOURCES = examples/cookbook/upload.c
 examples_cookbook_upload_LDADD = lib/libsafeopen.la
-examples_cookbook_extract_SOURCES = examples/cookbook/extract.c
 examples_cookbook_extract_LDADD = lib/libsafeopen.la
-examples_cookbook_port_realpath_SOURCES = examples/cookbook/port-realpath.c
 examples_cookbook_port_realpath_LDADD = lib/libsafeopen.la
 examples_cookbook_port_openat2_SOURCES = examples/cookbook/port-openat2.c
 examples_cookbook_port_openat2_LDADD = lib/libsafeopen.la
-examples_cookbook_seccomp_SOURCES = examples/cookbook/seccomp.c
 examples_cookbook_seccomp_LDADD = lib/libsafeopen.la
-examples_cookbook_fdpass_SOURCES = examples/cookbook/fdpass.c
 examples_cookbook_fdpass_LDADD = lib/libsafeopen.la
-examples_cookbook_backup_walk_SOURCES = examples/cookbook/backup-walk.c
 examples_cookbook_backup_walk_LDADD = lib/libsafeopen.la

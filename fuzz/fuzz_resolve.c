@@ -28,7 +28,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "diffcore.h"
+#include "../tests/diffcore.h"
 #include "safeopen.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);

@@ -1,14 +1,6 @@
-# fuzz/: the differential core (build random trees and cases, run each case
-# through raw openat2 and the library, compare): compiled once into
-# fuzz/libdiffcore.a for the suites tests/test_fuzz and tests/test_fault, and
-# into the libFuzzer target with its instrumentation. Built where the Check
-# suites are (not against tests/minicheck).
+# fuzz/: the libFuzzer target over the differential core of tests/ (tests/local.mk),
+# built where the Check suites are (not against tests/minicheck).
 if HAVE_CHECK
-DIFFCORE_SOURCES = fuzz/diffcore.h fuzz/diffcore-internal.h fuzz/diffcore-util.c \
-	fuzz/diffcore-treegen.c fuzz/diffcore-tree.c fuzz/diffcore-case.c fuzz/diffcore-oracle.c
-check_LIBRARIES += fuzz/libdiffcore.a
-fuzz_libdiffcore_a_SOURCES = $(DIFFCORE_SOURCES)
-
 # The libFuzzer target: ./configure --enable-fuzzing CC=clang. It compiles the
 # library's sources itself, so that libFuzzer's coverage instrumentation
 # reaches them, and always adds ASan and UBSan (use a build directory without

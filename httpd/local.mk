@@ -5,4 +5,5 @@ bin_PROGRAMS += httpd/safe-httpd
 httpd_safe_httpd_SOURCES = httpd/httpd.h httpd/main.c httpd/conn.c httpd/request.c \
 	httpd/files.c httpd/upload.c httpd/mime.c httpd/util.c
 httpd_safe_httpd_LDADD = lib/libsafeopen.la
+httpd_safe_httpd_LDFLAGS = $(INSTALLED_LDFLAGS)
 dist_man1_MANS += httpd/safe-httpd.1

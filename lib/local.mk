@@ -19,7 +19,7 @@ lib_libsafeopen_la_SOURCES = \
 	lib/walk.c \
 	lib/util.c
 lib_libsafeopen_la_CFLAGS = $(AM_CFLAGS) -fvisibility=hidden
-lib_libsafeopen_la_LDFLAGS = $(AM_LDFLAGS) \
+lib_libsafeopen_la_LDFLAGS = $(INSTALLED_LDFLAGS) \
 	-version-info $(LIBSAFEOPEN_LT_VERSION) \
 	-Wl,--version-script=$(srcdir)/lib/libsafeopen.sym \
 	-Wl,--no-undefined -Wl,-z,now
@@ -36,7 +36,7 @@ EXTRA_DIST += lib/libsafeopen.sym
 # lose AM_CPPFLAGS, in the other branch: the conditional sets a variable.)
 LIB_NDEBUG =
 if !ENABLE_SANITIZERS
-if !ENABLE_COVERAGE
+if !CODE_COVERAGE_ENABLED
 LIB_NDEBUG += -DNDEBUG
 endif
 endif

@@ -35,7 +35,7 @@ CLEANFILES += $(STATIC_STAMP)
 
 # configure's directory of symlinks to the kernel headers (for a compiler
 # that does not search them, e.g. musl-gcc).
-distclean-local: distclean-kernel-headers
+distclean-local: distclean-kernel-headers code-coverage-dist-clean
 distclean-kernel-headers:
 	-rm -rf kernel-headers
 PHONY_TARGETS += distclean-kernel-headers

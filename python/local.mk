@@ -45,7 +45,7 @@ python__safeopen_la_CPPFLAGS = $(AM_CPPFLAGS) -Ipython $(PYTHON_CPPFLAGS)
 # is held to the rest of WARN_CFLAGS.
 python__safeopen_la_CFLAGS = $(AM_CFLAGS) -fvisibility=hidden -fno-strict-aliasing \
 	-Wno-redundant-decls -Wno-cast-align -Wno-missing-prototypes
-python__safeopen_la_LDFLAGS = $(AM_LDFLAGS) -module -avoid-version -shared
+python__safeopen_la_LDFLAGS = $(INSTALLED_LDFLAGS) -module -avoid-version -shared
 python__safeopen_la_LIBADD = lib/libsafeopen.la
 
 safeopenpy_DATA = $(PYPKG_FILES:python/safeopen/%=$(srcdir)/python/safeopen/%) python/_safeopen.pyi

@@ -72,8 +72,8 @@ char *fx_tree_snapshot(const char *path);
 /* Names in a directory, sorted and joined with '\n' (no "." / ".."); malloc'd. */
 char *fx_dir_listing(int dirfd, const char *path);
 
-/* True when running under `make check-valgrind` (SAFEOPEN_TEST_VALGRIND=1):
- * tests scale iteration counts down, never skip assertions. */
+/* True when running under valgrind (`make check-valgrind`): tests scale
+ * iteration counts down, never skip assertions. */
 bool fx_under_valgrind(void);
 
 /* Iteration/time budget scaled for valgrind: returns n, or n/div under valgrind (at least 1). */

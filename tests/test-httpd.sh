@@ -826,10 +826,11 @@ race_lines() {
 	grep -cE "$CLF\"(GET /race/file.txt|PUT /race/put-[0-9]+) HTTP/1.1\" [0-9]{3} [0-9-]+\$" \
 		"$T/port.log"
 }
-nreq=$(grep -c . "$T/codes.all") # 200, and the extra batches' GETs if any ran
-for _ in $(seq 100); do [ "$(race_lines)" -ge "$nreq" ] && break; sleep 0.05; done
-check "access log: one whole line for each of the $nreq requests (lines gathered per loop)" \
-	test "$(race_lines)" = "$nreq"
+# (200 requests, and the extra batches' GETs when they ran)
+NRACE=$(grep -c . "$T/codes.all")
+for _ in $(seq 100); do [ "$(race_lines)" -ge "$NRACE" ] && break; sleep 0.05; done
+check "access log: one whole line for each of the $NRACE requests (lines gathered per loop)" \
+	test "$(race_lines)" = "$NRACE"
 req /index.html
 check "server still serves" cmp -s "$T/body" "$R/index.html"
 FDS_AFTER=$(nfds)

@@ -12,6 +12,10 @@ set -u
 : "${top_builddir:=.}"
 SAFEOPEN=${SAFEOPEN:-"$top_builddir/examples/safeopen"}
 SWAP=${SWAP:-"$top_builddir/examples/race-swap"}
+# Each attacker runs for RACE_SECS whole seconds of the clock (1 to 2 s of
+# attack at the quick size, 2 to 3 s under make check-long).
+RACE_SECS=2
+[ -z "${SAFEOPEN_CHECK_LONG:-}" ] || RACE_SECS=3
 [ -x "$SAFEOPEN" ] || { echo "FAIL: test-tree: $SAFEOPEN not built"; exit 1; }
 . "${top_srcdir:-.}/tests/direct.sh"
 . "${top_srcdir:-.}/tests/partial.sh"
@@ -163,14 +167,14 @@ race() { # race NAME: run the commands until the attacker ($apid) has done its r
 }
 
 if [ -x "$SWAP" ]; then
-	("$SWAP" "$R/t/s" dir lnk 3 >"$T/rounds") & apid=$!; pids=$apid
+	("$SWAP" "$R/t/s" dir lnk $RACE_SECS >"$T/rounds") & apid=$!; pids=$apid
 	race "link swap"
 else
 	skip "link swap race: examples/race-swap not built"
 fi
 
-# Move R/t/m/a out into O/moved and back, 3 seconds.
-(i=0; end=$(($(date +%s) + 3))
+# Move R/t/m/a out into O/moved and back.
+(i=0; end=$(($(date +%s) + RACE_SECS))
  while [ "$(date +%s)" -lt "$end" ]; do
 	mv "$R/t/m/a" "$O/moved/a" 2>/dev/null && i=$((i + 1))
 	mv "$O/moved/a" "$R/t/m/a" 2>/dev/null
@@ -178,7 +182,7 @@ fi
 race "move out"
 
 # Remove and recreate directories inside and outside (inode numbers reused).
-(i=0; end=$(($(date +%s) + 3))
+(i=0; end=$(($(date +%s) + RACE_SECS))
  while [ "$(date +%s)" -lt "$end" ]; do
 	rmdir "$R/t/r/x" 2>/dev/null && i=$((i + 1))
 	rmdir "$O/reuse" 2>/dev/null; mkdir "$O/reuse" "$R/t/r/x" 2>/dev/null

@@ -32,7 +32,7 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
-#include "../fuzz/diffcore.h"
+#include "diffcore.h"
 #include "fixture.h"
 #include "safeopen.h"
 #include "strategy.h"

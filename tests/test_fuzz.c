@@ -51,7 +51,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../fuzz/diffcore.h"
+#include "diffcore.h"
 #include "fixture.h"
 #include "safeopen.h"
 #include "sandbox.h"

@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The environment of the operations suites (test_ops, test_rmtree,
+ * test_realpath): a fresh temporary directory with two siblings, "root" (the
+ * dirfd handed to the library, holding an adversarial tree) and "outside"
+ * (what must never be touched: snapshots of it are compared before and
+ * after); and the attacker thread of their races.
+ */
+#ifndef SAFEOPEN_TESTS_OPS_ENV_H
+#define SAFEOPEN_TESTS_OPS_ENV_H
+
+#include <limits.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "safeopen.h"
+
+#ifndef RENAME_EXCHANGE
+#define RENAME_EXCHANGE (1 << 1)
+#endif
+
+/* Loop tests: bit 0 of the index = the userspace walker, else the fast path. */
+#define MODE(i) (((i) & 1) ? SAFE_RESOLVE_USERSPACE : 0)
+
+struct ops_env {
+	char *base;
+	char root[PATH_MAX];
+	char outside[PATH_MAX];
+	int rootfd;
+	int outfd;
+};
+extern struct ops_env E;
+
+/* The adversarial tree beneath E.root, the victims in E.outside; and its removal. */
+void env_open(void);
+void env_close(void);
+/* out = a + "/" + b (out has PATH_MAX bytes). */
+void pj(char *out, const char *a, const char *b);
+/* A symlink name -> target (target an absolute path). */
+void build_link(int dirfd, const char *name, const char *target);
+bool exists_at(int dirfd, const char *path);
+/* The mode of path (not followed); the case fails when it does not exist. */
+mode_t lmode(int dirfd, const char *path);
+
+struct swapper {
+	int dirfd;          /* directory holding both names */
+	const char *a, *b;  /* swapped with RENAME_EXCHANGE */
+	atomic_bool stop;
+	atomic_long swaps;
+};
+
+/* Swaps a and b of a struct swapper with RENAME_EXCHANGE until stop. */
+void *swap_thread(void *arg);
+
+#endif

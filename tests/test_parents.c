@@ -1,0 +1,286 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Suite "parents": SAFE_TMPFILE_PARENTS, the missing directories of a
+ * publication created beneath the root, and removed again on failure only
+ * while their names still lead to the directories the call created (an
+ * attacker renames them meanwhile).
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/magic.h>
+#include <dirent.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <sys/xattr.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fixture.h"
+#include "safeopen.h"
+#include "strategy.h"
+#include "sandbox.h"
+#include "tmpfile-env.h"
+
+#ifndef RENAME_NOREPLACE
+#define RENAME_NOREPLACE (1 << 0)
+#endif
+
+/* ---------------------------------------------------------------- SAFE_TMPFILE_PARENTS (issue 32) */
+
+static bool is_dir_mode(int dirfd, const char *path, mode_t mode)
+{
+	struct stat st;
+	return fstatat(dirfd, path, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode) &&
+	       (st.st_mode & 07777) == mode;
+}
+
+static bool present(int dirfd, const char *path)
+{
+	struct stat st;
+	return fstatat(dirfd, path, &st, AT_SYMLINK_NOFOLLOW) == 0;
+}
+
+START_TEST(parents)
+{
+	struct tdir d;
+	tdir_make(&d, "tmpfile");
+	uint64_t fl = strategies[_i];
+	mode_t old = umask(022);
+	/* One call: the directories (0755 minus the umask) and the file. */
+	int fd = safe_tmpfile_xattr(d.fd, "p/q/r/f", 0640, NULL, 0, fl | SAFE_TMPFILE_PARENTS);
+	ck_assert_msg(fd >= 0, "xattr PARENTS: %s", strerror(errno));
+	close(fd);
+	ck_assert(is_dir_mode(d.fd, "p", 0755) && is_dir_mode(d.fd, "p/q", 0755) &&
+		  is_dir_mode(d.fd, "p/q/r", 0755));
+	struct stat st;
+	ck_assert(fstatat(d.fd, "p/q/r/f", &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		  S_ISREG(st.st_mode) && (st.st_mode & 07777) == 0640);
+	/* Existing parents are fine; a single component needs none. */
+	fd = safe_tmpfile_xattr(d.fd, "p/q/r/g", 0600, NULL, 0, fl | SAFE_TMPFILE_PARENTS);
+	ck_assert_msg(fd >= 0, "existing parents: %s", strerror(errno));
+	close(fd);
+	fd = safe_tmpfile_xattr(d.fd, "top", 0600, NULL, 0, fl | SAFE_TMPFILE_PARENTS);
+	ck_assert_msg(fd >= 0, "one component: %s", strerror(errno));
+	close(fd);
+	umask(old);
+	/* A failure after the directories were made removes them again, and
+	 * only them (the listing of the case directory is unchanged). */
+	char longp[NAME_MAX + 64];
+	snprintf(longp, sizeof(longp), "n1/n2/%0*d", NAME_MAX + 1, 7);
+	EXPECT_FAIL_CK(d.fd, ENAMETOOLONG,
+		       safe_tmpfile_xattr(d.fd, longp, 0600, NULL, 0, fl | SAFE_TMPFILE_PARENTS));
+	snprintf(longp, sizeof(longp), "p/x/y/%0*d", NAME_MAX + 1, 7);
+	EXPECT_FAIL_CK(d.fd, ENAMETOOLONG,
+		       safe_tmpfile_xattr(d.fd, longp, 0600, NULL, 0, fl | SAFE_TMPFILE_PARENTS));
+	ck_assert(present(d.fd, "p/q/r/f") && !present(d.fd, "p/x"));
+	/* Bad inputs: the exact errno, nothing created. */
+	EXPECT_FAIL_CK(d.fd, EEXIST,
+		       safe_tmpfile_xattr(d.fd, "p/q/r/f", 0600, NULL, 0, fl | SAFE_TMPFILE_PARENTS));
+	EXPECT_FAIL_CK(d.fd, EXDEV,
+		       safe_tmpfile_xattr(d.fd, "../esc/f", 0600, NULL, 0, fl | SAFE_TMPFILE_PARENTS));
+	EXPECT_FAIL_CK(d.fd, EXDEV,
+		       safe_tmpfile_xattr(d.fd, "/abs/f", 0600, NULL, 0, fl | SAFE_TMPFILE_PARENTS));
+	EXPECT_FAIL_CK(d.fd, ENOTDIR, safe_tmpfile_xattr(d.fd, "top/x/f", 0600, NULL, 0,
+							 fl | SAFE_TMPFILE_PARENTS));
+	EXPECT_FAIL_CK(d.fd, EINVAL, safe_tmpfile_xattr(d.fd, "n1/n2/", 0600, NULL, 0,
+							fl | SAFE_TMPFILE_PARENTS));
+	EXPECT_FAIL_CK(d.fd, EINVAL, safe_tmpfile_xattr(d.fd, "n1/n2/..", 0600, NULL, 0,
+							fl | SAFE_TMPFILE_PARENTS));
+	EXPECT_FAIL_CK(d.fd, EINVAL, safe_tmpfile_xattr(d.fd, "n1/f", 010600, NULL, 0,
+							fl | SAFE_TMPFILE_PARENTS));
+	struct safe_xattr bad = { "nonamespace", "", 0 };
+	EXPECT_FAIL_CK(d.fd, EINVAL, safe_tmpfile_xattr(d.fd, "n1/f", 0600, &bad, 1,
+							fl | SAFE_TMPFILE_PARENTS));
+	EXPECT_FAIL_CK(d.fd, EINVAL, safe_tmpfile_xattr(d.fd, "n1/f", 0600, NULL, 0,
+							fl | SAFE_TMPFILE_PARENTS |
+								SAFE_RESOLVE_BENEATH |
+								SAFE_RESOLVE_IN_ROOT));
+	EXPECT_FAIL_CK(d.fd, EFAULT,
+		       safe_tmpfile_xattr(d.fd, NULL, 0600, NULL, 0, fl | SAFE_TMPFILE_PARENTS));
+	/* IN_ROOT: "/n1/f" is beneath the case directory. */
+	fd = safe_tmpfile_xattr(d.fd, "/../i1/f", 0600, NULL, 0,
+				fl | SAFE_TMPFILE_PARENTS | SAFE_RESOLVE_IN_ROOT);
+	ck_assert_msg(fd >= 0, "IN_ROOT: %s", strerror(errno));
+	close(fd);
+	ck_assert(present(d.fd, "i1/f"));
+
+	/* Two-phase: discard removes what open created; link keeps it. */
+	struct safe_tmpfile *t;
+	ck_assert_int_eq(safe_tmpfile_open(d.fd, "s/t/f", 0644, fl | SAFE_TMPFILE_PARENTS, &t), 0);
+	ck_assert(present(d.fd, "s/t"));
+	ck_assert_int_eq(safe_tmpfile_discard(t), 0);
+	ck_assert(!present(d.fd, "s"));
+	ck_assert_int_eq(safe_tmpfile_open(d.fd, "s/t/f", 0644, fl | SAFE_TMPFILE_PARENTS, &t), 0);
+	fd = safe_tmpfile_link(t, NULL, 0, 0);
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	ck_assert(present(d.fd, "s/t/f"));
+	/* Someone else's file in a directory we made: the directory stays. */
+	ck_assert_int_eq(safe_tmpfile_open(d.fd, "u/v/f", 0644, fl | SAFE_TMPFILE_PARENTS, &t), 0);
+	int other = openat(d.fd, "u/v/f", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	ck_assert_int_ge(other, 0);
+	close(other);
+	ck_assert_int_eq(safe_tmpfile_link(t, NULL, 0, 0), -1);
+	ck_assert_int_eq(errno, EEXIST);
+	ck_assert_int_eq(safe_tmpfile_discard(t), 0);
+	ck_assert(present(d.fd, "u/v/f"));
+	/* A directory renamed away and replaced by another (empty) one before
+	 * the discard: the replacement is not ours and stays; ours, moved,
+	 * stays where the mover put it. */
+	ck_assert_int_eq(safe_tmpfile_open(d.fd, "m/n/f", 0644, fl | SAFE_TMPFILE_PARENTS, &t), 0);
+	ck_assert_int_eq(renameat(d.fd, "m", d.fd, "moved"), 0);
+	ck_assert_int_eq(mkdirat(d.fd, "m", 0700), 0);
+	ck_assert_int_eq(safe_tmpfile_discard(t), 0);
+	ck_assert(is_dir_mode(d.fd, "m", 0700));
+	ck_assert(present(d.fd, "moved/n"));
+	/* The same one level down: "m2/n" replaced, "m2" (ours, now holding
+	 * the replacement) stays too. */
+	ck_assert_int_eq(safe_tmpfile_open(d.fd, "m2/n/f", 0644, fl | SAFE_TMPFILE_PARENTS, &t), 0);
+	ck_assert_int_eq(renameat(d.fd, "m2/n", d.fd, "moved2"), 0);
+	ck_assert_int_eq(mkdirat(d.fd, "m2/n", 0700), 0);
+	ck_assert_int_eq(safe_tmpfile_discard(t), 0);
+	ck_assert(is_dir_mode(d.fd, "m2/n", 0700));
+	ck_assert_int_eq(count_hidden(d.fd), 0);
+	tdir_free(&d);
+}
+END_TEST
+
+/* The cleanup under a concurrent rename: an attacker keeps swapping the
+ * first directory a PARENTS call creates ("m") with a directory of its own
+ * that holds an empty "n", while the call creates "m/n/f" and discards.
+ * Every directory the attacker made, and its "n", must survive: the undo
+ * reaches each level by descriptor, checked against the inode it created,
+ * so it never steps into the attacker's "m" to remove the "n" there. (The
+ * attacker's directory itself is not empty, so the one window the design
+ * admits, between the last identity check and rmdir(2) of a level by name,
+ * cannot remove it: that window only ever holds a directory swapped in
+ * empty, by someone who could remove it anyway; core:parents covers the
+ * check itself, deterministically.) The attacker must have swapped during
+ * the calls. */
+#define PR_DECOYS 4096
+static struct {
+	atomic_bool stop;
+	atomic_int swaps;
+	int dirfd;
+	ino_t decoys[PR_DECOYS];
+	int ndecoys;
+} PR;
+
+/* renameat2(RENAME_NOREPLACE): the attacker never destroys a directory by
+ * renaming over it (rename(2) replaces an empty one). */
+static int rename_noreplace(int dirfd, const char *from, const char *to)
+{
+	return (int)syscall(SYS_renameat2, dirfd, from, dirfd, to, RENAME_NOREPLACE);
+}
+
+static void *parents_attacker(void *arg)
+{
+	(void)arg;
+	for (int k = 0; !atomic_load(&PR.stop) && PR.ndecoys < PR_DECOYS; k++) {
+		char gone[32], kept[32];
+		snprintf(gone, sizeof(gone), "gone%d", k);
+		snprintf(kept, sizeof(kept), "kept%d", k);
+		if (mkdirat(PR.dirfd, "decoy", 0700) < 0)
+			continue;
+		if (mkdirat(PR.dirfd, "decoy/n", 0700) < 0) {
+			(void)unlinkat(PR.dirfd, "decoy", AT_REMOVEDIR);
+			continue;
+		}
+		struct stat st;
+		if (fstatat(PR.dirfd, "decoy", &st, AT_SYMLINK_NOFOLLOW) == 0)
+			PR.decoys[PR.ndecoys++] = st.st_ino;
+		(void)rename_noreplace(PR.dirfd, "m", gone);
+		if (rename_noreplace(PR.dirfd, "decoy", "m") == 0)
+			atomic_fetch_add(&PR.swaps, 1);
+		else
+			(void)rename_noreplace(PR.dirfd, "decoy", kept);
+		usleep(20); /* a pace the calls can meet on a loaded machine too */
+	}
+	return NULL;
+}
+
+START_TEST(parents_undo_race)
+{
+	struct tdir d;
+	tdir_make(&d, "tmpfile");
+	uint64_t fl = strategies[_i];
+	memset(&PR, 0, sizeof(PR));
+	PR.dirfd = d.fd;
+	pthread_t th;
+	ck_assert_int_eq(pthread_create(&th, NULL, parents_attacker, NULL), 0);
+	double end = fx_now() + 10.0;
+	while (atomic_load(&PR.swaps) == 0 && fx_now() < end) /* the attacker runs */
+		sched_yield();
+	int during = 0;
+	/* 150 calls, and on a loaded machine more, until the attacker has
+	 * swapped during one (bounded: 10 s in all). */
+	for (int i = 0; i < 150 || (during == 0 && fx_now() < end); i++) {
+		int s0 = atomic_load(&PR.swaps);
+		struct safe_tmpfile *t;
+		if (safe_tmpfile_open(d.fd, "m/n/f", 0644, fl | SAFE_TMPFILE_PARENTS, &t) == 0)
+			ck_assert_int_eq(safe_tmpfile_discard(t), 0);
+		else /* the attacker moved "m" between its creation and the next step */
+			ck_assert_msg(errno == ENOENT || errno == ENOTDIR || errno == EAGAIN,
+				      "open: %s", strerror(errno));
+		during += atomic_load(&PR.swaps) != s0;
+	}
+	atomic_store(&PR.stop, true);
+	pthread_join(th, NULL);
+	ck_assert_msg(during > 0, "the attacker never swapped during a call");
+	/* Every decoy still exists at the top of the case directory, with its "n". */
+	for (int k = 0; k < PR.ndecoys; k++) {
+		DIR *dir = fdopendir(openat(d.fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+		ck_assert(dir);
+		bool found = false, inner = false;
+		for (struct dirent *e; !found && (e = readdir(dir));) {
+			found = e->d_ino == PR.decoys[k];
+			if (found) {
+				char n[sizeof(e->d_name) + 2];
+				snprintf(n, sizeof(n), "%s/n", e->d_name);
+				inner = faccessat(d.fd, n, F_OK, AT_SYMLINK_NOFOLLOW) == 0;
+			}
+		}
+		closedir(dir);
+		ck_assert_msg(found, "decoy %d (inode %lu) was removed", k,
+			      (unsigned long)PR.decoys[k]);
+		ck_assert_msg(inner, "the \"n\" in decoy %d (inode %lu) was removed", k,
+			      (unsigned long)PR.decoys[k]);
+	}
+	tdir_free(&d);
+}
+END_TEST
+
+/* ---------------------------------------------------------------- suite */
+
+static Suite *parents_suite(void)
+{
+	Suite *s = suite_create("parents");
+	TCase *tc = tcase_create("core");
+	tcase_add_checked_fixture(tc, fx_fd_setup, fx_fd_teardown);
+	tcase_set_timeout(tc, 60);
+	tcase_add_loop_test(tc, parents, 0, N_STRATEGIES);
+	suite_add_tcase(s, tc);
+
+	TCase *rc = tcase_create("race");
+	tcase_add_checked_fixture(rc, fx_fd_setup, fx_fd_teardown);
+	tcase_set_timeout(rc, 300);
+	tcase_add_loop_test(rc, parents_undo_race, 0, N_STRATEGIES);
+	suite_add_tcase(s, rc);
+	return s;
+}
+
+FX_MAIN(parents_suite)
