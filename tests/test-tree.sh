@@ -46,6 +46,8 @@ ln -s ../../../out "$R/t/a/up"
 ln -s /etc "$R/t/abs"
 mkfifo "$R/t/fifo"
 chmod 0750 "$R/t/e"
+printf 'w\n' >"$R/t/e/w" # a mode the umask (022 here) would narrow: cp -a keeps it
+chmod 0666 "$R/t/e/w"
 touch -d '2001-02-03 04:05:06' "$R/t/a/f1" "$R/t/e"
 printf 'victim\n' >"$O/victim"
 setfattr -n user.k -v v "$R/t/a/f1" 2>/dev/null && xattrs=yes || xattrs=no
