@@ -6,6 +6,8 @@
 # chown -R (as root; else chmod -R), du -s, cp -a. Prints the median wall
 # time of RUNS runs (default 5, warm cache) of each, the ratio safeopen/GNU
 # and the system calls per entry of each (strace -c -f, when strace exists).
+# The two commands of a row run in turn (pairs), the ratio is the median of
+# the pairs' ratios.
 #   bench/tree-bench.sh [--entries N] [--runs N] [--dir DIR]
 set -u
 : "${top_builddir:=.}"
@@ -49,21 +51,18 @@ for a in range(10):
                     os.symlink("f000", p + ".lnk")
 EOF
 total=$(find "$R/t" | wc -l)
-echo "tree-bench: $total entries in $R/t ($RUNS runs each, median, warm cache)"
+echo "tree-bench: $total entries in $R/t ($RUNS pairs of runs, GNU and safeopen in turn, median, warm cache)"
 
-# ms CMD: median wall time in milliseconds of RUNS runs of the shell
-# command CMD (PRE, if set, runs before each, untimed).
-ms() {
-	i=0
-	while [ $i -lt "$RUNS" ]; do
-		[ -z "${PRE:-}" ] || eval "$PRE"
-		s=$(date +%s%N)
-		eval "$1" >/dev/null 2>&1
-		e=$(date +%s%N)
-		echo $(( (e - s) / 1000000 ))
-		i=$((i + 1))
-	done | sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'
+# once CMD: wall time in milliseconds of one run of the shell command CMD
+# (PRE, if set, runs before it, untimed).
+once() {
+	[ -z "${PRE:-}" ] || eval "$PRE"
+	s=$(date +%s%N)
+	eval "$1" >/dev/null 2>&1
+	e=$(date +%s%N)
+	echo $(( (e - s) / 1000000 ))
 }
+median() { sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
 # calls CMD: system calls per entry of CMD (strace -c -f), or "-".
 calls() {
 	command -v strace >/dev/null 2>&1 || { echo -; return; }
@@ -71,10 +70,26 @@ calls() {
 	strace -f -c -o "$W/strace" sh -c "$1" >/dev/null 2>&1
 	awk -v n="$total" '$NF == "total" { printf "%.2f", $(NF - 2) / n }' "$W/strace"
 }
-row() { # row NAME GNU-CMD SAFEOPEN-CMD
-	gt=$(ms "$2"); gc=$(calls "$2")
-	st=$(ms "$3"); sc=$(calls "$3")
-	ratio=$(awk -v a="$st" -v b="$gt" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "-" }')
+# row NAME GNU-CMD SAFEOPEN-CMD: RUNS pairs, the two commands in turn (the
+# first of a pair alternates), so that a drift of the machine's speed (other
+# jobs, writeback of the previous copy) falls on both; prints the median
+# time of each and the median of the pairs' ratios.
+row() {
+	: >"$W/g"; : >"$W/s"; : >"$W/r"
+	i=0
+	while [ $i -lt "$RUNS" ]; do
+		if [ $((i % 2)) -eq 0 ]; then
+			g=$(once "$2"); s=$(once "$3")
+		else
+			s=$(once "$3"); g=$(once "$2")
+		fi
+		echo "$g" >>"$W/g"; echo "$s" >>"$W/s"
+		awk -v a="$s" -v b="$g" 'BEGIN { if (b > 0) printf "%.4f\n", a / b; else print 0 }' >>"$W/r"
+		i=$((i + 1))
+	done
+	gt=$(median <"$W/g"); st=$(median <"$W/s")
+	ratio=$(sort -n "$W/r" | awk '{ a[NR] = $1 } END { printf "%.2f", a[int((NR + 1) / 2)] }')
+	gc=$(calls "$2"); sc=$(calls "$3")
 	printf '%-10s %8s %10s %7s %12s %12s\n' "$1" "$gt" "$st" "$ratio" "$gc" "$sc"
 }
 export R W SAFEOPEN

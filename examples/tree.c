@@ -440,6 +440,7 @@ struct dst {
 	int root;
 	char *path; /* the destination path of the current directory */
 	size_t *ends; /* end of the path at each depth */
+	bool *plain; /* at each depth: a new file there is euid:egid already */
 	int fds[DST_HELD];
 	size_t cap;
 };
@@ -498,8 +499,13 @@ static int copy_data(int in, int out)
 	}
 }
 
-/* Copy the regular file (sdir, name) to (ddir, name), published whole. */
-static int copy_file(int sdir, const char *name, const struct statx *s, int ddir, bool owners)
+/*
+ * Copy the regular file (sdir, name) to (ddir, name), published whole: with
+ * its data, owner, extended attributes, final mode and times before it has a
+ * name (safe_tmpfile_link() publishes it in one linkat). `chown`: the owner
+ * must be set (see dir_plain() for when it need not).
+ */
+static int copy_file(int sdir, const char *name, const struct statx *s, int ddir, bool chown)
 {
 	int in = openat(sdir, name, O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
 	if (in < 0)
@@ -517,11 +523,16 @@ static int copy_file(int sdir, const char *name, const struct statx *s, int ddir
 	}
 	int fd = safe_tmpfile_fd(tmp);
 	int err = copy_data(in, fd);
-	if (!err && owners && fchown(fd, s->stx_uid, s->stx_gid) < 0)
+	if (!err && chown && fchown(fd, s->stx_uid, s->stx_gid) < 0)
 		err = errno;
 	if (!err)
 		err = copy_xattrs(in, fd);
 	close(in);
+	/* The times last before the link, which changes only the ctime. */
+	struct timespec t[2];
+	times_of(s, t);
+	if (!err && futimens(fd, t) < 0)
+		err = errno;
 	if (err) {
 		safe_tmpfile_discard(tmp);
 		return err;
@@ -532,12 +543,22 @@ static int copy_file(int sdir, const char *name, const struct statx *s, int ddir
 		safe_tmpfile_discard(tmp);
 		return err;
 	}
-	struct timespec t[2];
-	times_of(s, t);
-	if (futimens(fd, t) < 0)
-		err = errno;
 	close(fd);
-	return err;
+	return 0;
+}
+
+/*
+ * Does a file created in the directory open as fd (one this copy created)
+ * belong to euid:egid without an fchown? Its owner is the creator's fsuid
+ * and its group the creator's fsgid, or the directory's group where the
+ * directory is set-group-ID or the mount says so (grpid): all of them are
+ * euid:egid when the directory itself shows euid:egid (a filesystem that
+ * maps owners, vfat's uid=, shows something else and gets the fchown).
+ */
+static bool dir_plain(int fd, uid_t euid, gid_t egid)
+{
+	struct stat st;
+	return fstat(fd, &st) == 0 && st.st_uid == euid && st.st_gid == egid;
 }
 
 int safeopen_cp(int argc, char **argv, uint64_t resolve)
@@ -553,19 +574,26 @@ int safeopen_cp(int argc, char **argv, uint64_t resolve)
 		return tfail(argv[4], errno);
 	}
 	const char *src = argv[3], *dstpath = argv[5];
-	bool owners = geteuid() == 0;
+	uid_t euid = geteuid();
+	gid_t egid = getegid();
+	bool owners = euid == 0;
 	struct dst d = { .root = droot, .cap = 64 };
+	/* Modes are the source's, not filtered by the umask (as cp -a): the
+	 * files, devices and FIFOs get them at creation (directories are
+	 * created 0700 and get theirs once filled). */
+	umask(0);
 	for (size_t i = 0; i < DST_HELD; i++)
 		d.fds[i] = -1;
 	size_t plen = strlen(dstpath);
 	size_t pcap = plen + 256;
 	d.path = malloc(pcap);
 	d.ends = malloc(d.cap * sizeof(*d.ends));
+	d.plain = malloc(d.cap * sizeof(*d.plain));
 	struct hl *hl = NULL;
 	size_t nhl = 0, hlcap = 0;
 	int ret = T_OK, r;
 	struct safe_walk *w = NULL;
-	if (!d.path || !d.ends) {
+	if (!d.path || !d.ends || !d.plain) {
 		ret = tfail("cp", ENOMEM);
 		goto out;
 	}
@@ -632,11 +660,14 @@ int safeopen_cp(int argc, char **argv, uint64_t resolve)
 		if (e.visit == SAFE_WALK_PRE) {
 			if (depth + 1 > d.cap) {
 				size_t *ne = realloc(d.ends, 2 * d.cap * sizeof(*ne));
-				if (!ne) {
+				if (ne)
+					d.ends = ne;
+				bool *np = ne ? realloc(d.plain, 2 * d.cap * sizeof(*np)) : NULL;
+				if (!np) {
 					ret = tfail("cp", ENOMEM);
 					break;
 				}
-				d.ends = ne;
+				d.plain = np;
 				d.cap *= 2;
 			}
 			d.ends[depth] = end;
@@ -653,7 +684,9 @@ int safeopen_cp(int argc, char **argv, uint64_t resolve)
 			if (*slot < 0) {
 				ret = entry_fail(&e, errno);
 				(void)safe_walk_skip(w);
+				continue;
 			}
+			d.plain[depth] = owners && dir_plain(*slot, euid, egid);
 			continue;
 		}
 		if (e.visit == SAFE_WALK_POST) {
@@ -707,7 +740,10 @@ int safeopen_cp(int argc, char **argv, uint64_t resolve)
 		}
 		int err = 0;
 		if (type == S_IFREG) {
-			err = copy_file(e.dirfd, e.name, s, ddir, owners);
+			/* A file created in a plain directory is euid:egid. */
+			bool plain = depth > 0 && d.plain[depth - 1] && s->stx_uid == euid &&
+				     s->stx_gid == egid;
+			err = copy_file(e.dirfd, e.name, s, ddir, owners && !plain);
 		} else if (type == S_IFLNK) {
 			char body[PATH_MAX + 1];
 			ssize_t n = readlinkat(e.dirfd, e.name, body, PATH_MAX);
@@ -751,6 +787,7 @@ out:
 	free(hl);
 	free(d.path);
 	free(d.ends);
+	free(d.plain);
 	close(sroot);
 	close(droot);
 	return ret;

@@ -30,6 +30,7 @@
  */
 #include "internal.h"
 
+#include <assert.h>
 #include <linux/fs.h> /* RENAME_NOREPLACE (musl's <stdio.h> has none) */
 #include <linux/kcmp.h>
 #include <linux/limits.h> /* XATTR_NAME_MAX, XATTR_SIZE_MAX */
@@ -740,33 +741,53 @@ int safe_tmpfile_fd(const struct safe_tmpfile *tmp)
 
 /*
  * Is the caller's descriptor still the one safe_tmpfile_open() handed out?
- * A closed number is EBADF from fstat(); a number reused by another open
- * shows another inode: the handle's own descriptor keeps the file's inode
- * allocated, so no other file can carry its (st_dev, st_ino) meanwhile. The
- * same inode opened again (the hidden name of the fallback) is told apart by
- * kcmp(KCMP_FILE) where the kernel offers it, else it must at least be an
- * O_RDWR descriptor of this very file. 0 or -1 with EBADF.
+ * kcmp(KCMP_FILE) against the handle's own descriptor decides alone where
+ * the kernel offers it. Premise: 0 means both numbers name one open file
+ * description, and the handle's is the file it created, open O_RDWR, that
+ * nobody else ever had; so the lent number is that file, with its inode and
+ * access mode, and an fstat() identity check would add nothing (asserted in
+ * the debug builds). Anything else is EBADF: a closed number (EBADF from
+ * kcmp), or another open file description, be it another file that reused
+ * the number or another open of the same inode (the hidden name of the
+ * fallback). Where kcmp is missing (ENOSYS, no CONFIG_KCMP) or filtered
+ * (EPERM, a sandbox), the weaker check: the number shows the file's (st_dev,
+ * st_ino), which no other file can carry meanwhile because the handle's own
+ * descriptor keeps the inode allocated, and it is open O_RDWR (publishing
+ * the same inode is still right). 0 or -1 with EBADF.
  */
 static int user_fd_ok(const struct safe_tmpfile *t)
 {
 #ifdef SAFEOPEN_MUTATE_TMPFILE_FD_CHECK
 	return t->userfd >= 0 ? 0 : so_fail(EBADF);
 #endif
+	if (t->userfd < 0)
+		return so_fail(EBADF);
 	struct stat st;
-	if (t->userfd < 0 || fstat(t->userfd, &st) < 0)
+#ifdef SYS_kcmp
+	pid_t pid = getpid();
+	long r = syscall(SYS_kcmp, pid, pid, KCMP_FILE, t->fd, t->userfd);
+#ifdef SAFEOPEN_MUTATE_TMPFILE_KCMP
+	/* Mutation check only: any open number passes kcmp. */
+	if (r > 0)
+		r = 0;
+#endif
+	if (r == 0) {
+#ifndef NDEBUG
+		struct stat mine;
+		assert(fstat(t->userfd, &st) == 0 && fstat(t->fd, &mine) == 0 &&
+		       st.st_dev == mine.st_dev && st.st_ino == mine.st_ino);
+#endif
+		return 0;
+	}
+	if (r > 0 || errno == EBADF)
+		return so_fail(EBADF);
+	/* ENOSYS, EPERM: the weaker check below */
+#endif
+	if (fstat(t->userfd, &st) < 0)
 		return so_fail(EBADF);
 	struct so_ident now = so_stat_ident(&st);
 	if (!so_same_inode(&now, &t->id))
 		return so_fail(EBADF);
-#ifdef SYS_kcmp
-	pid_t pid = getpid();
-	long r = syscall(SYS_kcmp, pid, pid, KCMP_FILE, t->fd, t->userfd);
-	if (r == 0)
-		return 0;
-	if (r > 0)
-		return so_fail(EBADF);
-	/* ENOSYS (no CONFIG_KCMP), EPERM (a sandbox): the weaker check */
-#endif
 	int fl = fcntl(t->userfd, F_GETFL);
 	if (fl < 0 || (fl & (O_ACCMODE | O_PATH)) != O_RDWR)
 		return so_fail(EBADF);

@@ -50,8 +50,13 @@ ln -s ../../../out "$R/t/a/up"
 ln -s /etc "$R/t/abs"
 mkfifo "$R/t/fifo"
 chmod 0750 "$R/t/e"
+printf 'w\n' >"$R/t/e/w" # a mode the umask (022 here) would narrow: cp -a keeps it
+chmod 0666 "$R/t/e/w"
 touch -d '2001-02-03 04:05:06' "$R/t/a/f1" "$R/t/e"
 printf 'victim\n' >"$O/victim"
+# as root, a file of another owner: cp -a must set it (the others are
+# root's already, which a directory of the copy gives without fchown)
+[ "$(id -u)" -ne 0 ] || chown 65534:65534 "$R/t/e/w"
 setfattr -n user.k -v v "$R/t/a/f1" 2>/dev/null && xattrs=yes || xattrs=no
 
 (cd "$R" && find t) >"$T/want"

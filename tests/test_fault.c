@@ -469,6 +469,59 @@ static int child_link_cache_stale(void *arg)
 	return child_tmpfile(&p);
 }
 
+#ifdef SYS_kcmp
+/*
+ * kcmp(2) missing (ENOSYS: no CONFIG_KCMP) or filtered (EPERM): the check of
+ * the lent descriptor falls back to its identity and access mode. A proper
+ * two-phase use still publishes (both strategies); a lent number closed and
+ * reused for the pre-existing file is refused (EBADF), nothing is published
+ * and the other file stays open and untouched.
+ */
+static int child_kcmp_blocked(void *arg)
+{
+	const int *err = arg;
+	struct tmp_params p = {
+		.rules = { SB_ALWAYS(SYS_kcmp, *err) },
+		.nrules = 1,
+	};
+	if (child_tmpfile(&p))
+		return 1;
+	/* the filter is in force: the fallback is what ran */
+	errno = 0;
+	CHILD_CHECK(syscall(SYS_kcmp, getpid(), getpid(), 0 /* KCMP_FILE */, 0, 0) == -1 &&
+			    errno == *err,
+		    "kcmp not blocked: %s", strerror(errno));
+	int fds = fx_fd_count();
+	char *before = fx_dir_listing(rootfd, "sub");
+	struct safe_tmpfile *tmp;
+	CHILD_CHECK(safe_tmpfile_open(rootfd, "sub/new", 0640, 0, &tmp) == 0, "open: %s",
+		    strerror(errno));
+	int lent = safe_tmpfile_fd(tmp);
+	CHILD_CHECK(lent >= 0 && write(lent, "data", 4) == 4, "write: %s", strerror(errno));
+	CHILD_CHECK(close(lent) == 0, "close");
+	int other = openat(rootfd, "sub/old", O_RDWR | O_CLOEXEC); /* the lowest free number */
+	CHILD_CHECK(other == lent, "reopened as %d, not %d", other, lent);
+	errno = 0;
+	CHILD_CHECK(safe_tmpfile_link(tmp, xattrs3, 3, 0) == -1 && errno == EBADF,
+		    "link of a reused number: %s", strerror(errno));
+	CHILD_CHECK(safe_tmpfile_discard(tmp) == 0, "discard: %s", strerror(errno));
+	CHILD_CHECK(fcntl(other, F_GETFD) >= 0, "the other file was closed");
+	close(other);
+	CHILD_CHECK(check_listing(before) == 0, "something left behind");
+	free(before);
+	CHILD_CHECK(fx_fd_count() == fds, "descriptors: %d before, %d after", fds, fx_fd_count());
+	return 0;
+}
+
+START_TEST(kcmp_blocked_falls_back)
+{
+	need_user_xattrs();
+	static const int errs[] = { ENOSYS, EPERM };
+	ck_assert_int_eq(sb_run(child_kcmp_blocked, (void *)&errs[_i]), 0);
+}
+END_TEST
+#endif
+
 START_TEST(linkat_empty_path_cache_stale)
 {
 	need_user_xattrs();
@@ -747,6 +800,9 @@ static Suite *fault_suite(void)
 	tcase_add_test(tc, linkat_empty_path_eperm_falls_back);
 	tcase_add_test(tc, linkat_blocked_falls_back_to_rename);
 	tcase_add_test(tc, linkat_empty_path_cache_stale);
+#ifdef SYS_kcmp
+	tcase_add_loop_test(tc, kcmp_blocked_falls_back, 0, 2);
+#endif
 	tcase_add_test(tc, fsetxattr_enospc_second_call);
 	tcase_add_test(tc, renameat2_einval);
 	tcase_add_test(tc, renameat2_enosys);
