@@ -8,10 +8,11 @@
 # check` does not end with one of them running alone.
 TESTS += tests/test-httpd.sh tests/test-extract.sh tests/test-tree.sh
 
-# The fixture, the sandbox and the environments of the operations and the
-# tmpfile suites.
+# The fixture, the sandbox and the environments of the operations, the
+# tmpfile and the resolver suites.
 TESTUTIL_SOURCES = tests/fixture.c tests/fixture.h tests/sandbox.c tests/sandbox.h \
-	tests/ops-env.c tests/ops-env.h tests/tmpfile-env.c tests/tmpfile-env.h
+	tests/ops-env.c tests/ops-env.h tests/tmpfile-env.c tests/tmpfile-env.h \
+	tests/resolve-env.c tests/resolve-env.h
 
 if HAVE_CHECK
 # The Check suites, one per module (tests/NAME.c), all built alike: Check,
@@ -20,13 +21,16 @@ if HAVE_CHECK
 # compiled into the libFuzzer target, fuzz/local.mk):
 #   test_tmpfile test_tmpfile_sandbox test_sweep test_parents (sharing
 #   tests/tmpfile-env.c)
-#   test_ops test_rmtree test_realpath (sharing tests/ops-env.c) test_base test_resolve (the resolver table, each case
-#   three ways) test_fuzz (differential random testing against openat2)
+#   test_ops test_rmtree test_realpath (sharing tests/ops-env.c) test_base
+#   test_resolve (the resolver table, each case three ways) test_resolve_system
+#   (procfs, mounts, sysctls, privileges, the rename race; sharing
+#   tests/resolve-env.c) test_fuzz (differential random testing against openat2)
 #   test_fault (fault injection) test_limits test_concurrency test_api
 #   test_reuse (".." and rmtree's climb under inode-number reuse) test_walk
 # They are also what check-valgrind runs under memcheck and check-kernels
 # under each seccomp profile.
 SUITES = tests/test_ops tests/test_walk tests/test_limits tests/test_resolve \
+	tests/test_resolve_system \
 	tests/test_rmtree tests/test_api tests/test_tmpfile tests/test_realpath \
 	tests/test_tmpfile_sandbox tests/test_concurrency tests/test_fault tests/test_sweep \
 	tests/test_fuzz tests/test_parents tests/test_reuse tests/test_base
@@ -111,10 +115,13 @@ LDADD = tests/libminicheck.a lib/libsafeopen.la
 MINICHECK_SUITES = tests/minicheck/test_tmpfile tests/minicheck/test_tmpfile_sandbox \
 	tests/minicheck/test_sweep \
 	tests/minicheck/test_parents tests/minicheck/test_ops tests/minicheck/test_rmtree \
-	tests/minicheck/test_realpath tests/minicheck/test_resolve
+	tests/minicheck/test_realpath tests/minicheck/test_resolve \
+	tests/minicheck/test_resolve_system
 check_PROGRAMS += $(MINICHECK_SUITES)
 tests_minicheck_test_resolve_SOURCES = tests/test_resolve.c
 tests_minicheck_test_resolve_CPPFLAGS = $(MINICHECK_CPPFLAGS)
+tests_minicheck_test_resolve_system_SOURCES = tests/test_resolve_system.c
+tests_minicheck_test_resolve_system_CPPFLAGS = $(MINICHECK_CPPFLAGS)
 tests_minicheck_test_tmpfile_SOURCES = tests/test_tmpfile.c
 tests_minicheck_test_tmpfile_CPPFLAGS = $(MINICHECK_CPPFLAGS)
 tests_minicheck_test_ops_SOURCES = tests/test_ops.c
