@@ -12,7 +12,7 @@
 # Called from the build directory by make.
 set -eu
 : "${KERNEL:?set KERNEL=/path/to/vmlinuz}"
-suites=${QEMU_SUITES:-test_resolve test_resolve_system test_tmpfile test_tmpfile_sandbox test_sweep test_parents test_ops test_rmtree test_realpath}
+suites=${QEMU_SUITES:-test_resolve test_resolve_system test_tmpfile test_tmpfile_sandbox test_sweep test_parents test_ops test_ops_attr test_rmtree test_realpath}
 timeout_s=${QEMU_TIMEOUT:-3000}
 busybox=$(command -v busybox || true)
 [ -n "$busybox" ] || { echo "check-qemu: busybox not found (Debian package busybox-static)"; exit 77; }

@@ -21,7 +21,8 @@ if HAVE_CHECK
 # compiled into the libFuzzer target, fuzz/local.mk):
 #   test_tmpfile test_tmpfile_sandbox test_sweep test_parents (sharing
 #   tests/tmpfile-env.c)
-#   test_ops test_rmtree test_realpath (sharing tests/ops-env.c) test_base
+#   test_ops test_ops_attr test_rmtree test_realpath (sharing tests/ops-env.c)
+#   test_base
 #   test_resolve (the resolver table, each case three ways) test_resolve_system
 #   (procfs, mounts, sysctls, privileges, the rename race; sharing
 #   tests/resolve-env.c) test_fuzz (differential random testing against openat2)
@@ -29,7 +30,7 @@ if HAVE_CHECK
 #   test_reuse (".." and rmtree's climb under inode-number reuse) test_walk
 # They are also what check-valgrind runs under memcheck and check-kernels
 # under each seccomp profile.
-SUITES = tests/test_ops tests/test_walk tests/test_limits tests/test_resolve \
+SUITES = tests/test_ops tests/test_ops_attr tests/test_walk tests/test_limits tests/test_resolve \
 	tests/test_resolve_system \
 	tests/test_rmtree tests/test_api tests/test_tmpfile tests/test_realpath \
 	tests/test_tmpfile_sandbox tests/test_concurrency tests/test_fault tests/test_sweep \
@@ -114,7 +115,8 @@ LDADD = tests/libminicheck.a lib/libsafeopen.la
 
 MINICHECK_SUITES = tests/minicheck/test_tmpfile tests/minicheck/test_tmpfile_sandbox \
 	tests/minicheck/test_sweep \
-	tests/minicheck/test_parents tests/minicheck/test_ops tests/minicheck/test_rmtree \
+	tests/minicheck/test_parents tests/minicheck/test_ops tests/minicheck/test_ops_attr \
+	tests/minicheck/test_rmtree \
 	tests/minicheck/test_realpath tests/minicheck/test_resolve \
 	tests/minicheck/test_resolve_system
 check_PROGRAMS += $(MINICHECK_SUITES)
@@ -126,6 +128,8 @@ tests_minicheck_test_tmpfile_SOURCES = tests/test_tmpfile.c
 tests_minicheck_test_tmpfile_CPPFLAGS = $(MINICHECK_CPPFLAGS)
 tests_minicheck_test_ops_SOURCES = tests/test_ops.c
 tests_minicheck_test_ops_CPPFLAGS = $(MINICHECK_CPPFLAGS)
+tests_minicheck_test_ops_attr_SOURCES = tests/test_ops_attr.c
+tests_minicheck_test_ops_attr_CPPFLAGS = $(MINICHECK_CPPFLAGS)
 tests_minicheck_test_tmpfile_sandbox_SOURCES = tests/test_tmpfile_sandbox.c
 tests_minicheck_test_tmpfile_sandbox_CPPFLAGS = $(MINICHECK_CPPFLAGS)
 tests_minicheck_test_sweep_SOURCES = tests/test_sweep.c

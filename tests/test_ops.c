@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Suite "ops": the operations beneath a root (rmtree and realpath have their
- * own suites, test_rmtree and test_realpath, in the same environment).
+ * Suite "ops": the operations beneath a root (attributes and reopen, rmtree
+ * and realpath have their own suites, test_ops_attr, test_rmtree and
+ * test_realpath, in the same environment).
  *
  * Every test builds a fresh temporary directory with two siblings (ops-env.h):
  * "root" (the dirfd handed to the library, holding an adversarial tree) and
@@ -1216,264 +1217,6 @@ START_TEST(link_follow_unprivileged)
 }
 END_TEST
 
-/* ---------------------------------------------------------------- chmod, chown, utimens */
-
-START_TEST(attribute_cases)
-{
-	env_open();
-	uint64_t m = MODE(_i);
-	struct stat st;
-	ck_assert_int_eq(safe_fchmodat_beneath(E.rootfd, "link_dir/b/file", 0640, m), 0);
-	ck_assert_int_eq(lmode(E.rootfd, "a/b/file"), S_IFREG | 0640);
-	ck_fails(safe_fchmodat_beneath(E.rootfd, "chain", 0600, m), EOPNOTSUPP);
-	ck_assert_int_eq(safe_fchmodat_beneath(E.rootfd, "chain", 0604, m | SAFE_FOLLOW), 0);
-	ck_assert_int_eq(lmode(E.rootfd, "file"), S_IFREG | 0604);
-	ck_assert_int_eq(safe_fchmodat_beneath(E.rootfd, "a/", 0711, m), 0);
-	ck_assert_int_eq(lmode(E.rootfd, "a"), S_IFDIR | 0711);
-	ck_assert_int_eq(safe_fchmodat_beneath(E.rootfd, "a/b/..", 0755, m), 0);
-	ck_assert_int_eq(lmode(E.rootfd, "a"), S_IFDIR | 0755);
-
-	if (fx_started_as_root()) {
-	ck_assert_int_eq(safe_fchownat_beneath(E.rootfd, "chain", 123, 456, m), 0);
-	ck_assert_int_eq(fstatat(E.rootfd, "chain", &st, AT_SYMLINK_NOFOLLOW), 0);
-	ck_assert(st.st_uid == 123 && st.st_gid == 456);
-	ck_assert_int_eq(fstatat(E.rootfd, "file", &st, AT_SYMLINK_NOFOLLOW), 0);
-	ck_assert(st.st_uid == 0);
-	ck_assert_int_eq(safe_fchownat_beneath(E.rootfd, "chain", 77, (gid_t)-1, m | SAFE_FOLLOW),
-			 0);
-	ck_assert_int_eq(fstatat(E.rootfd, "file", &st, AT_SYMLINK_NOFOLLOW), 0);
-	ck_assert(st.st_uid == 77 && st.st_gid == 0);
-	} else {
-		/* Not root: giving a file away is refused (the kernel's EPERM
-		 * comes through), and chown to oneself reaches the right object. */
-		uid_t me = geteuid();
-		gid_t mygid = getegid();
-		ck_fails(safe_fchownat_beneath(E.rootfd, "chain", 123, 456, m), EPERM);
-		ck_fails(safe_fchownat_beneath(E.rootfd, "chain", 77, (gid_t)-1, m | SAFE_FOLLOW),
-			 EPERM);
-		ck_assert_int_eq(safe_fchownat_beneath(E.rootfd, "chain", me, mygid, m), 0);
-		ck_assert_int_eq(safe_fchownat_beneath(E.rootfd, "chain", me, (gid_t)-1,
-						       m | SAFE_FOLLOW),
-				 0);
-		ck_assert_int_eq(fstatat(E.rootfd, "file", &st, AT_SYMLINK_NOFOLLOW), 0);
-		ck_assert(st.st_uid == me && st.st_gid == mygid);
-	}
-
-	struct timespec ts[2] = { { 1000, 1 }, { 2000, 2 } };
-	ck_assert_int_eq(safe_utimensat_beneath(E.rootfd, "chain", ts, m), 0);
-	ck_assert_int_eq(fstatat(E.rootfd, "chain", &st, AT_SYMLINK_NOFOLLOW), 0);
-	ck_assert(st.st_mtim.tv_sec == 2000 && st.st_mtim.tv_nsec == 2);
-	ck_assert_int_eq(fstatat(E.rootfd, "file", &st, AT_SYMLINK_NOFOLLOW), 0);
-	ck_assert(st.st_mtim.tv_sec != 2000);
-	ck_assert_int_eq(safe_utimensat_beneath(E.rootfd, "chain", ts, m | SAFE_FOLLOW), 0);
-	ck_assert_int_eq(fstatat(E.rootfd, "file", &st, AT_SYMLINK_NOFOLLOW), 0);
-	ck_assert(st.st_mtim.tv_sec == 2000 && st.st_atim.tv_sec == 1000);
-	struct timespec bad[2] = { { 0, 2000000000L }, { 0, 0 } };
-	ck_fails(safe_utimensat_beneath(E.rootfd, "file", bad, m), EINVAL);
-	ck_fails(safe_utimensat_beneath(E.rootfd, "file", bad, m | SAFE_FOLLOW), EINVAL);
-	env_close();
-}
-END_TEST
-
-/* Old kernels: no fchmodat2 (6.6), no *xattrat (6.13): the procfs routes. */
-static int fallback_child(void *arg)
-{
-	uint64_t m = *(uint64_t *)arg;
-	struct sb_rule rules[] = {
-		SB_ALWAYS(452, ENOSYS), SB_ALWAYS(463, ENOSYS), SB_ALWAYS(464, ENOSYS),
-		SB_ALWAYS(465, ENOSYS), SB_ALWAYS(466, ENOSYS),
-	};
-	CHILD_CHECK(sb_seccomp(rules, 5) == 0);
-	struct stat st;
-	CHILD_CHECK(safe_fchmodat_beneath(E.rootfd, "a/b/file", 0601, m) == 0);
-	CHILD_CHECK(fstatat(E.rootfd, "a/b/file", &st, 0) == 0 && (st.st_mode & 07777) == 0601);
-	errno = 0;
-	CHILD_CHECK(safe_fchmodat_beneath(E.rootfd, "chain", 0600, m) == -1 && errno == EOPNOTSUPP);
-	CHILD_CHECK(safe_fchmodat_beneath(E.rootfd, "chain", 0602, m | SAFE_FOLLOW) == 0);
-	CHILD_CHECK(fstatat(E.rootfd, "file", &st, 0) == 0 && (st.st_mode & 07777) == 0602);
-	errno = 0;
-	CHILD_CHECK(safe_fchmodat_beneath(E.rootfd, "up/victim", 0600, m) == -1 && errno == EXDEV);
-
-	char v[32];
-	CHILD_CHECK(safe_setxattr_beneath(E.rootfd, "file", "user.k", "val", 3, 0, m) == 0);
-	CHILD_CHECK(safe_getxattr_beneath(E.rootfd, "chain", "user.k", v, sizeof(v), m | SAFE_FOLLOW) == 3);
-	CHILD_CHECK(!memcmp(v, "val", 3));
-	CHILD_CHECK(getxattr(E.outside, "user.k", v, sizeof(v)) < 0);
-	/* On the link itself: trusted.* (root) lands on the link, not the file. */
-	if (fx_started_as_root()) {
-	CHILD_CHECK(safe_setxattr_beneath(E.rootfd, "chain", "trusted.k", "L", 1, 0, m) == 0);
-	char p[PATH_MAX];
-	pj(p, E.root, "chain");
-	CHILD_CHECK(lgetxattr(p, "trusted.k", v, sizeof(v)) == 1);
-	pj(p, E.root, "file");
-	CHILD_CHECK(getxattr(p, "trusted.k", v, sizeof(v)) < 0 && errno == ENODATA);
-	} else {
-		/* Not root: the kernel's EPERM comes through the fallback. */
-		errno = 0;
-		CHILD_CHECK(safe_setxattr_beneath(E.rootfd, "chain", "trusted.k", "L", 1, 0, m) == -1 &&
-		   errno == EPERM);
-	}
-	ssize_t n = safe_listxattr_beneath(E.rootfd, "file", v, sizeof(v), m);
-	CHILD_CHECK(n == 7 && !memcmp(v, "user.k", 7));
-	CHILD_CHECK(safe_removexattr_beneath(E.rootfd, "link_file", "user.k", m | SAFE_FOLLOW) == 0);
-	errno = 0;
-	CHILD_CHECK(safe_getxattr_beneath(E.rootfd, "file", "user.k", v, sizeof(v), m) == -1 &&
-	   errno == ENODATA);
-	errno = 0;
-	CHILD_CHECK(safe_getxattr_beneath(E.rootfd, "link_up_victim", "user.k", v, sizeof(v),
-				 m | SAFE_FOLLOW) == -1 &&
-	   errno == EXDEV);
-	return 0;
-}
-
-/* Cases that store user xattrs in the tree: SKIP where it has none. */
-static void env_open_xattrs(void)
-{
-	env_open();
-	if (!fx_user_xattrs(E.rootfd)) {
-		env_close();
-		fx_skip(FX_NO_USER_XATTRS);
-	}
-}
-
-START_TEST(attributes_old_kernel)
-{
-	env_open_xattrs();
-	uint64_t m = MODE(_i);
-	ck_assert_int_eq(sb_run(fallback_child, &m), 0);
-	env_close();
-}
-END_TEST
-
-START_TEST(xattr_cases)
-{
-	env_open_xattrs();
-	uint64_t m = MODE(_i);
-	char v[64];
-	ck_assert_int_eq(safe_setxattr_beneath(E.rootfd, "link_dir/b/file", "user.a", "1234", 4,
-					       XATTR_CREATE, m),
-			 0);
-	ck_fails(safe_setxattr_beneath(E.rootfd, "a/b/file", "user.a", "x", 1, XATTR_CREATE, m),
-		 EEXIST);
-	ck_fails(safe_setxattr_beneath(E.rootfd, "a/b/file", "user.b", "x", 1, XATTR_REPLACE, m),
-		 ENODATA);
-	ck_assert_int_eq(safe_getxattr_beneath(E.rootfd, "a/b/file", "user.a", v, sizeof(v), m), 4);
-	ck_assert(!memcmp(v, "1234", 4));
-	ck_assert_int_eq(safe_getxattr_beneath(E.rootfd, "a/b/file", "user.a", NULL, 0, m), 4);
-	ck_fails(safe_getxattr_beneath(E.rootfd, "a/b/file", "user.a", v, 2, m), ERANGE);
-	ck_fails(safe_getxattr_beneath(E.rootfd, "a/b/file", "user.zz", v, sizeof(v), m), ENODATA);
-	/* A symlink: user.* is not allowed on the link itself; FOLLOW reaches the file. */
-	ck_fails(safe_setxattr_beneath(E.rootfd, "a/b/rel", "user.a", "x", 1, 0, m), EPERM);
-	ck_assert_int_eq(safe_setxattr_beneath(E.rootfd, "a/b/rel", "user.c", "zz", 2, 0,
-					       m | SAFE_FOLLOW),
-			 0);
-	ck_assert_int_eq(safe_getxattr_beneath(E.rootfd, "file", "user.c", v, sizeof(v), m), 2);
-	if (fx_started_as_root()) {
-	ck_assert_int_eq(safe_setxattr_beneath(E.rootfd, "chain", "trusted.t", "T", 1, 0, m), 0);
-	ck_assert_int_eq(safe_getxattr_beneath(E.rootfd, "chain", "trusted.t", v, sizeof(v), m), 1);
-	ck_fails(safe_getxattr_beneath(E.rootfd, "chain", "trusted.t", v, sizeof(v),
-				       m | SAFE_FOLLOW),
-		 ENODATA);
-	} else {
-		/* trusted.* needs CAP_SYS_ADMIN: the kernel's EPERM comes through. */
-		ck_fails(safe_setxattr_beneath(E.rootfd, "chain", "trusted.t", "T", 1, 0, m), EPERM);
-		ck_fails(safe_getxattr_beneath(E.rootfd, "chain", "trusted.t", v, sizeof(v), m),
-			 ENODATA);
-	}
-	ssize_t n = safe_listxattr_beneath(E.rootfd, "a/b/file", v, sizeof(v), m);
-	ck_assert_int_eq(n, 7);
-	ck_assert_int_eq(safe_listxattr_beneath(E.rootfd, "a/b/file", NULL, 0, m), 7);
-	ck_fails(safe_listxattr_beneath(E.rootfd, "a/b/file", v, 3, m), ERANGE);
-	/* Directories through ".", "..", trailing slashes. */
-	ck_assert_int_eq(safe_setxattr_beneath(E.rootfd, "a/b/..", "user.d", "d", 1, 0, m), 0);
-	ck_assert_int_eq(safe_getxattr_beneath(E.rootfd, "link_dir/", "user.d", v, sizeof(v), m),
-			 1);
-	ck_assert_int_eq(safe_removexattr_beneath(E.rootfd, "a/.", "user.d", m), 0);
-	ck_fails(safe_removexattr_beneath(E.rootfd, "a", "user.d", m), ENODATA);
-	ck_assert_int_eq(safe_removexattr_beneath(E.rootfd, "a/b/file", "user.a", m), 0);
-	ck_fails(safe_getxattr_beneath(E.rootfd, "a/b/file", "user.a", v, sizeof(v), m), ENODATA);
-	env_close();
-}
-END_TEST
-
-/* ---------------------------------------------------------------- reopen */
-
-START_TEST(reopen_cases)
-{
-	env_open();
-	struct safe_open_how how = {
-		.flags = O_PATH, .resolve = SAFE_RESOLVE_BENEATH | MODE(_i),
-	};
-	int p = safe_openat2(E.rootfd, "link_dir/b/file", &how, sizeof(how));
-	ck_assert_int_ge(p, 0);
-	int fd = safe_reopen(p, O_RDONLY);
-	ck_assert_int_ge(fd, 0);
-	char buf[16] = { 0 };
-	ck_assert_int_eq(read(fd, buf, sizeof(buf)), 5);
-	ck_assert_str_eq(buf, "hello");
-	ck_assert(fcntl(fd, F_GETFD) & FD_CLOEXEC);
-	close(fd);
-	fd = safe_reopen(p, O_WRONLY | O_APPEND);
-	ck_assert_int_ge(fd, 0);
-	ck_assert_int_eq(write(fd, "!", 1), 1);
-	close(fd);
-	fd = safe_reopen(p, O_RDONLY | O_NOFOLLOW);
-	ck_assert_int_ge(fd, 0);
-	close(fd);
-	ck_fails(safe_reopen(p, O_RDONLY | O_DIRECTORY), ENOTDIR);
-	ck_fails(safe_reopen(p, O_RDWR | O_CREAT), EINVAL);
-	ck_fails(safe_reopen(p, O_RDWR | O_EXCL), EINVAL);
-	ck_fails(safe_reopen(p, O_TMPFILE | O_RDWR), EINVAL);
-	ck_fails(safe_reopen(p, O_ACCMODE), EINVAL);
-	ck_fails(safe_reopen(p, O_PATH | O_RDWR), EINVAL);
-	ck_fails(safe_reopen(-1, O_RDONLY), EBADF);
-	ck_fails(safe_reopen(FX_MAX_FD - 1, O_RDONLY), EBADF);
-	close(p);
-	/* A directory and a symlink (O_PATH|O_NOFOLLOW). */
-	how.flags = O_PATH | O_DIRECTORY;
-	p = safe_openat2(E.rootfd, "a", &how, sizeof(how));
-	ck_assert_int_ge(p, 0);
-	fd = safe_reopen(p, O_RDONLY | O_DIRECTORY);
-	ck_assert_int_ge(fd, 0);
-	ck_assert(fx_same_object(fd, E.rootfd, "a"));
-	close(fd);
-	close(p);
-	how.flags = O_PATH | O_NOFOLLOW;
-	p = safe_openat2(E.rootfd, "chain", &how, sizeof(how));
-	ck_assert_int_ge(p, 0);
-	ck_fails(safe_reopen(p, O_RDONLY), ELOOP);
-	fd = safe_reopen(p, O_PATH);
-	ck_assert_int_ge(fd, 0);
-	ck_assert(fx_same_object(fd, E.rootfd, "chain"));
-	close(fd);
-	close(p);
-	env_close();
-}
-END_TEST
-
-/* Without a usable procfs (something else mounted on /proc): ENXIO. */
-static int reopen_noproc_child(void *arg)
-{
-	(void)arg;
-	CHILD_CHECK(fx_enter_mount_ns() == 0);
-	CHILD_CHECK(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0);
-	int p = openat(E.rootfd, "file", O_PATH | O_CLOEXEC);
-	CHILD_CHECK(p >= 0);
-	CHILD_CHECK(mount("tmpfs", "/proc", "tmpfs", 0, "size=1m") == 0);
-	errno = 0;
-	CHILD_CHECK(safe_reopen(p, O_RDONLY) == -1 && errno == ENXIO);
-	close(p);
-	return 0;
-}
-
-START_TEST(reopen_without_procfs)
-{
-	env_open();
-	ck_assert_int_eq(sb_run(reopen_noproc_child, NULL), 0);
-	env_close();
-}
-END_TEST
-
 /* ---------------------------------------------------------------- NO_XDEV on the last component */
 
 /* What an operation must answer under NO_XDEV when the last component is a
@@ -1752,9 +1495,6 @@ static Suite *ops_suite(void)
 	tcase_add_loop_test(tc, unlink_cases, 0, 2);
 	tcase_add_loop_test(tc, rename_cases, 0, 2);
 	tcase_add_loop_test(tc, link_symlink_readlink_cases, 0, 2);
-	tcase_add_loop_test(tc, attribute_cases, 0, 2);
-	tcase_add_loop_test(tc, xattr_cases, 0, 2);
-	tcase_add_loop_test(tc, reopen_cases, 0, 2);
 	tcase_add_loop_test(tc, no_xdev_plain_names, 0, 2);
 	tcase_add_loop_test(tc, long_last_name_on_procfs, 0, 2);
 	suite_add_tcase(s, tc);
@@ -1764,8 +1504,6 @@ static Suite *ops_suite(void)
 	tcase_add_checked_fixture(sb, fx_fd_setup, fx_fd_teardown);
 	tcase_add_loop_test(sb, rename_without_renameat2, 0, 2);
 	tcase_add_loop_test(sb, link_follow_unprivileged, 0, 2);
-	tcase_add_loop_test(sb, attributes_old_kernel, 0, 2);
-	tcase_add_test(sb, reopen_without_procfs);
 	tcase_add_loop_test(sb, no_xdev_mount_points, 0, 2);
 	suite_add_tcase(s, sb);
 
