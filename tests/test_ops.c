@@ -20,6 +20,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -474,6 +475,34 @@ START_TEST(argument_errors)
 }
 END_TEST
 
+/*
+ * The verdict on one refusal row: the library's errno `e` and, when the
+ * oracle was asked, its errno `ke` must both be `want`, and the tree under
+ * `tree` must still read as `before` (fx_tree_snapshot()). Otherwise the row
+ * (described by fmt...) is printed with what each said, and false returned.
+ */
+static bool __attribute__((format(printf, 8, 9)))
+refusal_holds(const char *tree, const char *before, int e, int want, const char *oracle,
+	      bool asked, int ke, const char *fmt, ...)
+{
+	char *now = fx_tree_snapshot(tree);
+	bool same = !strcmp(before, now);
+	free(now);
+	if (e == want && (!asked || ke == want) && same)
+		return true;
+	va_list ap;
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, ": got %s, want %s, %s %s%s\n", e ? strerrorname_np(e) : "0",
+		strerrorname_np(want), oracle,
+		!asked ? "not asked" : ke ? strerrorname_np(ke) : "0",
+		same ? "" : "; the tree changed");
+	return false;
+}
+
+#define WAY(m) ((m) ? "walker" : "fast path")
+
 /* ---------------------------------------------------------------- stat, statx, opendir */
 
 /*
@@ -578,7 +607,7 @@ START_TEST(stat_cases)
 		if (why) {
 			fprintf(stderr, "stat row \"%s\" (%s, %s): %s differs: got %s, want %s, "
 					"kernel %s\n",
-				r->name, r->path, m ? "walker" : "fast path", why,
+				r->name, r->path, WAY(m), why,
 				e ? strerrorname_np(e) : "0", r->err ? strerrorname_np(r->err) : "0",
 				krc > 0 ? "not asked" : ke ? strerrorname_np(ke) : "0");
 			bad++;
@@ -712,7 +741,7 @@ START_TEST(opendir_cases)
 		if (why) {
 			fprintf(stderr, "opendir row \"%s\" (%s, %s): %s differs: got %s, want %s, "
 					"kernel %s\n",
-				r->name, r->path, m ? "walker" : "fast path", why,
+				r->name, r->path, WAY(m), why,
 				e ? strerrorname_np(e) : "0", r->err ? strerrorname_np(r->err) : "0",
 				kfd == -2 ? "not asked" : ke ? strerrorname_np(ke) : "0");
 			bad++;
@@ -768,15 +797,8 @@ START_TEST(mkdir_cases)
 		int ke = 0;
 		if (r->plain)
 			ke = mkdirat(E.rootfd, r->path, 0755) < 0 ? errno : 0;
-		char *now = fx_tree_snapshot(E.base);
-		bool same = !strcmp(before, now);
-		free(now);
-		if (e != r->err || (r->plain && ke != r->err) || !same) {
-			fprintf(stderr, "mkdir row \"%s\" (%s, %s): got %s, want %s, mkdirat(2) %s%s\n",
-				r->name, r->path, m ? "walker" : "fast path",
-				e ? strerrorname_np(e) : "0", strerrorname_np(r->err),
-				!r->plain ? "not asked" : ke ? strerrorname_np(ke) : "0",
-				same ? "" : "; the tree changed");
+		if (!refusal_holds(E.base, before, e, r->err, "mkdirat(2)", r->plain, ke,
+				   "mkdir row \"%s\" (%s, %s)", r->name, r->path, WAY(m))) {
 			bad++;
 			break; /* the tree is no longer the one the next rows expect */
 		}
@@ -864,15 +886,8 @@ START_TEST(mkdir_parents_cases)
 		int ke = 0;
 		if (r->plain)
 			ke = mkdirat(E.rootfd, r->path, 0755) < 0 ? errno : 0;
-		char *now = fx_tree_snapshot(E.base);
-		bool same = !strcmp(before, now);
-		free(now);
-		if (e != r->err || (r->plain && ke != r->err) || !same) {
-			fprintf(stderr, "mkdir -p row \"%s\" (%s, %s): got %s, want %s, mkdirat(2) %s%s\n",
-				r->name, r->path, m ? "walker" : "fast path",
-				e ? strerrorname_np(e) : "0", strerrorname_np(r->err),
-				!r->plain ? "not asked" : ke ? strerrorname_np(ke) : "0",
-				same ? "" : "; the tree changed");
+		if (!refusal_holds(E.base, before, e, r->err, "mkdirat(2)", r->plain, ke,
+				   "mkdir -p row \"%s\" (%s, %s)", r->name, r->path, WAY(m))) {
 			bad++;
 			break; /* the tree is no longer the one the next rows expect */
 		}
@@ -937,15 +952,8 @@ START_TEST(unlink_cases)
 			int at = (r->flags & SAFE_REMOVEDIR) ? AT_REMOVEDIR : 0;
 			ke = unlinkat(E.rootfd, r->path, at) < 0 ? errno : 0;
 		}
-		char *now = fx_tree_snapshot(E.root);
-		bool same = !strcmp(before, now);
-		free(now);
-		if (e != r->err || (r->plain && ke != r->err) || !same) {
-			fprintf(stderr, "unlink row \"%s\" (%s, %s): got %s, want %s, unlinkat(2) %s%s\n",
-				r->name, r->path, m ? "walker" : "fast path",
-				e ? strerrorname_np(e) : "0", strerrorname_np(r->err),
-				!r->plain ? "not asked" : ke ? strerrorname_np(ke) : "0",
-				same ? "" : "; the tree changed");
+		if (!refusal_holds(E.root, before, e, r->err, "unlinkat(2)", r->plain, ke,
+				   "unlink row \"%s\" (%s, %s)", r->name, r->path, WAY(m))) {
 			bad++;
 			break; /* the tree is no longer the one the next rows expect */
 		}
@@ -1120,16 +1128,9 @@ START_TEST(rename_cases)
 		int ke = 0;
 		if (r->plain)
 			ke = renameat(E.rootfd, r->from, E.rootfd, r->to) < 0 ? errno : 0;
-		char *now = fx_tree_snapshot(E.base);
-		bool same = !strcmp(before, now);
-		free(now);
-		if (e != r->err || (r->plain && ke != r->err) || !same) {
-			fprintf(stderr, "rename row \"%s\" (%s -> %s, %s): got %s, want %s, "
-					"renameat(2) %s%s\n",
-				r->name, r->from, r->to, m ? "walker" : "fast path",
-				e ? strerrorname_np(e) : "0", strerrorname_np(r->err),
-				!r->plain ? "not asked" : ke ? strerrorname_np(ke) : "0",
-				same ? "" : "; the tree changed");
+		if (!refusal_holds(E.base, before, e, r->err, "renameat(2)", r->plain, ke,
+				   "rename row \"%s\" (%s -> %s, %s)", r->name, r->from, r->to,
+				   WAY(m))) {
 			bad++;
 			break; /* the tree is no longer the one the next rows expect */
 		}
@@ -1293,16 +1294,11 @@ START_TEST(link_symlink_readlink_cases)
 		int ke = 0;
 		if (r->plain)
 			ke = lsr_call(r, m, true) < 0 ? errno : 0;
-		char *now = fx_tree_snapshot(E.base);
-		bool same = !strcmp(before, now);
-		free(now);
-		if (e != r->err || (r->plain && ke != r->err) || !same) {
-			fprintf(stderr, "%s row \"%s\" (%s, %s, %s): got %s, want %s, %sat(2) %s%s\n",
-				lsr_names[r->op], r->name, r->a, r->b ? r->b : "-",
-				m ? "walker" : "fast path", e ? strerrorname_np(e) : "0",
-				strerrorname_np(r->err), lsr_names[r->op],
-				!r->plain ? "not asked" : ke ? strerrorname_np(ke) : "0",
-				same ? "" : "; the tree changed");
+		char oracle[32];
+		(void)snprintf(oracle, sizeof(oracle), "%sat(2)", lsr_names[r->op]);
+		if (!refusal_holds(E.base, before, e, r->err, oracle, r->plain, ke,
+				   "%s row \"%s\" (%s, %s, %s)", lsr_names[r->op], r->name, r->a,
+				   r->b ? r->b : "-", WAY(m))) {
 			bad++;
 			break; /* the tree is no longer the one the next rows expect */
 		}
