@@ -722,3 +722,16 @@ int fx_main(Suite *suite)
 		munmap(child_reason, FX_REASON_MAX);
 	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
 }
+
+long fx_openat2(int dirfd, const char *path, uint64_t flags, uint64_t mode, uint64_t resolve)
+{
+	struct {
+		uint64_t flags, mode, resolve;
+	} how = { .flags = flags, .mode = mode, .resolve = resolve };
+	long r;
+	int tries = 0;
+	do
+		r = syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
+	while (r < 0 && errno == EAGAIN && ++tries < 10000);
+	return r;
+}

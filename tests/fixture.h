@@ -10,6 +10,7 @@
 #include <check.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <errno.h>
 #include <string.h>
 #include <unistd.h>
@@ -191,6 +192,14 @@ void fx_run_child(int (*fn)(void *), void *arg, const char *what);
  * should CHILD_SKIP). The process must be single-threaded.
  */
 int fx_enter_mount_ns(void);
+
+/*
+ * openat2(2) as a test's kernel oracle: the raw syscall, asked again while it
+ * answers EAGAIN (any rename in the system during a ".." step makes it; other
+ * tests run beside this one), at most 10,000 times. ENOSYS or EPERM (no
+ * openat2 here) is returned as it is.
+ */
+long fx_openat2(int dirfd, const char *path, uint64_t flags, uint64_t mode, uint64_t resolve);
 
 /* ---------------------------------------------------------------- sizes */
 

@@ -568,7 +568,7 @@ static int stat_oracle(int rootfd, const struct stat_row *r, struct stat *st)
 		uint64_t flags, mode, resolve;
 	} how = { .flags = O_PATH | O_CLOEXEC | ((r->flags & SAFE_FOLLOW) ? 0 : O_NOFOLLOW),
 		  .resolve = scope };
-	long fd = syscall(SYS_openat2, rootfd, r->path, &how, sizeof(how));
+	long fd = fx_openat2(rootfd, r->path, how.flags, how.mode, how.resolve);
 	if (fd < 0 && (errno == ENOSYS || errno == EPERM))
 		return 1;
 	if (fd < 0)
@@ -683,7 +683,7 @@ static int opendir_oracle(int rootfd, const struct opendir_row *r)
 	struct {
 		uint64_t flags, mode, resolve;
 	} how = { .flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC, .resolve = scope };
-	long fd = syscall(SYS_openat2, rootfd, r->path, &how, sizeof(how));
+	long fd = fx_openat2(rootfd, r->path, how.flags, how.mode, how.resolve);
 	if (fd < 0 && (errno == ENOSYS || errno == EPERM))
 		return -2;
 	return (int)fd;

@@ -110,7 +110,7 @@ static int create_oracle(int dfd, const struct create_row *r, uint64_t fl)
 		  .mode = r->mode,
 		  .resolve = ((fl | r->flags) & SAFE_RESOLVE_IN_ROOT) ? SAFE_RESOLVE_IN_ROOT
 								      : SAFE_RESOLVE_BENEATH };
-	long fd = syscall(SYS_openat2, dfd, r->path, &how, sizeof(how));
+	long fd = fx_openat2(dfd, r->path, how.flags, how.mode, how.resolve);
 	if (fd < 0)
 		return errno == ENOSYS || errno == EPERM ? -1 : errno;
 	close((int)fd);
