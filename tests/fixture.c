@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include "fixture.h"
+#include "safeopen.h"
 #include "sandbox.h"
 
 #include <dirent.h>
@@ -732,6 +733,6 @@ long fx_openat2(int dirfd, const char *path, uint64_t flags, uint64_t mode, uint
 	int tries = 0;
 	do
 		r = syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
-	while (r < 0 && errno == EAGAIN && ++tries < 10000);
+	while (r < 0 && errno == EAGAIN && !(resolve & SAFE_RESOLVE_CACHED) && ++tries < 100000);
 	return r;
 }

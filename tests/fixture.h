@@ -196,8 +196,9 @@ int fx_enter_mount_ns(void);
 /*
  * openat2(2) as a test's kernel oracle: the raw syscall, asked again while it
  * answers EAGAIN (any rename in the system during a ".." step makes it; other
- * tests run beside this one), at most 10,000 times. ENOSYS or EPERM (no
- * openat2 here) is returned as it is.
+ * tests run beside this one), at most 100,000 times; not under
+ * RESOLVE_CACHED, whose EAGAIN is an answer. ENOSYS or EPERM (no openat2
+ * here) is returned as it is.
  */
 long fx_openat2(int dirfd, const char *path, uint64_t flags, uint64_t mode, uint64_t resolve);
 

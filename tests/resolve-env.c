@@ -25,30 +25,19 @@
 
 long raw_openat2(int dirfd, const char *path, uint64_t flags, uint64_t mode, uint64_t resolve)
 {
-	struct open_how how = {
-		.flags = flags | O_CLOEXEC,
-		.mode = mode,
-		.resolve = resolve,
-	};
-	/* EAGAIN means "try again" (any rename in the system during a ".."
-	 * step causes it): the oracle's answer is the first other one.
-	 * ELOOP may be the kernel's double count: a lookup that falls out of
-	 * RCU mode (a rename or mount anywhere in the system, i.e. other tests
-	 * running beside this one) is redone with the links of the first try
-	 * still counted, so a chain of 40 links can fail with ELOOP on a busy
-	 * machine and open on a quiet one (design.md, the kernel's ELOOP). The
-	 * oracle's answer for it is what a few more tries give: an object if
-	 * any try opens one (a chain over 40 links never does). */
+	/* EAGAIN is asked again by fx_openat2(). ELOOP may be the kernel's
+	 * double count: a lookup that falls out of RCU mode (a rename or mount
+	 * anywhere in the system, i.e. other tests running beside this one) is
+	 * redone with the links of the first try still counted, so a chain of
+	 * 40 links can fail with ELOOP on a busy machine and open on a quiet one
+	 * (design.md, the kernel's ELOOP). The oracle's answer for it is what a
+	 * few more tries give: an object if any try opens one (a chain over 40
+	 * links never does). */
 	long r;
-	int tries = 0, eloops = 0;
-	for (;;) {
-		r = syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
-		if (r < 0 && errno == EAGAIN && !(resolve & 0x20) && ++tries < 100000)
-			continue;
-		if (r < 0 && errno == ELOOP && ++eloops < 20)
-			continue;
-		break;
-	}
+	int eloops = 0;
+	do
+		r = fx_openat2(dirfd, path, flags | O_CLOEXEC, mode, resolve);
+	while (r < 0 && errno == ELOOP && ++eloops < 20);
 	return r;
 }
 

@@ -557,18 +557,20 @@ static const struct stat_row stat_rows[] = {
 #undef IN_ROOT
 #undef NO_SYMLINKS
 
+/* The kernel's resolve bits for a row's flags: its scope (BENEATH when it
+ * names none, as the library does) and NO_SYMLINKS. */
+static uint64_t kernel_scope(uint64_t flags)
+{
+	uint64_t scope = flags & (SAFE_RESOLVE_IN_ROOT | SAFE_RESOLVE_NO_SYMLINKS);
+	return (scope & SAFE_RESOLVE_IN_ROOT) ? scope : scope | SAFE_RESOLVE_BENEATH;
+}
+
 /* The kernel's answer for a row: 0 with *st, or -1 with errno; 1 when it
  * cannot be asked (no openat2 here). */
 static int stat_oracle(int rootfd, const struct stat_row *r, struct stat *st)
 {
-	uint64_t scope = r->flags & (SAFE_RESOLVE_IN_ROOT | SAFE_RESOLVE_NO_SYMLINKS);
-	if (!(scope & SAFE_RESOLVE_IN_ROOT))
-		scope |= SAFE_RESOLVE_BENEATH;
-	struct {
-		uint64_t flags, mode, resolve;
-	} how = { .flags = O_PATH | O_CLOEXEC | ((r->flags & SAFE_FOLLOW) ? 0 : O_NOFOLLOW),
-		  .resolve = scope };
-	long fd = fx_openat2(rootfd, r->path, how.flags, how.mode, how.resolve);
+	uint64_t oflags = O_PATH | O_CLOEXEC | ((r->flags & SAFE_FOLLOW) ? 0 : O_NOFOLLOW);
+	long fd = fx_openat2(rootfd, r->path, oflags, 0, kernel_scope(r->flags));
 	if (fd < 0 && (errno == ENOSYS || errno == EPERM))
 		return 1;
 	if (fd < 0)
@@ -677,13 +679,8 @@ static const struct opendir_row opendir_rows[] = {
  * be asked (no openat2 here). */
 static int opendir_oracle(int rootfd, const struct opendir_row *r)
 {
-	uint64_t scope = r->flags & (SAFE_RESOLVE_IN_ROOT | SAFE_RESOLVE_NO_SYMLINKS);
-	if (!(scope & SAFE_RESOLVE_IN_ROOT))
-		scope |= SAFE_RESOLVE_BENEATH;
-	struct {
-		uint64_t flags, mode, resolve;
-	} how = { .flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC, .resolve = scope };
-	long fd = fx_openat2(rootfd, r->path, how.flags, how.mode, how.resolve);
+	long fd = fx_openat2(rootfd, r->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0,
+			     kernel_scope(r->flags));
 	if (fd < 0 && (errno == ENOSYS || errno == EPERM))
 		return -2;
 	return (int)fd;

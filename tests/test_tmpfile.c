@@ -104,13 +104,9 @@ static int create_row_check(int fd, int dfd, const struct create_row *r)
  * it created the file (then removed), -1 when it cannot be asked. */
 static int create_oracle(int dfd, const struct create_row *r, uint64_t fl)
 {
-	struct {
-		uint64_t flags, mode, resolve;
-	} how = { .flags = O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
-		  .mode = r->mode,
-		  .resolve = ((fl | r->flags) & SAFE_RESOLVE_IN_ROOT) ? SAFE_RESOLVE_IN_ROOT
-								      : SAFE_RESOLVE_BENEATH };
-	long fd = fx_openat2(dfd, r->path, how.flags, how.mode, how.resolve);
+	uint64_t scope = ((fl | r->flags) & SAFE_RESOLVE_IN_ROOT) ? SAFE_RESOLVE_IN_ROOT
+								 : SAFE_RESOLVE_BENEATH;
+	long fd = fx_openat2(dfd, r->path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, r->mode, scope);
 	if (fd < 0)
 		return errno == ENOSYS || errno == EPERM ? -1 : errno;
 	close((int)fd);
