@@ -121,6 +121,8 @@ int safeopen_extract(int rootfd, uint64_t resolve, int argc, char **argv)
 
 #include <safeopen.h>
 
+#include "tarfast.h"
+
 enum { EXIT_OK = 0, EXIT_FAILED = 1, EXIT_USAGE = 2 };
 
 /* What an entry does when its name exists (tar's three answers). A directory
@@ -156,7 +158,16 @@ struct xstate {
 	enum old_files old;
 	bool root;
 	mode_t umask;
-	struct archive *a;
+	struct archive *a;   /* libarchive, once it reads (rd_next()) */
+	struct tarfast *tf;  /* the built-in tar reader: the input's first reader */
+	bool fast;           /* ... still reading (not handed over to libarchive) */
+	struct archive_entry *te; /* its entry */
+	const char *file;    /* the archive's name, or "-" */
+	int in;              /* what the built-in reader reads: a file, stdin, a pipe */
+	bool in_own;         /* ... a descriptor opened here */
+	off_t in_start;      /* ... its first byte, if it can seek; else -1 */
+	bool open_failed;    /* libarchive could not open the input (reported) */
+	bool builtin_only;   /* SAFEOPEN_EXTRACT_READER=builtin: no hand-over */
 	struct dirmeta *dirs;
 	size_t ndirs, capdirs;
 	struct fileid *files;
@@ -230,9 +241,11 @@ static void report(struct xstate *st, const char *name, const char *what, int er
 	st->bad++;
 }
 
+static const char *rd_error(const struct xstate *st);
+
 static void archive_problem(struct xstate *st, const char *name, int fatal)
 {
-	const char *msg = archive_error_string(st->a);
+	const char *msg = rd_error(st);
 	fputs("safeopen: extract: ", stderr);
 	if (name) {
 		put_name(stderr, name);
@@ -722,6 +735,51 @@ static void finish_special(struct xstate *st, struct archive_entry *e, int pfd, 
 		report(st, path, "times not restored", errno);
 }
 
+/* ------------------------------------------------------------------ reading */
+
+/*
+ * The archive is read by the built-in tar reader (tarfast.c) as long as it
+ * knows the headers, and by libarchive from the first header group it does
+ * not know, to the end (hand_over()). Both give an archive_entry and data
+ * blocks; these three calls are the only readers of the archive.
+ */
+static int hand_over(struct xstate *st);
+
+static int rd_next(struct xstate *st, struct archive_entry **e)
+{
+	if (st->fast) {
+		switch (tarfast_next(st->tf, st->te)) {
+		case TF_OK:
+			*e = st->te;
+			return ARCHIVE_OK;
+		case TF_EOF:
+			return ARCHIVE_EOF;
+		case TF_FATAL:
+			return ARCHIVE_FATAL;
+		case TF_FALLBACK:
+			if (hand_over(st) < 0)
+				return ARCHIVE_FATAL;
+			break;
+		}
+	}
+	return archive_read_next_header(st->a, e);
+}
+
+static int rd_data(struct xstate *st, const void **buf, size_t *len, la_int64_t *off)
+{
+	if (!st->fast)
+		return archive_read_data_block(st->a, buf, len, off);
+	int64_t o;
+	enum tarfast_ret r = tarfast_data(st->tf, buf, len, &o);
+	*off = o;
+	return r == TF_OK ? ARCHIVE_OK : r == TF_EOF ? ARCHIVE_EOF : ARCHIVE_FATAL;
+}
+
+static const char *rd_error(const struct xstate *st)
+{
+	return st->fast ? tarfast_error(st->tf) : archive_error_string(st->a);
+}
+
 /* Copy the entry's data into fd. Returns 0 when the file is whole, -1 (the
  * failure reported) otherwise. A tar entry whose last data byte arrived but
  * whose block padding was cut off reads as ARCHIVE_FATAL after the data: the
@@ -734,7 +792,7 @@ static int copy_data(struct xstate *st, struct archive_entry *e, int fd, const c
 	size_t len;
 	la_int64_t off, end = 0;
 	int r;
-	while ((r = archive_read_data_block(st->a, &buf, &len, &off)) == ARCHIVE_OK) {
+	while ((r = rd_data(st, &buf, &len, &off)) == ARCHIVE_OK) {
 		if (len && !pwrite_all(fd, buf, len, (off_t)off)) {
 			report(st, path, what, errno);
 			return -1;
@@ -746,7 +804,7 @@ static int copy_data(struct xstate *st, struct archive_entry *e, int fd, const c
 	la_int64_t size = sized ? archive_entry_size(e) : 0;
 	if (r != ARCHIVE_EOF) {
 		if (r == ARCHIVE_FATAL && sized && end >= size && end > 0) {
-			const char *msg = archive_error_string(st->a);
+			const char *msg = rd_error(st);
 			fputs("safeopen: extract: ", stderr);
 			put_name(stderr, path);
 			fprintf(stderr, ": extracted whole, but the archive is damaged after it: %s\n",
@@ -1310,6 +1368,134 @@ static void decomp_finish(struct xstate *st, struct decomp *d, const char *file,
 	st->bad++;
 }
 
+/* ------------------------------------------------------------------ input */
+
+/* libarchive on the input as it always read it: by name (it then seeks in
+ * it, which zip needs for its central directory), or on a descriptor. */
+static int libarchive_open(struct xstate *st, int fd)
+{
+	if (fd >= 0)
+		return archive_read_open_fd(st->a, fd, 1 << 16);
+	return archive_read_open_filename(st->a, st->file, 1 << 16);
+}
+
+static void open_failure(struct xstate *st)
+{
+	fprintf(stderr, "safeopen: extract: %s: %s\n",
+		strcmp(st->file, "-") ? st->file : "standard input",
+		archive_error_string(st->a) ? archive_error_string(st->a) : "cannot open");
+	st->open_failed = true;
+	st->bad++;
+}
+
+/*
+ * libarchive takes over from the built-in reader. Before its first header:
+ * the input as if the built-in reader had never looked at it (a file it can
+ * seek goes back to where it started; from a pipe, the bytes it read come
+ * first), every format and filter bid. After: tar only, from the first byte
+ * of the header group the built-in reader did not accept, which libarchive
+ * then reads as it would have in sequence.
+ */
+static int hand_over(struct xstate *st)
+{
+	bool start = tarfast_at_start(st->tf);
+	int r;
+	st->fast = false;
+	if (st->builtin_only) {
+		fprintf(stderr, "safeopen: extract: the built-in tar reader cannot read %s after "
+				"%lu entries (SAFEOPEN_EXTRACT_READER=builtin)\n",
+			strcmp(st->file, "-") ? st->file : "standard input", st->seq);
+		st->open_failed = true;
+		st->bad++;
+		return -1;
+	}
+	if (!(st->a = archive_read_new())) {
+		fputs("safeopen: extract: out of memory\n", stderr);
+		st->open_failed = true;
+		st->bad++;
+		return -1;
+	}
+	if (start) {
+		archive_read_support_filter_all(st->a);
+		archive_read_support_format_all(st->a);
+	} else {
+		archive_read_support_format_tar(st->a);
+		archive_read_set_format(st->a, ARCHIVE_FORMAT_TAR);
+	}
+	if (start && st->in_start >= 0) {
+		if (lseek(st->in, st->in_start, SEEK_SET) < 0) {
+			archive_set_error(st->a, errno, "%s", strerror(errno));
+			r = ARCHIVE_FATAL;
+		} else {
+			r = libarchive_open(st, st->in_own ? -1 : st->in);
+		}
+	} else {
+		r = tarfast_open_rest(st->tf, st->a);
+	}
+	if (r != ARCHIVE_OK) {
+		open_failure(st);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Open the input. The built-in reader reads first wherever libarchive can
+ * take over without a byte lost (hand_over()): the decompressor's pipe,
+ * standard input, a named regular file (opened here). A named FIFO, socket
+ * or device is read by libarchive alone (as is everything with
+ * SAFEOPEN_EXTRACT_READER=libarchive, the diagnostic switch of safeopen(1)).
+ * Returns 0, or -1 reported.
+ */
+static int open_input(struct xstate *st, const struct decomp *dc)
+{
+	const char *reader = getenv("SAFEOPEN_EXTRACT_READER");
+	bool builtin = !reader || strcmp(reader, "libarchive");
+	st->builtin_only = reader && !strcmp(reader, "builtin");
+	struct stat sb;
+	st->in = -1;
+	st->in_start = -1;
+	if (dc->pid) {
+		st->in = dc->fd;
+	} else if (!strcmp(st->file, "-")) {
+		st->in = STDIN_FILENO;
+		if (fstat(st->in, &sb) == 0 && S_ISREG(sb.st_mode))
+			st->in_start = lseek(st->in, 0, SEEK_CUR);
+	} else if (builtin && stat(st->file, &sb) == 0 && S_ISREG(sb.st_mode)) {
+		st->in = open(st->file, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+		if (st->in >= 0) {
+			st->in_own = true;
+			st->in_start = 0;
+		}
+	}
+	if (builtin && st->in >= 0 && (st->tf = tarfast_new(st->in)) &&
+	    (st->te = archive_entry_new())) {
+		st->fast = true;
+		return 0;
+	}
+	if (!(st->a = archive_read_new())) {
+		fputs("safeopen: extract: out of memory\n", stderr);
+		return -1;
+	}
+	archive_read_support_filter_all(st->a);
+	archive_read_support_format_all(st->a);
+	if (libarchive_open(st, st->in_own ? -1 : st->in) != ARCHIVE_OK) {
+		open_failure(st);
+		return -1;
+	}
+	return 0;
+}
+
+static void close_input(struct xstate *st)
+{
+	if (st->a)
+		archive_read_free(st->a);
+	archive_entry_free(st->te);
+	tarfast_free(st->tf);
+	if (st->in_own)
+		close(st->in);
+}
+
 /* ------------------------------------------------------------------ main */
 
 int safeopen_extract(int rootfd, uint64_t resolve, int argc, char **argv)
@@ -1378,32 +1564,18 @@ int safeopen_extract(int rootfd, uint64_t resolve, int argc, char **argv)
 	st.umask = umask(0);
 	umask(st.umask);
 
-	st.a = archive_read_new();
-	if (!st.a) {
-		fputs("safeopen: extract: out of memory\n", stderr);
-		return EXIT_FAILED;
-	}
-	archive_read_support_filter_all(st.a);
-	archive_read_support_format_all(st.a);
 	struct decomp dc = { .pid = 0, .fd = -1 };
-	int r;
-	if (decomp_start(file, &dc) > 0)
-		r = archive_read_open_fd(st.a, dc.fd, 1 << 16);
-	else if (!strcmp(file, "-"))
-		r = archive_read_open_fd(st.a, STDIN_FILENO, 1 << 16);
-	else /* not compressed, no program, or unopenable: libarchive says which */
-		r = archive_read_open_filename(st.a, file, 1 << 16);
-	if (r != ARCHIVE_OK) {
-		fprintf(stderr, "safeopen: extract: %s: %s\n", strcmp(file, "-") ? file : "standard input",
-			archive_error_string(st.a) ? archive_error_string(st.a) : "cannot open");
-		archive_read_free(st.a);
+	decomp_start(file, &dc);
+	st.file = file;
+	if (open_input(&st, &dc) < 0) {
+		close_input(&st);
 		decomp_finish(&st, &dc, file, false);
 		return EXIT_FAILED;
 	}
 	bool stopped = false;
 	for (;;) {
 		struct archive_entry *e;
-		r = archive_read_next_header(st.a, &e);
+		int r = rd_next(&st, &e);
 		if (r == ARCHIVE_EOF)
 			break;
 		if (r == ARCHIVE_RETRY)
@@ -1411,7 +1583,8 @@ int safeopen_extract(int rootfd, uint64_t resolve, int argc, char **argv)
 		if (r == ARCHIVE_WARN)
 			archive_problem(&st, archive_entry_pathname(e), 0);
 		else if (r != ARCHIVE_OK) {
-			archive_problem(&st, NULL, 1);
+			if (!st.open_failed)
+				archive_problem(&st, NULL, 1);
 			if (r == ARCHIVE_FATAL || st.strict) {
 				stopped = r != ARCHIVE_FATAL;
 				break;
@@ -1445,7 +1618,7 @@ int safeopen_extract(int rootfd, uint64_t resolve, int argc, char **argv)
 			st.setid_dropped, st.setid_dropped == 1 ? "entry" : "entries",
 			st.root ? "root keeps them only with --same-owner"
 				: "-p keeps them on the files of this user");
-	archive_read_free(st.a);
+	close_input(&st);
 	decomp_finish(&st, &dc, file, stopped);
 	free(st.files);
 	free(st.xa);

@@ -13,6 +13,7 @@ examples_safeopen_LDFLAGS = $(INSTALLED_LDFLAGS)
 examples_safeopen_CPPFLAGS = $(AM_CPPFLAGS) $(EXTRACT_CPPFLAGS)
 EXTRACT_CPPFLAGS =
 if HAVE_LIBARCHIVE
+examples_safeopen_SOURCES += examples/tarfast.c examples/tarfast.h
 EXTRACT_CPPFLAGS += $(LIBARCHIVE_CFLAGS)
 examples_safeopen_LDADD += $(LIBARCHIVE_LIBS)
 endif
