@@ -3,7 +3,8 @@
 # bench/extract-bench.sh: extraction time and system calls of `safeopen
 # extract` (fast path and walker) next to GNU tar and bsdtar, in one run, on
 #  - a synthetic archive of 10,000 small files in 100 directories,
-#  - a plain tar of /usr/include (a large real tree; skipped if absent),
+#  - plain tars of two large real trees, /usr/include and tzdata's
+#    /usr/share/zoneinfo (each skipped if absent),
 #  - the archives given as arguments (e.g. the release tarball).
 # Prints Markdown tables: wall time and CPU time (user + system of the tool
 # and its children, from wait4) in milliseconds, min and median of RUNS runs
@@ -66,6 +67,9 @@ rm -rf "$W/src"
 set -- "$W/small-files.tar" "$@"
 if [ -n "$SYSTEM" ] && [ -d /usr/include ]; then
 	tar -C /usr -cf "$W/usr-include.tar" include 2>/dev/null && set -- "$@" "$W/usr-include.tar"
+fi
+if [ -n "$SYSTEM" ] && [ -d /usr/share/zoneinfo ]; then
+	tar -C /usr/share -cf "$W/tzdata.tar" zoneinfo 2>/dev/null && set -- "$@" "$W/tzdata.tar"
 fi
 
 HAVE_BSDTAR=; command -v bsdtar >/dev/null && HAVE_BSDTAR=yes

@@ -102,8 +102,9 @@ EXTRA_DIST += bench/tree-bench.sh
 
 # `make bench-extract`: safeopen extract (both paths) next to GNU tar and
 # bsdtar (wall and CPU time, min and median of 5, ratios, system calls per
-# entry) on a synthetic archive of 10,000 small files, a plain tar of
-# /usr/include and the release tarball (made with dist-gzip when missing).
+# entry) on a synthetic archive of 10,000 small files, plain tars of
+# /usr/include and of tzdata (/usr/share/zoneinfo) and the release tarball
+# (made with dist-gzip when missing).
 # BENCH_EXTRACT_ARGS="--runs 9 --dir /dev/shm"
 BENCH_EXTRACT_ARGS =
 bench-extract: examples/safeopen

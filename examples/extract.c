@@ -3,7 +3,9 @@
  * safeopen DEST extract: unpack an untrusted archive beneath DEST.
  *
  * libarchive reads the archive (tar in all its dialects, cpio, zip, ...,
- * compressed or not); every entry is created beneath DEST by libsafeopen,
+ * compressed or not), after the built-in reader of plain tar (tarfast.c) as
+ * long as the headers are the common ones (rd_next()); every entry is
+ * created beneath DEST by libsafeopen,
  * never by a path syscall on a name that came from the archive. That removes
  * "tar slip" / "zip slip" by construction instead of by string checks:
  *

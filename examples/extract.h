@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The extract subcommand of safeopen(1): unpack an untrusted archive beneath
- * a directory with libarchive, creating every entry with libsafeopen.
+ * a directory (read by libarchive, plain tar by examples/tarfast.c), creating
+ * every entry with libsafeopen.
  */
 #ifndef SAFEOPEN_EXTRACT_H
 #define SAFEOPEN_EXTRACT_H

@@ -42,6 +42,7 @@
 #define BLOCK 512
 #define CHUNK (128 * 1024)   /* one read(2) */
 #define LONG_MAX_BODY 65536 /* a longer 'L' / 'K' body goes to libarchive */
+#define BID_BYTES (64 * 1024) /* libarchive's bidders look at most this far (iso9660: 48 KiB) */
 
 /* Offsets in a header block (POSIX ustar; GNU's atime field). */
 enum {
@@ -249,7 +250,8 @@ static void set_str(struct archive_entry *e, void (*set)(struct archive_entry *,
 
 /*
  * Would libarchive read this stream as an uncompressed tar? Its own bidding
- * decides, on the first bytes (up to the buffer's size): every format and
+ * decides, on the first BID_BYTES (read first, as libarchive's own bidding
+ * waits for as much from a pipe; or all of a shorter stream): every format and
  * filter bids, as in the libarchive-only reading, so an archive that starts
  * like something else (a polyglot, a compressed stream without a known
  * decompressor) is libarchive's from its first byte. A format that libarchive
@@ -259,8 +261,8 @@ static void set_str(struct archive_entry *e, void (*set)(struct archive_entry *,
  */
 static bool plain_tar(struct tarfast *t)
 {
-	while (t->len < t->cap && !t->eof) {
-		ssize_t n = read(t->fd, t->buf + t->len, t->cap - t->len);
+	while (t->len < BID_BYTES && !t->eof) {
+		ssize_t n = read(t->fd, t->buf + t->len, BID_BYTES - t->len);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0)

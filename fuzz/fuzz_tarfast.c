@@ -1,0 +1,150 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * libFuzzer target: the built-in tar reader of `safeopen extract`
+ * (examples/tarfast.c) against libarchive on the same bytes. Every entry the
+ * built-in reader returns before it hands over (TF_FALLBACK) must be the
+ * entry libarchive returns at that place, reading the stream from its start
+ * (every format and filter bidding, as extract's libarchive-only reading
+ * does): name, mode and type, owner, size, times, link bodies and data; its
+ * end of archive must be libarchive's, and a stream it finds damaged must be
+ * damaged for libarchive at the same entry. A mismatch prints the entry and
+ * aborts (libFuzzer keeps the input; rerun it with ./fuzz/fuzz_tarfast FILE).
+ * The input is the archive itself.
+ */
+#include "config.h"
+
+#define _GNU_SOURCE 1
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "../examples/tarfast.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+#define MAX_ENTRIES 4096
+
+/* An entry's data as one digest: the bytes in order (FNV-1a), with a check
+ * that the offsets follow each other (no sparse files in the subset). */
+struct digest {
+	uint64_t h, len;
+	bool gap;
+};
+
+static void digest_add(struct digest *d, const void *buf, size_t len, int64_t off)
+{
+	if (off != (int64_t)d->len)
+		d->gap = true;
+	const unsigned char *p = buf;
+	for (size_t i = 0; i < len; i++)
+		d->h = (d->h ^ p[i]) * 0x100000001b3ULL;
+	d->len += len;
+}
+
+static void fail(size_t i, const char *what, const char *a, const char *b)
+{
+	fprintf(stderr, "fuzz_tarfast: entry %zu: %s differs: built-in [%s], libarchive [%s]\n", i,
+		what, a ? a : "(null)", b ? b : "(null)");
+	abort();
+}
+
+static void same_str(size_t i, const char *what, const char *a, const char *b)
+{
+	if ((a == NULL) != (b == NULL) || (a && strcmp(a, b)))
+		fail(i, what, a, b);
+}
+
+static void same_num(size_t i, const char *what, long long a, long long b)
+{
+	if (a != b) {
+		char x[32], y[32];
+		snprintf(x, sizeof(x), "%lld", a);
+		snprintf(y, sizeof(y), "%lld", b);
+		fail(i, what, x, y);
+	}
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	int fd = memfd_create("tarfast", MFD_CLOEXEC);
+	if (fd < 0 || (size && write(fd, data, size) != (ssize_t)size) || lseek(fd, 0, SEEK_SET) < 0)
+		abort();
+	struct tarfast *t = tarfast_new(fd);
+	struct archive_entry *mine = archive_entry_new();
+	struct archive *a = archive_read_new();
+	if (!t || !mine || !a)
+		abort();
+	archive_read_support_filter_all(a);
+	archive_read_support_format_all(a);
+	bool opened = archive_read_open_memory(a, data, size) == ARCHIVE_OK;
+
+	for (size_t i = 0; i < MAX_ENTRIES; i++) {
+		enum tarfast_ret r = tarfast_next(t, mine);
+		if (r == TF_FALLBACK)
+			break;
+		if (!opened)
+			fail(i, "opening", "read", archive_error_string(a));
+		struct archive_entry *theirs;
+		int lr = archive_read_next_header(a, &theirs);
+		if (r == TF_EOF) {
+			if (lr != ARCHIVE_EOF)
+				fail(i, "end of archive", "end", archive_error_string(a));
+			break;
+		}
+		if (r == TF_FATAL) {
+			if (lr != ARCHIVE_FATAL)
+				fail(i, "damage", tarfast_error(t), "read on");
+			break;
+		}
+		if (lr != ARCHIVE_OK)
+			fail(i, "header", archive_entry_pathname(mine), archive_error_string(a));
+		same_str(i, "name", archive_entry_pathname(mine), archive_entry_pathname(theirs));
+		same_str(i, "hard link", archive_entry_hardlink(mine), archive_entry_hardlink(theirs));
+		same_str(i, "symlink", archive_entry_symlink(mine), archive_entry_symlink(theirs));
+		same_num(i, "mode", archive_entry_mode(mine), archive_entry_mode(theirs));
+		same_num(i, "uid", archive_entry_uid(mine), archive_entry_uid(theirs));
+		same_num(i, "gid", archive_entry_gid(mine), archive_entry_gid(theirs));
+		same_num(i, "size", archive_entry_size(mine), archive_entry_size(theirs));
+		same_num(i, "size set", archive_entry_size_is_set(mine),
+			 archive_entry_size_is_set(theirs));
+		same_num(i, "mtime", archive_entry_mtime(mine), archive_entry_mtime(theirs));
+		same_num(i, "mtime ns", archive_entry_mtime_nsec(mine),
+			 archive_entry_mtime_nsec(theirs));
+		same_num(i, "atime set", archive_entry_atime_is_set(mine),
+			 archive_entry_atime_is_set(theirs));
+		same_num(i, "atime", archive_entry_atime(mine), archive_entry_atime(theirs));
+		same_num(i, "nlink", archive_entry_nlink(mine), archive_entry_nlink(theirs));
+		same_num(i, "rdev", (long long)archive_entry_rdev(mine),
+			 (long long)archive_entry_rdev(theirs));
+		same_num(i, "xattrs", archive_entry_xattr_count(mine),
+			 archive_entry_xattr_count(theirs));
+
+		/* the data, both ways to its end or to the damage */
+		struct digest dm = { 0xcbf29ce484222325ULL, 0, false }, dt = dm;
+		const void *buf;
+		size_t len;
+		int64_t off;
+		la_int64_t loff;
+		while ((r = tarfast_data(t, &buf, &len, &off)) == TF_OK)
+			digest_add(&dm, buf, len, off);
+		while ((lr = archive_read_data_block(a, &buf, &len, &loff)) == ARCHIVE_OK)
+			digest_add(&dt, buf, len, loff);
+		same_num(i, "data length", (long long)dm.len, (long long)dt.len);
+		same_num(i, "data", (long long)(dm.h >> 1), (long long)(dt.h >> 1));
+		same_num(i, "data offsets", dm.gap, dt.gap);
+		if (lr != ARCHIVE_EOF && lr != ARCHIVE_FATAL)
+			fail(i, "data reading", "end or damage", archive_error_string(a));
+		if ((r == TF_FATAL) != (lr == ARCHIVE_FATAL))
+			fail(i, "end of data", r == TF_FATAL ? tarfast_error(t) : "whole",
+			     lr == ARCHIVE_FATAL ? archive_error_string(a) : "whole");
+		if (r == TF_FATAL)
+			break;
+	}
+	archive_read_free(a);
+	archive_entry_free(mine);
+	tarfast_free(t);
+	close(fd);
+	return 0;
+}
