@@ -146,14 +146,15 @@ static enum tarfast_ret damaged(struct tarfast *t)
  * in libarchive's words. */
 static bool skip(struct tarfast *t, uint64_t n)
 {
+	uint64_t want = n;
 	while (n) {
 		if (t->off == t->len && !fill(t, 1)) {
 			if (t->err) {
 				t->msg = strerror(t->err);
 			} else {
 				snprintf(t->msgbuf, sizeof(t->msgbuf),
-					 "Truncated input file (needed %ju bytes, only 0 available)",
-					 (uintmax_t)n);
+					 "Truncated input file (needed %ju bytes, only %ju available)",
+					 (uintmax_t)want, (uintmax_t)(want - n));
 				t->msg = t->msgbuf;
 			}
 			return false;
