@@ -113,8 +113,6 @@ int safeopen_extract(int rootfd, uint64_t resolve, int argc, char **argv)
 
 #else /* HAVE_LIBARCHIVE */
 
-#include <archive.h>
-#include <archive_entry.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/random.h>
@@ -123,7 +121,9 @@ int safeopen_extract(int rootfd, uint64_t resolve, int argc, char **argv)
 
 #include <safeopen.h>
 
+#include "la.h"
 #include "tarfast.h"
+#include "xentry.h"
 
 enum { EXIT_OK = 0, EXIT_FAILED = 1, EXIT_USAGE = 2 };
 
@@ -160,10 +160,10 @@ struct xstate {
 	enum old_files old;
 	bool root;
 	mode_t umask;
-	struct archive *a;   /* libarchive, once it reads (rd_next()) */
+	struct archive *a;   /* libarchive, once it reads (rd_next(), la.h) */
 	struct tarfast *tf;  /* the built-in tar reader: the input's first reader */
 	bool fast;           /* ... still reading (not handed over to libarchive) */
-	struct archive_entry *te; /* its entry */
+	struct xentry xe;    /* the current entry, from either reader */
 	const char *file;    /* the archive's name, or "-" */
 	int in;              /* what the built-in reader reads: a file, stdin, a pipe */
 	bool in_own;         /* ... a descriptor opened here */
@@ -339,14 +339,14 @@ static bool pwrite_all(int fd, const char *buf, size_t len, off_t off)
 	return true;
 }
 
-static void entry_times(struct archive_entry *e, struct timespec ts[2])
+static void entry_times(const struct xentry *e, struct timespec ts[2])
 {
 	ts[0] = (struct timespec){ .tv_nsec = UTIME_OMIT };
 	ts[1] = (struct timespec){ .tv_nsec = UTIME_OMIT };
-	if (archive_entry_atime_is_set(e))
-		ts[0] = (struct timespec){ archive_entry_atime(e), archive_entry_atime_nsec(e) };
-	if (archive_entry_mtime_is_set(e))
-		ts[1] = (struct timespec){ archive_entry_mtime(e), archive_entry_mtime_nsec(e) };
+	if (e->atime_set)
+		ts[0] = e->atime;
+	if (e->mtime_set)
+		ts[1] = e->mtime;
 }
 
 /* The permission bits an entry gets, as GNU tar: without --same-permissions
@@ -355,9 +355,9 @@ static void entry_times(struct archive_entry *e, struct timespec ts[2])
  * safety: root keeps the set-ID bits of a non-directory only when its owner
  * is restored (--same-owner, root's default), never on a file that root now
  * owns. Dropped set-ID bits are counted (one warning at the end). */
-static mode_t entry_perm(struct xstate *st, struct archive_entry *e, bool dir)
+static mode_t entry_perm(struct xstate *st, const struct xentry *e, bool dir)
 {
-	mode_t want = archive_entry_perm(e) & 07777;
+	mode_t want = e->perm & 07777;
 	mode_t m = want;
 	if (!st->same_perms)
 		m &= 0777 & ~st->umask;
@@ -368,7 +368,7 @@ static mode_t entry_perm(struct xstate *st, struct archive_entry *e, bool dir)
 	return m;
 }
 
-static bool remember_dir(struct xstate *st, const char *path, struct archive_entry *e)
+static bool remember_dir(struct xstate *st, const char *path, const struct xentry *e)
 {
 	if (st->ndirs == st->capdirs) {
 		size_t cap = st->capdirs ? 2 * st->capdirs : 64;
@@ -383,8 +383,8 @@ static bool remember_dir(struct xstate *st, const char *path, struct archive_ent
 		return false;
 	d->seq = st->seq;
 	d->mode = entry_perm(st, e, true);
-	d->uid = (uid_t)archive_entry_uid(e);
-	d->gid = (gid_t)archive_entry_gid(e);
+	d->uid = (uid_t)e->uid;
+	d->gid = (gid_t)e->gid;
 	entry_times(e, d->times);
 	st->ndirs++;
 	return true;
@@ -423,12 +423,12 @@ static bool is_acl(const char *name)
  * the next entry): the others first, then the POSIX ACLs, which define
  * permission bits themselves and so come after the mode (*nplain is the
  * number of the others). */
-static size_t entry_xattrs(struct xstate *st, struct archive_entry *e, size_t *nplain)
+static size_t entry_xattrs(struct xstate *st, const struct xentry *e, size_t *nplain)
 {
 	*nplain = 0;
 	if (!st->xattrs)
 		return 0;
-	int count = archive_entry_xattr_reset(e);
+	int count = e->ae ? la.archive_entry_xattr_reset(e->ae) : 0;
 	if (count <= 0)
 		return 0;
 	if ((size_t)count > st->capxa) {
@@ -442,7 +442,8 @@ static size_t entry_xattrs(struct xstate *st, struct archive_entry *e, size_t *n
 	const char *name;
 	const void *value;
 	size_t size;
-	while (n < (size_t)count && archive_entry_xattr_next(e, &name, &value, &size) == ARCHIVE_OK)
+	while (n < (size_t)count &&
+	       la.archive_entry_xattr_next(e->ae, &name, &value, &size) == ARCHIVE_OK)
 		st->xa[n++] = (struct safe_xattr){ name, value, size };
 	size_t p = 0; /* stable partition: each ACL moves behind the others */
 	for (size_t i = 0; i < n; i++)
@@ -723,11 +724,11 @@ static int create_replacing(struct xstate *st, const struct maker *mk, int pfd, 
 /* Owner and times of a non-regular, non-directory entry, on the name itself
  * (never followed: AT_SYMLINK_NOFOLLOW; chmod has no such flag, so the mode
  * of a node goes through the library, which does not follow either). */
-static void finish_special(struct xstate *st, struct archive_entry *e, int pfd, const char *name,
+static void finish_special(struct xstate *st, const struct xentry *e, int pfd, const char *name,
 			   const char *path, bool chmod_it)
 {
-	if (st->same_owner && fchownat(pfd, name, (uid_t)archive_entry_uid(e),
-				       (gid_t)archive_entry_gid(e), AT_SYMLINK_NOFOLLOW) < 0)
+	if (st->same_owner && fchownat(pfd, name, (uid_t)e->uid,
+				       (gid_t)e->gid, AT_SYMLINK_NOFOLLOW) < 0)
 		report(st, path, "owner not restored", errno);
 	if (chmod_it && safe_fchmodat_beneath(pfd, name, entry_perm(st, e, false), st->resolve) < 0)
 		report(st, path, "mode not restored", errno);
@@ -742,17 +743,41 @@ static void finish_special(struct xstate *st, struct archive_entry *e, int pfd, 
 /*
  * The archive is read by the built-in tar reader (tarfast.c) as long as it
  * knows the headers, and by libarchive from the first header group it does
- * not know, to the end (hand_over()). Both give an archive_entry and data
+ * not know, to the end (hand_over()). Both give an entry (st->xe) and data
  * blocks; these three calls are the only readers of the archive.
  */
 static int hand_over(struct xstate *st);
 
-static int rd_next(struct xstate *st, struct archive_entry **e)
+/* libarchive's entry as extract's (its strings stay libarchive's). */
+static void from_libarchive(struct xentry *x, struct archive_entry *ae)
+{
+	*x = (struct xentry){
+		.path = la.archive_entry_pathname(ae),
+		.hardlink = la.archive_entry_hardlink(ae),
+		.symlink = la.archive_entry_symlink(ae),
+		.type = la.archive_entry_filetype(ae),
+		.perm = la.archive_entry_mode(ae) & ~(mode_t)AE_IFMT,
+		.uid = la.archive_entry_uid(ae),
+		.gid = la.archive_entry_gid(ae),
+		.size = la.archive_entry_size(ae),
+		.size_set = la.archive_entry_size_is_set(ae),
+		.mtime = { la.archive_entry_mtime(ae), la.archive_entry_mtime_nsec(ae) },
+		.atime = { la.archive_entry_atime(ae), la.archive_entry_atime_nsec(ae) },
+		.mtime_set = la.archive_entry_mtime_is_set(ae),
+		.atime_set = la.archive_entry_atime_is_set(ae),
+		.rdev = la.archive_entry_rdev(ae),
+		.nlink = la.archive_entry_nlink(ae),
+		.ae = ae,
+	};
+}
+
+/* The next entry into st->xe: ARCHIVE_OK, ARCHIVE_WARN (an entry, with a
+ * message), or no entry (ARCHIVE_EOF, ARCHIVE_RETRY, ARCHIVE_FATAL). */
+static int rd_next(struct xstate *st)
 {
 	if (st->fast) {
-		switch (tarfast_next(st->tf, st->te)) {
+		switch (tarfast_next(st->tf, &st->xe)) {
 		case TF_OK:
-			*e = st->te;
 			return ARCHIVE_OK;
 		case TF_EOF:
 			return ARCHIVE_EOF;
@@ -764,13 +789,17 @@ static int rd_next(struct xstate *st, struct archive_entry **e)
 			break;
 		}
 	}
-	return archive_read_next_header(st->a, e);
+	struct archive_entry *ae;
+	int r = la.archive_read_next_header(st->a, &ae);
+	if (r == ARCHIVE_OK || r == ARCHIVE_WARN)
+		from_libarchive(&st->xe, ae);
+	return r;
 }
 
 static int rd_data(struct xstate *st, const void **buf, size_t *len, la_int64_t *off)
 {
 	if (!st->fast)
-		return archive_read_data_block(st->a, buf, len, off);
+		return la.archive_read_data_block(st->a, buf, len, off);
 	int64_t o;
 	enum tarfast_ret r = tarfast_data(st->tf, buf, len, &o);
 	*off = o;
@@ -779,7 +808,7 @@ static int rd_data(struct xstate *st, const void **buf, size_t *len, la_int64_t 
 
 static const char *rd_error(const struct xstate *st)
 {
-	return st->fast ? tarfast_error(st->tf) : archive_error_string(st->a);
+	return st->fast ? tarfast_error(st->tf) : la.archive_error_string(st->a);
 }
 
 /* Copy the entry's data into fd. Returns 0 when the file is whole, -1 (the
@@ -787,7 +816,7 @@ static const char *rd_error(const struct xstate *st)
  * whose block padding was cut off reads as ARCHIVE_FATAL after the data: the
  * file is whole, so it is kept and the damage behind it reported (exit 1;
  * nothing after it can be read). */
-static int copy_data(struct xstate *st, struct archive_entry *e, int fd, const char *path,
+static int copy_data(struct xstate *st, const struct xentry *e, int fd, const char *path,
 		     const char *what)
 {
 	const void *buf;
@@ -802,8 +831,8 @@ static int copy_data(struct xstate *st, struct archive_entry *e, int fd, const c
 		if (off + (la_int64_t)len > end)
 			end = off + (la_int64_t)len;
 	}
-	bool sized = archive_entry_size_is_set(e);
-	la_int64_t size = sized ? archive_entry_size(e) : 0;
+	bool sized = e->size_set;
+	la_int64_t size = sized ? e->size : 0;
 	if (r != ARCHIVE_EOF) {
 		if (r == ARCHIVE_FATAL && sized && end >= size && end > 0) {
 			const char *msg = rd_error(st);
@@ -834,11 +863,11 @@ static int copy_data(struct xstate *st, struct archive_entry *e, int fd, const c
  * xattrs, which define permission bits themselves, come after the mode.
  * Returns 0, or -1 (reported) when an xattr failed for a reason other than
  * the attribute itself (set_xattrs()): the file is then not complete. */
-static int finish_file(struct xstate *st, struct archive_entry *e, int fd, const char *path,
+static int finish_file(struct xstate *st, const struct xentry *e, int fd, const char *path,
 			mode_t perm)
 {
 	if (st->same_owner &&
-	    fchown(fd, (uid_t)archive_entry_uid(e), (gid_t)archive_entry_gid(e)) < 0) {
+	    fchown(fd, (uid_t)e->uid, (gid_t)e->gid) < 0) {
 		report(st, path, "owner not restored", errno);
 		if (perm & (S_ISUID | S_ISGID)) { /* never set-ID for the wrong owner */
 			perm &= ~(mode_t)(S_ISUID | S_ISGID);
@@ -881,7 +910,7 @@ static void remove_partial(struct xstate *st, int pfd, const char *name, int fd,
  * completed or the process is killed. Used over an existing name (replace:
  * renamed over it, so that the name shows the whole old or the whole new
  * file) and, with --atomic, for every file. */
-static int extract_file_atomic(struct xstate *st, struct archive_entry *e, int pfd,
+static int extract_file_atomic(struct xstate *st, const struct xentry *e, int pfd,
 			       const char *name, const char *path, bool replace)
 {
 	mode_t perm = entry_perm(st, e, false);
@@ -895,7 +924,7 @@ static int extract_file_atomic(struct xstate *st, struct archive_entry *e, int p
 	if (copy_data(st, e, fd, path, "not extracted") < 0)
 		goto discard;
 	if (st->same_owner &&
-	    fchown(fd, (uid_t)archive_entry_uid(e), (gid_t)archive_entry_gid(e)) < 0) {
+	    fchown(fd, (uid_t)e->uid, (gid_t)e->gid) < 0) {
 		report(st, path, "owner not restored", errno);
 		if (perm & (S_ISUID | S_ISGID)) {
 			perm &= ~(mode_t)(S_ISUID | S_ISGID);
@@ -922,7 +951,7 @@ static int extract_file_atomic(struct xstate *st, struct archive_entry *e, int p
 	entry_times(e, ts);
 	if (futimens(out, ts) < 0)
 		report(st, path, "times not restored", errno);
-	if (archive_entry_nlink(e) > 1)
+	if (e->nlink > 1)
 		remember_file(st, out);
 	close(out);
 	return 0;
@@ -940,7 +969,7 @@ discard:
  * a file that cannot be completed is removed. An existing name goes to
  * extract_file_atomic() (default), is refused (-k) or skipped.
  */
-static int extract_file(struct xstate *st, struct archive_entry *e, int pfd, const char *name,
+static int extract_file(struct xstate *st, const struct xentry *e, int pfd, const char *name,
 			const char *path)
 {
 	if (st->atomic) {
@@ -983,7 +1012,7 @@ static int extract_file(struct xstate *st, struct archive_entry *e, int pfd, con
 		close(fd);
 		return -1;
 	}
-	if (archive_entry_nlink(e) > 1)
+	if (e->nlink > 1)
 		remember_file(st, fd);
 	close(fd);
 	return 0;
@@ -994,7 +1023,7 @@ static int extract_file(struct xstate *st, struct archive_entry *e, int pfd, con
  * which must be a regular file this extraction created itself (a file that
  * was already in DEST might be linked to anything). Its owner, xattrs, mode
  * and times are then this entry's: writing moved the mtime. */
-static int hardlink_data(struct xstate *st, struct archive_entry *e, int pfd, const char *name,
+static int hardlink_data(struct xstate *st, const struct xentry *e, int pfd, const char *name,
 			 const char *path)
 {
 	struct safe_open_how how = { .flags = O_WRONLY | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK | O_CLOEXEC,
@@ -1025,7 +1054,7 @@ static int hardlink_data(struct xstate *st, struct archive_entry *e, int pfd, co
 
 /* A directory entry whose name is DEST itself ("." or, with --in-root, "/"):
  * it is not created, only its xattrs and (at the end) its metadata. */
-static int extract_top_dir(struct xstate *st, struct archive_entry *e, const char *path)
+static int extract_top_dir(struct xstate *st, const struct xentry *e, const char *path)
 {
 	struct stat sb;
 	if (safe_fstatat_beneath(st->rootfd, path, &sb, st->resolve) < 0) {
@@ -1051,7 +1080,7 @@ static int extract_top_dir(struct xstate *st, struct archive_entry *e, const cha
  * or an existing directory kept; anything else in its place is never
  * followed: replaced (default), refused (-k) or left (--skip-old-files).
  * The new directory becomes the held parent of the entries that follow. */
-static int extract_dir(struct xstate *st, struct archive_entry *e, const char *path)
+static int extract_dir(struct xstate *st, const struct xentry *e, const char *path)
 {
 	if (names_root(path))
 		return extract_top_dir(st, e, path);
@@ -1108,9 +1137,9 @@ static int extract_dir(struct xstate *st, struct archive_entry *e, const char *p
 	return 0;
 }
 
-static int extract_entry(struct xstate *st, struct archive_entry *e)
+static int extract_entry(struct xstate *st, const struct xentry *e)
 {
-	const char *raw = archive_entry_pathname(e);
+	const char *raw = e->path;
 	char path[PATH_MAX], target[PATH_MAX];
 	if (!raw || !*raw) {
 		report(st, raw ? raw : "(no name)", "not extracted", raw ? ENOENT : EINVAL);
@@ -1125,8 +1154,8 @@ static int extract_entry(struct xstate *st, struct archive_entry *e)
 		putchar('\n');
 	}
 
-	const char *link = archive_entry_hardlink(e);
-	mode_t type = archive_entry_filetype(e);
+	const char *link = e->hardlink;
+	mode_t type = e->type;
 	if (!link && type == AE_IFDIR)
 		return extract_dir(st, e, path);
 
@@ -1149,7 +1178,7 @@ static int extract_entry(struct xstate *st, struct archive_entry *e)
 			report(st, raw, "hard link not created", errno);
 			return -1;
 		}
-		if (made == 0 && archive_entry_size_is_set(e) && archive_entry_size(e) > 0)
+		if (made == 0 && e->size_set && e->size > 0)
 			return hardlink_data(st, e, pfd, name, raw);
 		return 0;
 	}
@@ -1158,7 +1187,7 @@ static int extract_entry(struct xstate *st, struct archive_entry *e)
 		ret = extract_file(st, e, pfd, name, raw);
 		break;
 	case AE_IFLNK: {
-		const char *body = archive_entry_symlink(e);
+		const char *body = e->symlink;
 		mk.make = make_symlink;
 		mk.target = body ? body : "";
 		if ((made = create_replacing(st, &mk, pfd, name)) < 0) {
@@ -1181,7 +1210,7 @@ static int extract_entry(struct xstate *st, struct archive_entry *e)
 	case AE_IFSOCK:
 		mk.make = make_node;
 		mk.mode = type | (entry_perm(st, e, false) & 0777);
-		mk.dev = archive_entry_rdev(e);
+		mk.dev = e->rdev;
 		if ((made = create_replacing(st, &mk, pfd, name)) < 0) {
 			report(st, raw, "not created", errno);
 			break;
@@ -1372,20 +1401,42 @@ static void decomp_finish(struct xstate *st, struct decomp *d, const char *file,
 
 /* ------------------------------------------------------------------ input */
 
+static const char *input_name(const struct xstate *st)
+{
+	return strcmp(st->file, "-") ? st->file : "standard input";
+}
+
+/* A new libarchive reader in st->a (libarchive loaded first: la.h).
+ * Returns 0, or -1 reported. */
+static int libarchive_new(struct xstate *st)
+{
+	const char *why;
+	if (la_load(&why) < 0) {
+		fprintf(stderr, "safeopen: extract: %s: libarchive is needed and cannot be loaded: %s\n",
+			input_name(st), why);
+	} else if (!(st->a = la.archive_read_new())) {
+		fputs("safeopen: extract: out of memory\n", stderr);
+	} else {
+		return 0;
+	}
+	st->open_failed = true;
+	st->bad++;
+	return -1;
+}
+
 /* libarchive on the input as it always read it: by name (it then seeks in
  * it, which zip needs for its central directory), or on a descriptor. */
 static int libarchive_open(struct xstate *st, int fd)
 {
 	if (fd >= 0)
-		return archive_read_open_fd(st->a, fd, 1 << 16);
-	return archive_read_open_filename(st->a, st->file, 1 << 16);
+		return la.archive_read_open_fd(st->a, fd, 1 << 16);
+	return la.archive_read_open_filename(st->a, st->file, 1 << 16);
 }
 
 static void open_failure(struct xstate *st)
 {
-	fprintf(stderr, "safeopen: extract: %s: %s\n",
-		strcmp(st->file, "-") ? st->file : "standard input",
-		archive_error_string(st->a) ? archive_error_string(st->a) : "cannot open");
+	const char *msg = la.archive_error_string(st->a);
+	fprintf(stderr, "safeopen: extract: %s: %s\n", input_name(st), msg ? msg : "cannot open");
 	st->open_failed = true;
 	st->bad++;
 }
@@ -1406,27 +1457,23 @@ static int hand_over(struct xstate *st)
 	if (st->builtin_only) {
 		fprintf(stderr, "safeopen: extract: the built-in tar reader cannot read %s after "
 				"%lu entries (SAFEOPEN_EXTRACT_READER=builtin)\n",
-			strcmp(st->file, "-") ? st->file : "standard input", st->seq);
+			input_name(st), st->seq);
 		st->open_failed = true;
 		st->bad++;
 		return -1;
 	}
-	if (!(st->a = archive_read_new())) {
-		fputs("safeopen: extract: out of memory\n", stderr);
-		st->open_failed = true;
-		st->bad++;
+	if (libarchive_new(st) < 0)
 		return -1;
-	}
 	if (start) {
-		archive_read_support_filter_all(st->a);
-		archive_read_support_format_all(st->a);
+		la.archive_read_support_filter_all(st->a);
+		la.archive_read_support_format_all(st->a);
 	} else {
-		archive_read_support_format_tar(st->a);
-		archive_read_set_format(st->a, ARCHIVE_FORMAT_TAR);
+		la.archive_read_support_format_tar(st->a);
+		la.archive_read_set_format(st->a, ARCHIVE_FORMAT_TAR);
 	}
 	if (start && st->in_start >= 0) {
 		if (lseek(st->in, st->in_start, SEEK_SET) < 0) {
-			archive_set_error(st->a, errno, "%s", strerror(errno));
+			la.archive_set_error(st->a, errno, "%s", strerror(errno));
 			r = ARCHIVE_FATAL;
 		} else {
 			r = libarchive_open(st, st->in_own ? -1 : st->in);
@@ -1470,17 +1517,14 @@ static int open_input(struct xstate *st, const struct decomp *dc)
 			st->in_start = 0;
 		}
 	}
-	if (builtin && st->in >= 0 && (st->tf = tarfast_new(st->in)) &&
-	    (st->te = archive_entry_new())) {
+	if (builtin && st->in >= 0 && (st->tf = tarfast_new(st->in))) {
 		st->fast = true;
 		return 0;
 	}
-	if (!(st->a = archive_read_new())) {
-		fputs("safeopen: extract: out of memory\n", stderr);
+	if (libarchive_new(st) < 0)
 		return -1;
-	}
-	archive_read_support_filter_all(st->a);
-	archive_read_support_format_all(st->a);
+	la.archive_read_support_filter_all(st->a);
+	la.archive_read_support_format_all(st->a);
 	if (libarchive_open(st, st->in_own ? -1 : st->in) != ARCHIVE_OK) {
 		open_failure(st);
 		return -1;
@@ -1491,8 +1535,7 @@ static int open_input(struct xstate *st, const struct decomp *dc)
 static void close_input(struct xstate *st)
 {
 	if (st->a)
-		archive_read_free(st->a);
-	archive_entry_free(st->te);
+		la.archive_read_free(st->a);
 	tarfast_free(st->tf);
 	if (st->in_own)
 		close(st->in);
@@ -1576,14 +1619,14 @@ int safeopen_extract(int rootfd, uint64_t resolve, int argc, char **argv)
 	}
 	bool stopped = false;
 	for (;;) {
-		struct archive_entry *e;
-		int r = rd_next(&st, &e);
+		const struct xentry *e = &st.xe;
+		int r = rd_next(&st);
 		if (r == ARCHIVE_EOF)
 			break;
 		if (r == ARCHIVE_RETRY)
 			continue;
 		if (r == ARCHIVE_WARN)
-			archive_problem(&st, archive_entry_pathname(e), 0);
+			archive_problem(&st, e->path, 0);
 		else if (r != ARCHIVE_OK) {
 			if (!st.open_failed)
 				archive_problem(&st, NULL, 1);

@@ -35,8 +35,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include "la.h"
 #include "tarfast.h"
 
 #define BLOCK 512
@@ -64,7 +66,7 @@ struct tarfast {
 	int64_t data_off;
 	const char *msg;
 	char msgbuf[96];
-	char path[2 * 256 + 2]; /* prefix "/" name */
+	char *name, *link;    /* the entry's names, NUL-terminated (LONG_MAX_BODY + 1) */
 };
 
 struct tarfast *tarfast_new(int fd)
@@ -74,8 +76,11 @@ struct tarfast *tarfast_new(int fd)
 		return NULL;
 	t->fd = fd;
 	t->cap = CHUNK;
-	if (!(t->buf = malloc(t->cap))) {
-		free(t);
+	t->buf = malloc(t->cap);
+	t->name = malloc(LONG_MAX_BODY + 1);
+	t->link = malloc(LONG_MAX_BODY + 1);
+	if (!t->buf || !t->name || !t->link) {
+		tarfast_free(t);
 		return NULL;
 	}
 	return t;
@@ -85,6 +90,8 @@ void tarfast_free(struct tarfast *t)
 {
 	if (t) {
 		free(t->buf);
+		free(t->name);
+		free(t->link);
 		free(t);
 	}
 }
@@ -237,16 +244,14 @@ static size_t body_len(const struct tarfast *t, size_t at, uint64_t size)
 	return strnlen((const char *)t->buf + t->off + at, (size_t)size);
 }
 
-/* Give s[0..n) to a setter that takes a C string: the fields are not
- * terminated in the block, so the byte after them (inside the buffer: the
- * next field, block or header, all read) is a NUL for the call. */
-static void set_str(struct archive_entry *e, void (*set)(struct archive_entry *, const char *),
-		    const char *s, size_t n)
+/* Copy n bytes of a field (not terminated in the block) into dst as a C
+ * string: the entry's names outlive the buffer, which moves as the data is
+ * read. */
+static const char *copy_str(char *dst, const unsigned char *src, size_t n)
 {
-	char *p = (char *)s, save = p[n];
-	p[n] = '\0';
-	set(e, p);
-	p[n] = save;
+	memcpy(dst, src, n);
+	dst[n] = '\0';
+	return dst;
 }
 
 /*
@@ -272,24 +277,25 @@ static bool plain_tar(struct tarfast *t)
 			t->eof = true;
 		t->len += (size_t)n;
 	}
-	struct archive *a = archive_read_new();
+	const char *why;
+	struct archive *a;
+	if (la_load(&why) < 0 || !(a = la.archive_read_new()))
+		return false; /* libarchive then says why it cannot read */
 	bool tar = false;
-	if (!a)
-		return false;
-	archive_read_support_filter_all(a);
-	archive_read_support_format_all(a);
+	la.archive_read_support_filter_all(a);
+	la.archive_read_support_format_all(a);
 	struct archive_entry *e;
-	if (archive_read_open_memory(a, t->buf + t->off, t->len - t->off) == ARCHIVE_OK) {
-		int r = archive_read_next_header(a, &e);
-		tar = (r == ARCHIVE_OK || r == ARCHIVE_WARN) && archive_filter_count(a) == 1 &&
-		      archive_filter_code(a, 0) == ARCHIVE_FILTER_NONE &&
-		      (archive_format(a) & ARCHIVE_FORMAT_BASE_MASK) == ARCHIVE_FORMAT_TAR;
+	if (la.archive_read_open_memory(a, t->buf + t->off, t->len - t->off) == ARCHIVE_OK) {
+		int r = la.archive_read_next_header(a, &e);
+		tar = (r == ARCHIVE_OK || r == ARCHIVE_WARN) && la.archive_filter_count(a) == 1 &&
+		      la.archive_filter_code(a, 0) == ARCHIVE_FILTER_NONE &&
+		      (la.archive_format(a) & ARCHIVE_FORMAT_BASE_MASK) == ARCHIVE_FORMAT_TAR;
 	}
-	archive_read_free(a);
+	la.archive_read_free(a);
 	return tar;
 }
 
-enum tarfast_ret tarfast_next(struct tarfast *t, struct archive_entry *e)
+enum tarfast_ret tarfast_next(struct tarfast *t, struct xentry *e)
 {
 	if (!t->bid) {
 		t->bid = true;
@@ -356,51 +362,45 @@ enum tarfast_ret tarfast_next(struct tarfast *t, struct archive_entry *e)
 		return TF_FALLBACK;
 
 	/* The name: a long name, or the name field (after the prefix in ustar) */
-	const char *name;
-	size_t nlen;
+	const unsigned char *name = h + H_NAME, *link = h + H_LINK;
+	size_t nlen = strnlen((const char *)name, 100), llen = strnlen((const char *)link, 100);
+	size_t plen = 0; /* the prefix, with the '/' libarchive adds */
 	if (lname) {
-		name = (const char *)t->buf + t->off + lname;
+		name = t->buf + t->off + lname;
 		nlen = body_len(t, lname, lname_size);
 	} else if (kind == K_USTAR && h[H_PREFIX]) {
-		size_t pl = strnlen((const char *)h + H_PREFIX, 155);
-		size_t bl = strnlen((const char *)h + H_NAME, 100);
-		memcpy(t->path, h + H_PREFIX, pl);
-		if (t->path[pl - 1] != '/')
-			t->path[pl++] = '/';
-		memcpy(t->path + pl, h + H_NAME, bl);
-		nlen = pl + bl;
-		name = t->path;
-	} else {
-		name = (const char *)h + H_NAME;
-		nlen = strnlen(name, 100);
+		plen = strnlen((const char *)h + H_PREFIX, 155);
+		memcpy(t->name, h + H_PREFIX, plen);
+		if (t->name[plen - 1] != '/')
+			t->name[plen++] = '/';
 	}
-	const char *link = (const char *)h + H_LINK;
-	size_t llen = strnlen(link, 100);
 	if (llink) {
-		link = (const char *)t->buf + t->off + llink;
+		link = t->buf + t->off + llink;
 		llen = body_len(t, llink, llink_size);
 	}
-	if (nlen == 0)
+	if (plen + nlen == 0)
 		return TF_FALLBACK;
+	copy_str(t->name + plen, name, nlen);
+	nlen += plen;
 
 	mode_t ftype;
 	switch (h[H_TYPE]) {
 	case '0':
 	case '\0':
 	case '7':
-		ftype = AE_IFREG;
+		ftype = S_IFREG;
 		/* an old writer's directory: a file whose name ends in '/' */
-		if (name[nlen - 1] == '/') {
+		if (t->name[nlen - 1] == '/') {
 			if (size)
 				return TF_FALLBACK;
-			ftype = AE_IFDIR;
+			ftype = S_IFDIR;
 		}
 		break;
 	case '5':
-		ftype = AE_IFDIR;
+		ftype = S_IFDIR;
 		break;
 	case '2':
-		ftype = AE_IFLNK;
+		ftype = S_IFLNK;
 		break;
 	case '1':
 		ftype = 0; /* tar does not say what a hard link's target is */
@@ -408,33 +408,36 @@ enum tarfast_ret tarfast_next(struct tarfast *t, struct archive_entry *e)
 	default:
 		return TF_FALLBACK;
 	}
-	if (ftype != AE_IFREG && size)
+	if (ftype != S_IFREG && size)
 		return TF_FALLBACK; /* data on a link or a directory: libarchive's rules */
-	if ((ftype == AE_IFLNK || ftype == 0) ? llen == 0 : llink != 0)
+	if ((ftype == S_IFLNK || ftype == 0) ? llen == 0 : llink != 0)
 		return TF_FALLBACK;
 
-	archive_entry_clear(e);
-	set_str(e, archive_entry_copy_pathname, name, nlen);
-	archive_entry_set_mode(e, (mode_t)mode);
-	if (ftype)
-		archive_entry_set_filetype(e, (unsigned int)ftype);
-	archive_entry_set_uid(e, (la_int64_t)uid);
-	archive_entry_set_gid(e, (la_int64_t)gid);
-	archive_entry_set_size(e, (la_int64_t)size);
-	archive_entry_set_mtime(e, (time_t)mtime, 0);
-	if (atime > 0)
-		archive_entry_set_atime(e, (time_t)atime, 0);
-	if (ctime > 0)
-		archive_entry_set_ctime(e, (time_t)ctime, 0);
-	if (ftype == AE_IFLNK)
-		set_str(e, archive_entry_copy_symlink, link, llen);
+	/* As libarchive fills its entry: the mode as stored, its type bits
+	 * replaced by the typeflag's (a hard link keeps the stored ones) */
+	*e = (struct xentry){
+		.path = t->name,
+		.type = ftype ? ftype : (mode_t)mode & S_IFMT,
+		.perm = (mode_t)mode & ~(mode_t)S_IFMT,
+		.uid = (int64_t)uid,
+		.gid = (int64_t)gid,
+		.size = (int64_t)size,
+		.size_set = true,
+		.mtime = { (time_t)mtime, 0 },
+		.mtime_set = true,
+		.atime = { (time_t)atime, 0 },
+		.atime_set = atime > 0,
+	};
+	(void)ctime; /* libarchive keeps it; nothing restores a ctime */
+	if (ftype == S_IFLNK)
+		e->symlink = copy_str(t->link, link, llen);
 	else if (ftype == 0)
-		set_str(e, archive_entry_copy_hardlink, link, llen);
+		e->hardlink = copy_str(t->link, link, llen);
 
 	t->off += k + BLOCK;
 	t->started = true;
-	t->remaining = ftype == AE_IFREG ? size : 0;
-	t->padding = ftype == AE_IFREG ? blocks(size) - size : 0;
+	t->remaining = ftype == S_IFREG ? size : 0;
+	t->padding = ftype == S_IFREG ? blocks(size) - size : 0;
 	t->data_off = 0;
 	return TF_OK;
 }
@@ -483,7 +486,7 @@ static la_ssize_t rest_read(struct archive *a, void *data, const void **buffer)
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0) {
-			archive_set_error(a, errno, "read error: %s", strerror(errno));
+			la.archive_set_error(a, errno, "read error: %s", strerror(errno));
 			return -1;
 		}
 		*buffer = t->buf;
@@ -493,5 +496,5 @@ static la_ssize_t rest_read(struct archive *a, void *data, const void **buffer)
 
 int tarfast_open_rest(struct tarfast *t, struct archive *a)
 {
-	return archive_read_open(a, t, NULL, rest_read, NULL);
+	return la.archive_read_open(a, t, NULL, rest_read, NULL);
 }

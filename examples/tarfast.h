@@ -11,7 +11,8 @@
 #include <sys/types.h>
 
 #include <archive.h>
-#include <archive_entry.h>
+
+#include "xentry.h"
 
 struct tarfast;
 
@@ -27,8 +28,9 @@ enum tarfast_ret {
 struct tarfast *tarfast_new(int fd);
 void tarfast_free(struct tarfast *t);
 
-/* The next entry into e (cleared first), its data skipped if unread. */
-enum tarfast_ret tarfast_next(struct tarfast *t, struct archive_entry *e);
+/* The next entry into e (its strings valid until the next call), the data of
+ * the one before skipped if unread. */
+enum tarfast_ret tarfast_next(struct tarfast *t, struct xentry *e);
 
 /* The next chunk of the entry's data (*buf valid until the next call), at
  * offset *off of the file. */
@@ -41,7 +43,8 @@ int tarfast_at_start(const struct tarfast *t);
 
 /* After TF_FALLBACK: open `a` on the rest of the stream, from the first
  * byte of the header group tarfast_next() did not read (the bytes it holds,
- * then the descriptor). The caller sets up `a`'s formats first. */
+ * then the descriptor). The caller sets up `a`'s formats first; libarchive
+ * is loaded (la_load()). */
 int tarfast_open_rest(struct tarfast *t, struct archive *a);
 
 #endif

@@ -27,11 +27,11 @@ FUZZ_TARFAST_TIME = 30
 FUZZ_SMOKE_TARFAST =
 if HAVE_LIBARCHIVE
 noinst_PROGRAMS += fuzz/fuzz_tarfast
-fuzz_fuzz_tarfast_SOURCES = fuzz/fuzz_tarfast.c examples/tarfast.c
+fuzz_fuzz_tarfast_SOURCES = fuzz/fuzz_tarfast.c examples/tarfast.c examples/la.c
 fuzz_fuzz_tarfast_CPPFLAGS = $(AM_CPPFLAGS) $(LIBARCHIVE_CFLAGS)
 fuzz_fuzz_tarfast_CFLAGS = $(AM_CFLAGS) $(FUZZ_SAN)
 fuzz_fuzz_tarfast_LDFLAGS = $(AM_LDFLAGS) $(FUZZ_SAN)
-fuzz_fuzz_tarfast_LDADD = $(LIBARCHIVE_LIBS) -lstdc++ -lm
+fuzz_fuzz_tarfast_LDADD = $(LIBARCHIVE_LIBS) $(DLOPEN_LIBS) -lstdc++ -lm
 FUZZ_SMOKE_TARFAST += fuzz/fuzz_tarfast$(EXEEXT)
 endif
 
