@@ -1537,6 +1537,7 @@ static void close_input(struct xstate *st)
 	if (st->a)
 		la.archive_read_free(st->a);
 	tarfast_free(st->tf);
+	la_unload();
 	if (st->in_own)
 		close(st->in);
 }

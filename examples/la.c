@@ -13,16 +13,18 @@
 
 struct la_api la;
 
+static void *handle;
+static int state; /* 0 not tried, 1 loaded, -1 failed */
+static char msg[256];
+
 int la_load(const char **why)
 {
-	static int state; /* 0 not tried, 1 loaded, -1 failed */
-	static char msg[256];
 	if (state) {
 		*why = msg;
 		return state > 0 ? 0 : -1;
 	}
 	state = -1;
-	void *h = dlopen(LIBARCHIVE_SONAME, RTLD_LAZY | RTLD_LOCAL);
+	void *h = handle = dlopen(LIBARCHIVE_SONAME, RTLD_LAZY | RTLD_LOCAL);
 	if (!h) {
 		const char *e = dlerror();
 		snprintf(msg, sizeof(msg), "%s", e ? e : "cannot load " LIBARCHIVE_SONAME);
@@ -42,4 +44,12 @@ int la_load(const char **why)
 	state = 1;
 	*why = msg;
 	return 0;
+}
+
+void la_unload(void)
+{
+	if (handle)
+		dlclose(handle);
+	handle = NULL;
+	state = 0;
 }

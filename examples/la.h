@@ -44,4 +44,8 @@ extern struct la_api la;
  * with a message in *why (dlerror()'s, or the missing symbol's). */
 int la_load(const char **why);
 
+/* Unload it (at the end of the extraction: what dlopen() allocated is
+ * freed, which memory checkers count). */
+void la_unload(void);
+
 #endif

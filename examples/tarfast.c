@@ -39,6 +39,7 @@
 #include <unistd.h>
 
 #include "la.h"
+#include "tarbid.h"
 #include "tarfast.h"
 
 #define BLOCK 512
@@ -260,7 +261,10 @@ static const char *copy_str(char *dst, const unsigned char *src, size_t n)
  * waits for as much from a pipe; or all of a shorter stream): every format and
  * filter bids, as in the libarchive-only reading, so an archive that starts
  * like something else (a polyglot, a compressed stream without a known
- * decompressor) is libarchive's from its first byte. A format that libarchive
+ * decompressor) is libarchive's from its first byte. Where the rules of
+ * libarchive's bidders are known (tarbid.c: the version this was built
+ * with), a first header that no other bidder can claim is answered here,
+ * without loading libarchive; anything less certain asks libarchive. A format that libarchive
  * finds only further in (a self-extracting executable's search) is not seen
  * here; such a stream still has to start with a tar header that the reader
  * accepts.
@@ -277,6 +281,10 @@ static bool plain_tar(struct tarfast *t)
 			t->eof = true;
 		t->len += (size_t)n;
 	}
+#ifdef LIBARCHIVE_BID_RULES
+	if (tarbid_plain_tar(t->buf + t->off, t->len - t->off, t->eof))
+		return true;
+#endif
 	const char *why;
 	struct archive *a;
 	if (la_load(&why) < 0 || !(a = la.archive_read_new()))

@@ -7,7 +7,10 @@
  * (every format and filter bidding, as extract's libarchive-only reading
  * does): name, mode and type, owner, size, times, link bodies and data; its
  * end of archive must be libarchive's, and a stream it finds damaged must be
- * damaged for libarchive at the same entry. A mismatch prints the entry and
+ * damaged for libarchive at the same entry. And tarbid_plain_tar() (the
+ * native answer to "is this plain tar to libarchive?") may say yes only where
+ * libarchive's own bidding chooses tar without a filter and reads the first
+ * header. A mismatch prints the entry and
  * aborts (libFuzzer keeps the input; rerun it with ./fuzz/fuzz_tarfast FILE).
  * The input is the archive itself; when its length is a multiple of 512,
  * every block's checksum is first set right (a mutated header would
@@ -25,6 +28,7 @@
 
 #include <archive_entry.h>
 
+#include "../examples/tarbid.h"
 #include "../examples/tarfast.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -88,6 +92,32 @@ static void fix_checksums(unsigned char *p, size_t size)
 	}
 }
 
+/* tarbid_plain_tar() is sound: its yes is libarchive's. */
+static void check_bid(const unsigned char *data, size_t size)
+{
+	size_t n = size < 65536 ? size : 65536;
+	if (!tarbid_plain_tar(data, n, n == size))
+		return;
+	struct archive *a = archive_read_new();
+	struct archive_entry *e;
+	if (!a)
+		abort();
+	archive_read_support_filter_all(a);
+	archive_read_support_format_all(a);
+	int r = archive_read_open_memory(a, data, n) == ARCHIVE_OK ? archive_read_next_header(a, &e)
+								  : ARCHIVE_FATAL;
+	if ((r != ARCHIVE_OK && r != ARCHIVE_WARN) || archive_filter_count(a) != 1 ||
+	    archive_filter_code(a, 0) != ARCHIVE_FILTER_NONE ||
+	    (archive_format(a) & ARCHIVE_FORMAT_BASE_MASK) != ARCHIVE_FORMAT_TAR) {
+		fprintf(stderr, "fuzz_tarfast: tarbid_plain_tar() said plain tar; libarchive: %s, "
+				"%d filters, format %#x\n",
+			archive_error_string(a) ? archive_error_string(a) : "read",
+			archive_filter_count(a), (unsigned)archive_format(a));
+		abort();
+	}
+	archive_read_free(a);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *input, size_t size)
 {
 	unsigned char *data = malloc(size ? size : 1);
@@ -96,6 +126,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *input, size_t size)
 	memcpy(data, input, size);
 	if (size % 512 == 0)
 		fix_checksums(data, size);
+	check_bid(data, size);
 	int fd = memfd_create("tarfast", MFD_CLOEXEC);
 	if (fd < 0 || (size && write(fd, data, size) != (ssize_t)size) || lseek(fd, 0, SEEK_SET) < 0)
 		abort();

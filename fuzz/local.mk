@@ -27,7 +27,7 @@ FUZZ_TARFAST_TIME = 30
 FUZZ_SMOKE_TARFAST =
 if HAVE_LIBARCHIVE
 noinst_PROGRAMS += fuzz/fuzz_tarfast
-fuzz_fuzz_tarfast_SOURCES = fuzz/fuzz_tarfast.c examples/tarfast.c examples/la.c
+fuzz_fuzz_tarfast_SOURCES = fuzz/fuzz_tarfast.c examples/tarfast.c examples/la.c examples/tarbid.c
 fuzz_fuzz_tarfast_CPPFLAGS = $(AM_CPPFLAGS) $(LIBARCHIVE_CFLAGS)
 fuzz_fuzz_tarfast_CFLAGS = $(AM_CFLAGS) $(FUZZ_SAN)
 fuzz_fuzz_tarfast_LDFLAGS = $(AM_LDFLAGS) $(FUZZ_SAN)

@@ -156,7 +156,8 @@ EXTRA_DIST += tests/test-tree.sh
 # safeopen extract: hostile archives made by tests/gen-archives.py, a benign
 # corpus compared with GNU tar (tests/tree-manifest.py), the swap attack
 # (examples/race-swap). SKIPs when safeopen was built without libarchive.
-EXTRA_DIST += tests/test-extract.sh tests/gen-archives.py tests/tree-manifest.py
+EXTRA_DIST += tests/test-extract.sh tests/gen-archives.py tests/tree-manifest.py \
+	tests/valgrind-dlopen.supp
 
 # safeopen extract's built-in tar reader (examples/tarfast.c) against
 # libarchive alone (SAFEOPEN_EXTRACT_READER=libarchive): the archives of real
