@@ -16,7 +16,7 @@ if HAVE_LIBARCHIVE
 # libarchive's header only: it is loaded when an archive needs it
 # (examples/la.h), not at every start of safeopen
 examples_safeopen_SOURCES += examples/tarfast.c examples/tarfast.h examples/la.c \
-	examples/la.h examples/xentry.h examples/tarbid.c examples/tarbid.h
+	examples/la.h examples/xentry.h examples/tarbid.c examples/tarbid.h examples/tarhdr.h
 EXTRACT_CPPFLAGS += $(LIBARCHIVE_CFLAGS)
 examples_safeopen_LDADD += $(DLOPEN_LIBS)
 endif

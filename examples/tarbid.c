@@ -38,14 +38,9 @@
 #include <string.h>
 
 #include "tarbid.h"
+#include "tarhdr.h"
 
-#define BLOCK 512
-
-enum {
-	H_MODE = 100, H_UID = 108, H_GID = 116, H_SIZE = 124, H_MTIME = 136,
-	H_CHKSUM = 148, H_TYPE = 156, H_MAGIC = 257, H_DEVMAJOR = 329,
-	H_DEVMINOR = 337, H_GNU_SPARSE = 386, H_GNU_REALSIZE = 483,
-};
+#define BLOCK TAR_BLOCK
 
 static bool starts(const unsigned char *h, const char *magic, size_t n)
 {
@@ -71,23 +66,6 @@ static bool number_field_ok(const unsigned char *p, size_t n)
 		if (p[i] != ' ' && p[i] != 0)
 			return false;
 	return true;
-}
-
-/* Stricter than libarchive: blanks, octal digits, then only blanks and NULs
- * (libarchive reads leading blanks and digits and stops at anything else,
- * so both agree on the value). -1: not of that form. */
-static int64_t plain_octal(const unsigned char *p, size_t n)
-{
-	size_t i = 0;
-	int64_t v = 0;
-	while (i < n && p[i] == ' ')
-		i++;
-	while (i < n && p[i] >= '0' && p[i] <= '7')
-		v = v * 8 + (p[i++] - '0');
-	for (; i < n; i++)
-		if (p[i] != ' ' && p[i] != 0)
-			return -1;
-	return v;
 }
 
 /* A filter bids above 0 only if the stream starts with its magic (or, for
@@ -195,23 +173,14 @@ int tarbid_plain_tar(const unsigned char *buf, size_t len, bool eof)
 
 	/* A first block of zeros scores 10 but reads as the end of the
 	 * archive: no entry. */
-	size_t nz = 0;
-	while (nz < BLOCK && h[nz] == 0)
-		nz++;
-	if (nz == BLOCK)
+	uint32_t sum = tar_block_sum(h);
+	if (sum == 0)
 		return 0;
 
 	/* Checksum: the field holds only blanks, NULs and octal digits; its
 	 * value is the unsigned byte sum of the block with the field counted
 	 * as 8 blanks (libarchive also accepts a signed sum; not here). */
-	int64_t sum = plain_octal(h + H_CHKSUM, 8);
-	if (sum < 0)
-		return 0;
-	int64_t check = 8 * ' ';
-	for (size_t i = 0; i < BLOCK; i++)
-		if (i < H_CHKSUM || i >= H_CHKSUM + 8)
-			check += h[i];
-	if (sum != check)
+	if (!tar_checksum_ok(h, sum))
 		return 0;
 
 	/* Type flag: regular files, links, devices, directories, FIFOs. The
@@ -230,7 +199,8 @@ int tarbid_plain_tar(const unsigned char *buf, size_t len, bool eof)
 	for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++)
 		if (!number_field_ok(h + fields[i].off, fields[i].len))
 			return 0;
-	if (plain_octal(h + H_SIZE, 12) < 0)
+	uint64_t size;
+	if (!tar_octal(h + H_SIZE, 12, &size))
 		return 0;
 
 	int tar = 50;

@@ -41,18 +41,12 @@
 #include "la.h"
 #include "tarbid.h"
 #include "tarfast.h"
+#include "tarhdr.h"
 
-#define BLOCK 512
+#define BLOCK TAR_BLOCK
 #define CHUNK (128 * 1024)   /* one read(2) */
 #define LONG_MAX_BODY 65536 /* a longer 'L' / 'K' body goes to libarchive */
 #define BID_BYTES (64 * 1024) /* libarchive's bidders look at most this far (iso9660: 48 KiB) */
-
-/* Offsets in a header block (POSIX ustar; GNU's atime field). */
-enum {
-	H_NAME = 0, H_MODE = 100, H_UID = 108, H_GID = 116, H_SIZE = 124, H_MTIME = 136,
-	H_CHKSUM = 148, H_TYPE = 156, H_LINK = 157, H_MAGIC = 257, H_PREFIX = 345,
-	H_GNU_ATIME = 345, H_GNU_CTIME = 357, H_GNU_SPARSE = 386, H_GNU_REALSIZE = 483,
-};
 
 struct tarfast {
 	int fd;
@@ -177,47 +171,6 @@ static bool skip(struct tarfast *t, uint64_t n)
 	return true;
 }
 
-/* A numeric field as plain octal: optional leading spaces, digits, then only
- * NULs and spaces (an empty field is 0). false for anything else (base-256,
- * a sign, a tab, garbage), which libarchive reads instead. */
-static bool octal(const unsigned char *f, size_t n, uint64_t *v)
-{
-	size_t i = 0;
-	uint64_t x = 0;
-	while (i < n && f[i] == ' ')
-		i++;
-	for (; i < n && f[i] >= '0' && f[i] <= '7'; i++)
-		x = x << 3 | (uint64_t)(f[i] - '0');
-	for (; i < n; i++)
-		if (f[i] != '\0' && f[i] != ' ')
-			return false;
-	*v = x;
-	return true;
-}
-
-/* The sum of a block's bytes: 0 only for a block of zeros (the end), and
- * the checksum with the field's own bytes replaced by spaces. One
- * branch-free pass, which the compiler vectorizes. */
-static uint32_t block_sum(const unsigned char *h)
-{
-	uint32_t sum = 0;
-	for (size_t i = 0; i < BLOCK; i++)
-		sum += h[i];
-	return sum;
-}
-
-/* The checksum is the unsigned sum of the block with its own field read as
- * spaces (libarchive also takes a signed sum: that goes to libarchive). */
-static bool checksum_ok(const unsigned char *h, uint32_t sum)
-{
-	uint64_t want;
-	if (!octal(h + H_CHKSUM, 8, &want))
-		return false;
-	for (size_t i = H_CHKSUM; i < H_CHKSUM + 8; i++)
-		sum -= h[i];
-	return sum + 8 * ' ' == want;
-}
-
 enum kind { K_V7, K_USTAR, K_GNU };
 
 static bool header_kind(const unsigned char *h, enum kind *k)
@@ -325,7 +278,7 @@ enum tarfast_ret tarfast_next(struct tarfast *t, struct xentry *e)
 		if (!fill(t, k + BLOCK))
 			return TF_FALLBACK; /* EOF or a short block: libarchive's words */
 		h = t->buf + t->off + k;
-		uint32_t sum = block_sum(h);
+		uint32_t sum = tar_block_sum(h);
 		if (sum == 0) {
 			if (k)
 				return TF_FALLBACK;
@@ -333,11 +286,11 @@ enum tarfast_ret tarfast_next(struct tarfast *t, struct xentry *e)
 			 * (and a second one is consumed with it) */
 			t->off += BLOCK;
 			t->started = true;
-			if (fill(t, BLOCK) && block_sum(t->buf + t->off) == 0)
+			if (fill(t, BLOCK) && tar_block_sum(t->buf + t->off) == 0)
 				t->off += BLOCK;
 			return TF_EOF;
 		}
-		if (!checksum_ok(h, sum) || !header_kind(h, &kind) || !octal(h + H_SIZE, 12, &size))
+		if (!tar_checksum_ok(h, sum) || !header_kind(h, &kind) || !tar_octal(h + H_SIZE, 12, &size))
 			return TF_FALLBACK;
 		unsigned char type = h[H_TYPE];
 		if (type != 'L' && type != 'K')
@@ -359,13 +312,13 @@ enum tarfast_ret tarfast_next(struct tarfast *t, struct xentry *e)
 	h = t->buf + t->off + k;
 
 	uint64_t mode, uid, gid, mtime, atime = 0, ctime = 0;
-	if (!octal(h + H_MODE, 8, &mode) || !octal(h + H_UID, 8, &uid) ||
-	    !octal(h + H_GID, 8, &gid) || !octal(h + H_MTIME, 12, &mtime))
+	if (!tar_octal(h + H_MODE, 8, &mode) || !tar_octal(h + H_UID, 8, &uid) ||
+	    !tar_octal(h + H_GID, 8, &gid) || !tar_octal(h + H_MTIME, 12, &mtime))
 		return TF_FALLBACK;
 	/* GNU: times kept where nonzero; an old-style sparse map or a real
 	 * size (which libarchive applies to any entry) is libarchive's */
 	if (kind == K_GNU &&
-	    (!octal(h + H_GNU_ATIME, 12, &atime) || !octal(h + H_GNU_CTIME, 12, &ctime) ||
+	    (!tar_octal(h + H_GNU_ATIME, 12, &atime) || !tar_octal(h + H_GNU_CTIME, 12, &ctime) ||
 	     h[H_GNU_SPARSE] || h[H_GNU_REALSIZE]))
 		return TF_FALLBACK;
 

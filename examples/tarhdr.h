@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The tar header block, as examples/tarfast.c reads it and examples/tarbid.c
+ * judges it: the field offsets, the plain octal numbers and the checksum.
+ */
+#ifndef SAFEOPEN_TARHDR_H
+#define SAFEOPEN_TARHDR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define TAR_BLOCK 512
+
+/* Offsets in a header block: POSIX ustar, and GNU's own fields where ustar
+ * has its prefix. */
+enum {
+	H_NAME = 0, H_MODE = 100, H_UID = 108, H_GID = 116, H_SIZE = 124, H_MTIME = 136,
+	H_CHKSUM = 148, H_TYPE = 156, H_LINK = 157, H_MAGIC = 257, H_DEVMAJOR = 329,
+	H_DEVMINOR = 337, H_PREFIX = 345,
+	H_GNU_ATIME = 345, H_GNU_CTIME = 357, H_GNU_SPARSE = 386, H_GNU_REALSIZE = 483,
+};
+
+/*
+ * A numeric field as plain octal: optional leading blanks, digits, then
+ * only NULs and blanks (an empty field is 0). libarchive reads the same
+ * value from such a field (it skips blanks and stops at the first byte that
+ * is no octal digit); anything else (base-256, a sign, a tab, garbage after
+ * the digits) is false here and left to libarchive.
+ */
+static inline bool tar_octal(const unsigned char *f, size_t n, uint64_t *v)
+{
+	size_t i = 0;
+	uint64_t x = 0;
+	while (i < n && f[i] == ' ')
+		i++;
+	for (; i < n && f[i] >= '0' && f[i] <= '7'; i++)
+		x = x << 3 | (uint64_t)(f[i] - '0');
+	for (; i < n; i++)
+		if (f[i] != '\0' && f[i] != ' ')
+			return false;
+	*v = x;
+	return true;
+}
+
+/* The sum of a block's bytes: 0 only for a block of zeros (the end of an
+ * archive). One branch-free pass, which the compiler vectorizes. */
+static inline uint32_t tar_block_sum(const unsigned char *h)
+{
+	uint32_t sum = 0;
+	for (size_t i = 0; i < TAR_BLOCK; i++)
+		sum += h[i];
+	return sum;
+}
+
+/* Does the checksum field (plain octal) hold the unsigned sum of the block
+ * with its own eight bytes counted as blanks? (`sum`: tar_block_sum(h).)
+ * libarchive also takes a signed sum: such a block is left to it. */
+static inline bool tar_checksum_ok(const unsigned char *h, uint32_t sum)
+{
+	uint64_t want;
+	if (!tar_octal(h + H_CHKSUM, 8, &want))
+		return false;
+	for (size_t i = H_CHKSUM; i < H_CHKSUM + 8; i++)
+		sum -= h[i];
+	return sum + 8 * ' ' == want;
+}
+
+#endif
