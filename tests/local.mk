@@ -157,7 +157,7 @@ EXTRA_DIST += tests/test-tree.sh
 # corpus compared with GNU tar (tests/tree-manifest.py), the swap attack
 # (examples/race-swap). SKIPs when safeopen was built without libarchive.
 EXTRA_DIST += tests/test-extract.sh tests/gen-archives.py tests/tree-manifest.py \
-	tests/valgrind-dlopen.supp
+	tests/valgrind-dlopen.supp tests/extract-env.sh
 
 # safeopen extract's built-in tar reader (examples/tarfast.c) against
 # libarchive alone (SAFEOPEN_EXTRACT_READER=libarchive): the archives of real

@@ -31,20 +31,8 @@
 # refused, and reads an extracted tree with modes such as 0000 through
 # gen-tar-variants.py (the same for both readers in every case).
 set -u
-: "${top_builddir:=.}"
-: "${top_srcdir:=.}"
-SAFEOPEN=${SAFEOPEN:-"$top_builddir/examples/safeopen"}
-. "$top_srcdir/tests/direct.sh"
-. "$top_srcdir/tests/partial.sh"
-[ -x "$SAFEOPEN" ] && direct_binary SAFEOPEN
-[ -x "$SAFEOPEN" ] || { echo "FAIL: test-extract-reader: $SAFEOPEN not built"; exit 1; }
-if "$SAFEOPEN" . extract --help | grep -q 'built without libarchive'; then
-	echo "SKIP: test-extract-reader: safeopen was built without libarchive (configure --with-libarchive)"
-	exit 77
-fi
-# the system's python3 first: a version-manager shim (pyenv) costs ~0.3 s a start
-PYTHON=${PYTHON:-$(command -v /usr/bin/python3 python3 | head -1)}
-[ -n "$PYTHON" ] || { echo "SKIP: test-extract-reader: python3 (generates the archives) not found"; exit 77; }
+. "${top_srcdir:-.}/tests/extract-env.sh"
+extract_env test-extract-reader
 if ! tar --version 2>/dev/null | grep -q 'GNU tar'; then
 	echo "SKIP: test-extract-reader: GNU tar (writes most of the archives) not found"
 	exit 77

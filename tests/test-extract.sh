@@ -22,22 +22,10 @@
 set -u
 LONG=${SAFEOPEN_CHECK_LONG:-}
 [ "$LONG" = 0 ] && LONG=
-: "${top_builddir:=.}"
-: "${top_srcdir:=.}"
-SAFEOPEN=${SAFEOPEN:-"$top_builddir/examples/safeopen"}
+. "${top_srcdir:-.}/tests/extract-env.sh"
 SWAP="$top_builddir/examples/race-swap"
-. "$top_srcdir/tests/direct.sh"
-. "$top_srcdir/tests/partial.sh"
-[ -x "$SAFEOPEN" ] && direct_binary SAFEOPEN
 case $SWAP in /*) ;; *) SWAP=$(pwd)/$SWAP ;; esac
-[ -x "$SAFEOPEN" ] || { echo "FAIL: test-extract: $SAFEOPEN not built"; exit 1; }
-if "$SAFEOPEN" . extract --help | grep -q 'built without libarchive'; then
-	echo "SKIP: test-extract: safeopen was built without libarchive (configure --with-libarchive)"
-	exit 77
-fi
-# the system's python3 first: a version-manager shim (pyenv) costs ~0.3 s a start
-PYTHON=${PYTHON:-$(command -v /usr/bin/python3 python3 | head -1)}
-[ -n "$PYTHON" ] || { echo "SKIP: test-extract: python3 (generates the archives) not found"; exit 77; }
+extract_env test-extract
 GEN="$PYTHON $top_srcdir/tests/gen-archives.py"
 MANIFEST="$PYTHON $top_srcdir/tests/tree-manifest.py"
 

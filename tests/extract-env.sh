@@ -1,0 +1,23 @@
+# SPDX-License-Identifier: MIT
+# Sourced by the tests of `safeopen extract` (tests/test-extract.sh,
+# tests/test-extract-reader.sh): `extract_env NAME` sets SAFEOPEN (the binary
+# itself, not the libtool wrapper) and PYTHON (generates the archives), or
+# ends the test: FAIL if safeopen is not built, SKIP (77) with the reason if
+# it was built without libarchive or no python3 is found.
+: "${top_builddir:=.}"
+: "${top_srcdir:=.}"
+SAFEOPEN=${SAFEOPEN:-"$top_builddir/examples/safeopen"}
+. "$top_srcdir/tests/direct.sh"
+. "$top_srcdir/tests/partial.sh"
+
+extract_env() {
+	[ -x "$SAFEOPEN" ] && direct_binary SAFEOPEN
+	[ -x "$SAFEOPEN" ] || { echo "FAIL: $1: $SAFEOPEN not built"; exit 1; }
+	if "$SAFEOPEN" . extract --help | grep -q 'built without libarchive'; then
+		echo "SKIP: $1: safeopen was built without libarchive (configure --with-libarchive)"
+		exit 77
+	fi
+	# the system's python3 first: a version-manager shim (pyenv) costs ~0.3 s a start
+	PYTHON=${PYTHON:-$(command -v /usr/bin/python3 python3 | head -1)}
+	[ -n "$PYTHON" ] || { echo "SKIP: $1: python3 (generates the archives) not found"; exit 77; }
+}
