@@ -22,7 +22,13 @@
  * libarchive (TF_FALLBACK, tarfast_open_rest()), which then reads as if it
  * had read from the start. The bytes of a header group stay in the buffer
  * until the group is accepted, so nothing is lost to the hand-over, even
- * from a pipe.
+ * from a pipe. What libarchive's tar reader carries from one header to the
+ * next is reset by the hand-over, and only one such state can matter after
+ * headers this reader accepts: a pax header with GNU.sparse keys before an
+ * entry of type '\0' is refused by a fresh libarchive ("Non-regular file
+ * cannot be sparse") but accepted after an earlier '0' entry. Such a
+ * stream (no writer makes one) then fails closed: the entry is not
+ * extracted, the exit status is 1.
  *
  * The reader only parses: every name it returns is an archive's name, which
  * extract.c resolves beneath DEST through libsafeopen like any other.
