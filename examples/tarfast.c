@@ -6,29 +6,37 @@
  * generic entry handling, a wide-character copy of every file name, several
  * allocations) costs about as much CPU time as creating the files, and made
  * extraction slower than GNU tar. The headers that real archives consist of
- * (GNU tar's default format, ustar, v7, GNU long names) need only a few
- * fixed-position fields, read here straight from the stream buffer.
+ * (GNU tar's formats, ustar, v7, pax as GNU tar, bsdtar and git write it)
+ * need only a few fields, read here straight from the stream buffer.
  *
- * What it reads, exactly as libarchive 3.6's tar reader does (the results
- * are compared entry by entry in tests/test-extract.sh): ustar ("ustar\0"
- * "00", name joined to prefix), GNU ("ustar  \0", with its atime field) and
- * v7 (zero magic) headers whose checksum is the unsigned sum and whose
- * numbers are plain octal; regular files ('0', '\0', '7'; a name ending in
- * '/' with no data is a directory), directories, symbolic links and hard
- * links without data; a GNU long name ('L') and long link ('K') before the
- * header. Anything else (pax headers, sparse files, devices, base-256
- * numbers, a bad checksum, a truncated header, ...) is not guessed at: the
- * header group that starts with it, and the rest of the stream, go to
- * libarchive (TF_FALLBACK, tarfast_open_rest()), which then reads as if it
- * had read from the start. The bytes of a header group stay in the buffer
- * until the group is accepted, so nothing is lost to the hand-over, even
- * from a pipe. What libarchive's tar reader carries from one header to the
- * next is reset by the hand-over, and only one such state can matter after
- * headers this reader accepts: a pax header with GNU.sparse keys before an
- * entry of type '\0' is refused by a fresh libarchive ("Non-regular file
- * cannot be sparse") but accepted after an earlier '0' entry. Such a
- * stream (no writer makes one) then fails closed: the entry is not
- * extracted, the exit status is 1.
+ * What it reads, exactly as libarchive 3.6's tar reader does (compared entry
+ * by entry with libarchive in tests/test-extract-reader.sh and
+ * fuzz/fuzz_tarfast.c): ustar ("ustar\0" "00", name joined to prefix), GNU
+ * ("ustar  \0", with its atime field) and v7 (zero magic) headers whose
+ * checksum is the unsigned sum and whose numbers are plain octal; regular
+ * files ('0', '\0', '7'; a name ending in '/' with no data is a directory),
+ * directories, symbolic links and hard links (with data only in a pax
+ * archive, where libarchive reads it as data); before the header, a GNU long
+ * name ('L') and long link ('K'), or pax global headers ('g', which
+ * libarchive 3.6 ignores) and one pax extended header ('x') with the records
+ * pax_parse() takes. Anything else (other pax keys such as xattrs, sparse
+ * files, devices, base-256 numbers, a bad checksum, a truncated header, ...)
+ * is not guessed at: the header group that starts with it, and the rest of
+ * the stream, go to libarchive (TF_FALLBACK, tarfast_open_rest()), which
+ * then reads as if it had read from the start. The bytes of a header group
+ * stay in the buffer until the group is accepted, so nothing is lost to the
+ * hand-over, even from a pipe.
+ *
+ * What libarchive's tar reader carries from one header to the next is reset
+ * by the hand-over. Two such states can matter after headers this reader
+ * accepted, both only in streams that no writer makes: the archive's pax
+ * mode, when the group handed over is a ustar hard link with data that this
+ * reader would have taken but for another field (libarchive then reads the
+ * data as headers), and "a regular file was seen", when a pax header with
+ * GNU.sparse keys comes before an entry of type '\0' (libarchive then stops:
+ * "Non-regular file cannot be sparse", exit status 1). Either way the
+ * entries are what libarchive makes of the rest of the stream read on its
+ * own, and everything is still created beneath DEST.
  *
  * The reader only parses: every name it returns is an archive's name, which
  * extract.c resolves beneath DEST through libsafeopen like any other.
@@ -62,6 +70,7 @@ struct tarfast {
 	int err;              /* read(2) failed with this */
 	bool started;         /* something was consumed */
 	bool bid;             /* libarchive's bidding was asked (plain_tar()) */
+	bool pax_mode;        /* libarchive's sticky "pax archive" (pax_group()) */
 	uint64_t remaining;   /* data of the current entry not handed out */
 	uint64_t padding;     /* then the rest of its last block */
 	int64_t data_off;
@@ -214,6 +223,140 @@ static const char *copy_str(char *dst, const unsigned char *src, size_t n)
 	return dst;
 }
 
+/* The pax attributes this reader applies (pax_parse()). */
+struct pax {
+	const unsigned char *path, *link; /* non-empty values, else NULL */
+	size_t plen, llen;
+	bool has_size, has_uid, has_gid, has_mtime, has_atime;
+	uint64_t size, uid, gid;
+	struct timespec mtime, atime;
+};
+
+/* A decimal number of at most 18 digits filling v[0..n): false otherwise. */
+static bool pax_decimal(const unsigned char *v, size_t n, uint64_t *out)
+{
+	if (n == 0 || n > 18)
+		return false;
+	uint64_t x = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (v[i] < '0' || v[i] > '9')
+			return false;
+		x = x * 10 + (uint64_t)(v[i] - '0');
+	}
+	*out = x;
+	return true;
+}
+
+/* A pax time: seconds, then optionally '.' and a fraction whose first nine
+ * digits are the nanoseconds (libarchive's reading of the same text). */
+static bool pax_time(const unsigned char *v, size_t n, struct timespec *ts)
+{
+	const unsigned char *dot = memchr(v, '.', n);
+	size_t ilen = dot ? (size_t)(dot - v) : n;
+	uint64_t sec, ns = 0;
+	if (!pax_decimal(v, ilen, &sec) || sec > INT64_MAX)
+		return false;
+	if (dot) {
+		size_t flen = n - ilen - 1;
+		if (flen == 0)
+			return false;
+		for (size_t i = 0; i < flen; i++) {
+			unsigned char c = dot[1 + i];
+			if (c < '0' || c > '9')
+				return false;
+			if (i < 9)
+				ns = ns * 10 + (uint64_t)(c - '0');
+		}
+		for (size_t i = flen; i < 9; i++)
+			ns *= 10;
+	}
+	*ts = (struct timespec){ (time_t)sec, (long)ns };
+	return true;
+}
+
+/* A path, link, user or group name as libarchive takes it without a
+ * warning in the C locale (safeopen never sets another): ASCII, no NUL. */
+static bool pax_ascii(const unsigned char *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (v[i] == 0 || v[i] > 0x7f)
+			return false;
+	return true;
+}
+
+/*
+ * The records "LEN KEY=VALUE\n" of a pax extended header body b[0..n), read
+ * only where libarchive would read them without a warning and only with
+ * the keys whose effect this reader reproduces: path and linkpath (a
+ * non-empty value replaces the header's), size, uid, gid, mtime, atime
+ * (they replace the header's), ctime (kept by libarchive, restored by
+ * nobody), uname, gname (names extract does not use), comment and charset
+ * (ignored by libarchive too). Any other key (xattrs, sparse files, device
+ * numbers, a header charset, ...), a key twice, or a record out of form:
+ * false, and libarchive reads the group.
+ */
+static bool pax_parse(const unsigned char *b, size_t n, struct pax *px)
+{
+	static const char *const keys[] = { "path", "linkpath", "size",  "uid",     "gid",
+					    "mtime", "atime",   "ctime", "uname",   "gname",
+					    "comment", "charset" };
+	unsigned int seen = 0;
+	*px = (struct pax){ 0 };
+	size_t at = 0;
+	while (at < n) {
+		size_t i = at, len = 0;
+		for (; i < n && b[i] >= '0' && b[i] <= '9' && i - at < 6; i++)
+			len = len * 10 + (size_t)(b[i] - '0');
+		if (i == at || i >= n || b[i] != ' ' || len > n - at || len < i - at + 4 ||
+		    b[at + len - 1] != '\n')
+			return false;
+		const unsigned char *key = b + i + 1, *end = b + at + len - 1;
+		const unsigned char *eq = memchr(key, '=', (size_t)(end - key));
+		if (!eq || eq == key)
+			return false;
+		const unsigned char *v = eq + 1;
+		size_t klen = (size_t)(eq - key), vlen = (size_t)(end - v);
+		size_t which = 0;
+		while (which < sizeof(keys) / sizeof(keys[0]) &&
+		       (strlen(keys[which]) != klen || memcmp(keys[which], key, klen)))
+			which++;
+		if (which == sizeof(keys) / sizeof(keys[0]) || (seen & 1U << which))
+			return false;
+		seen |= 1U << which;
+		bool ok = true;
+		switch (which) {
+		case 0: /* path */
+		case 1: /* linkpath */
+			ok = pax_ascii(v, vlen);
+			if (ok && vlen) {
+				*(which ? &px->link : &px->path) = v;
+				*(which ? &px->llen : &px->plen) = vlen;
+			}
+			break;
+		case 2: ok = px->has_size = pax_decimal(v, vlen, &px->size); break;
+		case 3: ok = px->has_uid = pax_decimal(v, vlen, &px->uid); break;
+		case 4: ok = px->has_gid = pax_decimal(v, vlen, &px->gid); break;
+		case 5: ok = px->has_mtime = pax_time(v, vlen, &px->mtime); break;
+		case 6: ok = px->has_atime = pax_time(v, vlen, &px->atime); break;
+		case 7: {
+			struct timespec ct;
+			ok = pax_time(v, vlen, &ct);
+			break;
+		}
+		case 8: /* uname */
+		case 9: /* gname */
+			ok = pax_ascii(v, vlen);
+			break;
+		default: /* comment, charset */
+			break;
+		}
+		if (!ok)
+			return false;
+		at += len;
+	}
+	return true;
+}
+
 /*
  * Would libarchive read this stream as an uncompressed tar? Its own bidding
  * decides, on the first BID_BYTES (read first, as libarchive's own bidding
@@ -276,10 +419,13 @@ enum tarfast_ret tarfast_next(struct tarfast *t, struct xentry *e)
 		return TF_FATAL;
 	t->remaining = t->padding = 0;
 
-	/* The header group: at most one 'L' and one 'K', then the entry's
-	 * header; nothing is consumed before the whole group is accepted. */
-	size_t k = 0, lname = 0, llink = 0;
-	uint64_t lname_size = 0, llink_size = 0;
+	/* The header group: pax global headers ('g', whose body libarchive 3.6
+	 * reads and ignores), then one pax extended header ('x') or at most one
+	 * 'L' and one 'K', then the entry's header; nothing is consumed before
+	 * the whole group is accepted. */
+	size_t k = 0, lname = 0, llink = 0, xbody = 0, nglobal = 0;
+	uint64_t lname_size = 0, llink_size = 0, xsize = 0;
+	bool pax_mode = t->pax_mode; /* after this group's 'g' and 'x' */
 	const unsigned char *h;
 	enum kind kind;
 	uint64_t size;
@@ -302,9 +448,22 @@ enum tarfast_ret tarfast_next(struct tarfast *t, struct xentry *e)
 		if (!tar_checksum_ok(h, sum) || !header_kind(h, &kind) || !tar_octal(h + H_SIZE, 12, &size))
 			return TF_FALLBACK;
 		unsigned char type = h[H_TYPE];
+		if (type == 'g' || type == 'x') {
+			/* (libarchive warns after 32 nested special headers) */
+			if (size > LONG_MAX_BODY || xbody || lname || llink || ++nglobal > 8 ||
+			    !fill(t, k + BLOCK + blocks(size)))
+				return TF_FALLBACK;
+			if (type == 'x') {
+				xbody = k + BLOCK;
+				xsize = size;
+			}
+			pax_mode = true;
+			k += BLOCK + blocks(size);
+			continue;
+		}
 		if (type != 'L' && type != 'K')
 			break;
-		if (kind != K_GNU || size == 0 || size > LONG_MAX_BODY ||
+		if (kind != K_GNU || size == 0 || size > LONG_MAX_BODY || xbody ||
 		    (type == 'L' ? lname : llink))
 			return TF_FALLBACK;
 		if (!fill(t, k + BLOCK + blocks(size)))
@@ -331,6 +490,15 @@ enum tarfast_ret tarfast_next(struct tarfast *t, struct xentry *e)
 	     h[H_GNU_SPARSE] || h[H_GNU_REALSIZE]))
 		return TF_FALLBACK;
 
+	/* libarchive's sticky format: a pax header makes the archive pax, and
+	 * a ustar header keeps that; a GNU or v7 header ends it. It decides
+	 * whether a hard link's size is data (pax) or ignored (then the body
+	 * would be read as headers: libarchive's). */
+	bool pax_entry = pax_mode && kind == K_USTAR;
+	struct pax px = { 0 };
+	if (xbody && !pax_parse(t->buf + t->off + xbody, (size_t)xsize, &px))
+		return TF_FALLBACK;
+
 	/* The name: a long name, or the name field (after the prefix in ustar) */
 	const unsigned char *name = h + H_NAME, *link = h + H_LINK;
 	size_t nlen = strnlen((const char *)name, 100), llen = strnlen((const char *)link, 100);
@@ -348,17 +516,30 @@ enum tarfast_ret tarfast_next(struct tarfast *t, struct xentry *e)
 		link = t->buf + t->off + llink;
 		llen = body_len(t, llink, llink_size);
 	}
+	if (px.path) {
+		name = px.path;
+		nlen = px.plen;
+		plen = 0;
+	}
+	if (px.link) {
+		link = px.link;
+		llen = px.llen;
+	}
 	if (plen + nlen == 0)
 		return TF_FALLBACK;
 	copy_str(t->name + plen, name, nlen);
 	nlen += plen;
 
 	mode_t ftype;
+	bool regular = false;
 	switch (h[H_TYPE]) {
 	case '0':
 	case '\0':
 	case '7':
 		ftype = S_IFREG;
+		regular = true;
+		if (px.has_size)
+			size = px.size;
 		/* an old writer's directory: a file whose name ends in '/' */
 		if (t->name[nlen - 1] == '/') {
 			if (size)
@@ -378,9 +559,17 @@ enum tarfast_ret tarfast_next(struct tarfast *t, struct xentry *e)
 	default:
 		return TF_FALLBACK;
 	}
-	if (ftype != S_IFREG && size)
+	/* a pax size on anything but a file, or a link path on anything but a
+	 * link, has libarchive's own effects */
+	if ((px.has_size && !regular) || (px.link && ftype != S_IFLNK && ftype != 0))
+		return TF_FALLBACK;
+	/* a hard link with data is a file in a pax archive */
+	if (ftype == 0 && size && pax_entry)
+		ftype = S_IFREG;
+	else if (ftype != S_IFREG && size)
 		return TF_FALLBACK; /* data on a link or a directory: libarchive's rules */
-	if ((ftype == S_IFLNK || ftype == 0) ? llen == 0 : llink != 0)
+	bool is_link = h[H_TYPE] == '1' || h[H_TYPE] == '2';
+	if (is_link ? llen == 0 : llink != 0)
 		return TF_FALLBACK;
 
 	/* As libarchive fills its entry: the mode as stored, its type bits
@@ -399,11 +588,22 @@ enum tarfast_ret tarfast_next(struct tarfast *t, struct xentry *e)
 		.atime_set = atime > 0,
 	};
 	(void)ctime; /* libarchive keeps it; nothing restores a ctime */
-	if (ftype == S_IFLNK)
+	if (px.has_uid)
+		e->uid = (int64_t)px.uid;
+	if (px.has_gid)
+		e->gid = (int64_t)px.gid;
+	if (px.has_mtime)
+		e->mtime = px.mtime;
+	if (px.has_atime) {
+		e->atime = px.atime;
+		e->atime_set = true;
+	}
+	if (h[H_TYPE] == '2')
 		e->symlink = copy_str(t->link, link, llen);
-	else if (ftype == 0)
+	else if (h[H_TYPE] == '1')
 		e->hardlink = copy_str(t->link, link, llen);
 
+	t->pax_mode = kind == K_USTAR && pax_mode;
 	t->off += k + BLOCK;
 	t->started = true;
 	t->remaining = ftype == S_IFREG ? size : 0;

@@ -315,6 +315,85 @@ def crafted():
                                  reg("x", "d\n"))
     c["pax-after-big"] = around(reg("big", bytes(range(256)) * 1200), pax(b"x", [("path", "p")]),
                                 reg("x", "d\n"), reg("y", "e\n"))
+    # pax extended headers: what the built-in reader takes (path, linkpath,
+    # size, uid, gid, times, names, comment) and what it must hand over
+    def raw_pax(data):
+        return hdr("PaxHeader/x", type=b"x", size=len(data), magic="ustar") + body(data)
+    ureg = lambda name, data=b"", **kw: reg(name, data, magic="ustar", **kw)
+    uhdr = lambda name, **kw: hdr(name, magic="ustar", **kw)
+    PX = [
+        ("pax-path-link", [("path", "p/renamed")], ureg("x", "d\n")),
+        ("pax-path-empty", [("path", "")], ureg("x", "d\n")),
+        ("pax-path-utf8", [("path", "caf\u00e9")], ureg("x", "d\n")),
+        ("pax-path-latin1", [("path", b"caf\xe9")], ureg("x", "d\n")),
+        ("pax-path-control", [("path", "a\tb")], ureg("x", "d\n")),
+        ("pax-path-twice", [("path", "one"), ("path", "two")], ureg("x", "d\n")),
+        ("pax-path-dir-slash", [("path", "pd/")], ureg("x", "")),
+        ("pax-path-dir-slash-data", [("path", "pd/")], ureg("x", "data\n")),
+        ("pax-linkpath-symlink", [("linkpath", "before")], uhdr("s", type=b"2", link="zzz")),
+        ("pax-linkpath-hardlink", [("linkpath", "before")], uhdr("h", type=b"1", link="zzz")),
+        ("pax-linkpath-regular", [("linkpath", "before")], ureg("x", "d\n")),
+        ("pax-size-larger", [("size", "600")], ureg("x", "d\n") + body(b"q" * 600)),
+        ("pax-size-smaller", [("size", "1")], ureg("x", "dd\n")),
+        ("pax-size-on-dir", [("size", "512")], uhdr("pd", type=b"5", mode=0o755) + body(b"z" * 512)),
+        ("pax-size-on-hardlink", [("size", "5")], uhdr("h", type=b"1", link="before") + body("BBBBB")),
+        ("pax-size-negative", [("size", "-1")], ureg("x", "d\n")),
+        ("pax-uid-gid", [("uid", "4242"), ("gid", "4343")], ureg("x", "d\n")),
+        ("pax-uid-huge", [("uid", "99999999999")], ureg("x", "d\n")),
+        ("pax-uid-space", [("uid", " 12")], ureg("x", "d\n")),
+        ("pax-mtime-frac", [("mtime", "1234567890.123456789")], ureg("x", "d\n")),
+        ("pax-mtime-frac-long", [("mtime", "1234567890.1234567891234")], ureg("x", "d\n")),
+        ("pax-mtime-frac-short", [("mtime", "1234567890.5")], ureg("x", "d\n")),
+        ("pax-mtime-dot", [("mtime", "1234567890.")], ureg("x", "d\n")),
+        ("pax-mtime-negative", [("mtime", "-1234.5")], ureg("x", "d\n")),
+        ("pax-mtime-garbage", [("mtime", "12x")], ureg("x", "d\n")),
+        ("pax-atime", [("atime", "1000000000.25")], ureg("x", "d\n")),
+        ("pax-ctime", [("ctime", "1000000000.25")], ureg("x", "d\n")),
+        ("pax-uname", [("uname", "someone"), ("gname", "group")], ureg("x", "d\n")),
+        ("pax-uname-utf8", [("uname", "\u00e9")], ureg("x", "d\n")),
+        ("pax-comment-charset", [("comment", "any text\nwith lines"), ("charset", "x")],
+         ureg("x", "d\n")),
+        ("pax-hdrcharset", [("hdrcharset", "BINARY"), ("path", b"caf\xe9")], ureg("x", "d\n")),
+        ("pax-xattr", [("SCHILY.xattr.user.a", "v")], ureg("x", "d\n")),
+        ("pax-unknown-key", [("VENDOR.thing", "v")], ureg("x", "d\n")),
+        ("pax-sparse-key", [("GNU.sparse.size", "10")], ureg("x", "d\n")),
+        ("pax-on-gnu-header", [("path", "gn")], ureg("x", "d\n")),
+        ("pax-hardlink-gnu-size", [("comment", "c")],
+         hdr("h", type=b"1", link="before", size=5) + body("BBBBB")),
+    ]
+    for name, recs, entry in PX:
+        c[name] = around(pax(b"x", recs), entry)
+    c["pax-on-gnu-header"] = around(pax(b"x", [("path", "gn")]), reg("x", "d\n", magic="gnu"))
+    c["pax-empty-body"] = around(raw_pax(b""), reg("x", "d\n"))
+    c["pax-no-newline"] = around(raw_pax(b"12 path=abc "), reg("x", "d\n"))
+    c["pax-length-short"] = around(raw_pax(b"9 path=abc\n"), reg("x", "d\n"))
+    c["pax-length-long"] = around(raw_pax(b"13 path=abc\n"), reg("x", "d\n"))
+    c["pax-no-equals"] = around(raw_pax(b"9 pathabc\n"), reg("x", "d\n"))
+    c["pax-key-empty"] = around(raw_pax(b"8 =value\n"), reg("x", "d\n"))
+    c["pax-nul-padding"] = around(raw_pax(b"12 path=abc\n\0\0\0\0"), reg("x", "d\n"))
+    c["pax-leading-zero-length"] = around(raw_pax(b"0013 path=ab\n"), reg("x", "d\n"))
+    c["pax-two-x"] = around(pax(b"x", [("path", "one")]), pax(b"x", [("path", "two")]),
+                            reg("x", "d\n"))
+    c["pax-x-then-L"] = around(pax(b"x", [("path", "px")]), long_entry(b"L", "lname"),
+                               reg("x", "d\n"))
+    c["pax-L-then-x"] = around(long_entry(b"L", "lname"), pax(b"x", [("path", "px")]),
+                               reg("x", "d\n"))
+    c["pax-g-then-x"] = around(pax(b"g", [("comment", "g")]), pax(b"x", [("path", "px")]),
+                               reg("x", "d\n"))
+    c["pax-x-then-g"] = around(pax(b"x", [("path", "px")]), pax(b"g", [("comment", "g")]),
+                               reg("x", "d\n"))
+    c["pax-many-g"] = around(*([pax(b"g", [("comment", "g")])] * 12), reg("x", "d\n"))
+    c["pax-g-at-end"] = BEFORE + pax(b"g", [("comment", "g")]) + END
+    # the sticky pax mode: after a 'g' or 'x', a ustar hard link with data is
+    # a file with data; a GNU or v7 header ends the mode
+    HL5 = hdr("h", type=b"1", link="before", size=5, magic="ustar") + body("BBBBB")
+    c["pax-sticky-hardlink-data"] = around(pax(b"g", [("comment", "g")]), reg("m", "m\n"), HL5)
+    c["pax-sticky-ended-by-gnu"] = around(pax(b"g", [("comment", "g")]),
+                                          reg("m", "m\n", magic="gnu"), HL5)
+    c["pax-sticky-ended-by-v7"] = around(pax(b"x", [("comment", "c")]), reg("m", "m\n", magic="ustar"),
+                                         reg("v", "v\n", magic="v7"), HL5)
+    c["pax-sticky-handover"] = around(pax(b"g", [("comment", "g")]), reg("m", "m\n"),
+                                      pax(b"x", [("SCHILY.xattr.user.a", "v")]), reg("n", "n\n"), HL5)
     # checksum spellings
     def rechk(data, field):
         at = len(BEFORE)

@@ -234,6 +234,7 @@ mktree "$S/full-nofifo" "long split n100 utf8"  # the built-in reader hands a FI
 mktree "$S/short" "split n100 fifo utf8"       # ustar: no names that cannot be split
 mktree "$S/short-nofifo" "split n100 utf8"
 mktree "$S/v7" "utf8"                    # v7: names up to 99 bytes, no FIFO
+mktree "$S/ascii" "long split n100"       # pax: the built-in reader takes ASCII pax names
 
 A=$T/a
 MOPT=
@@ -248,8 +249,14 @@ gtar ustar short-nofifo ustar-nofifo
 gtar v7 v7 v7
 gtar posix full posix --pax-option=delete=atime,delete=ctime
 gtar posix full posix-global --pax-option=comment=4b825dc642cb6eb9a060e54bf8d69288fbee4904
+# every entry with a pax header (mtime, atime, ctime; path and linkpath for
+# the long names), one with a global header first: read whole by the
+# built-in reader
+gtar posix ascii posix-ascii
+gtar posix ascii posix-ascii-global --pax-option=comment=4b825dc642cb6eb9a060e54bf8d69288fbee4904
 for t in full full-nofifo short short-nofifo; do $GEN python "$S/$t" "$A" "$t"; done
 for a in gnu oldgnu ustar v7 posix posix-global; do pair "gnutar-$a" "$A/$a.tar"; done
+for a in posix-ascii posix-ascii-global; do pair "gnutar-$a" "$A/$a.tar"; whole "gnutar-$a" "$A/$a.tar"; done
 for a in gnu oldgnu ustar; do pair "gnutar-$a-nofifo" "$A/$a-nofifo.tar"; whole "gnutar-$a-nofifo" "$A/$a-nofifo.tar"; done
 whole gnutar-v7 "$A/v7.tar"
 # python: GNU and ustar store the UTF-8 name as is (pax would add an 'x' header)
@@ -263,14 +270,16 @@ if command -v bsdtar >/dev/null 2>&1; then
 	btar() { bsdtar --format "$1" -C "$S/$2" -cf "$A/bsd-$3.tar" . 2>"$T/bsdtar.err" ||
 		{ not_ok "bsdtar --format $1 of the $2 tree failed"; sed 's/^/#   /' "$T/bsdtar.err"; }; }
 	btar ustar short ustar; btar ustar short-nofifo ustar-nofifo
-	btar pax full pax
+	btar pax full pax; btar pax ascii pax-ascii
 	btar gnutar full gnutar; btar gnutar full-nofifo gnutar-nofifo
 	btar v7tar v7 v7tar
 	for a in ustar pax gnutar v7tar ustar-nofifo gnutar-nofifo; do pair "bsdtar-$a" "$A/bsd-$a.tar"; done
 	# bsdtar writes no pax header in these formats
 	for a in ustar-nofifo gnutar-nofifo v7tar; do whole "bsdtar-$a" "$A/bsd-$a.tar"; done
+	# pax headers with path, linkpath and times
+	pair bsdtar-pax-ascii "$A/bsd-pax-ascii.tar"; whole bsdtar-pax-ascii "$A/bsd-pax-ascii.tar"
 else
-	skip "bsdtar's archives (ustar, pax, gnutar, v7tar): bsdtar not found"
+	skip "bsdtar's archives (ustar, pax, gnutar, v7tar, pax of ASCII names): bsdtar not found"
 fi
 # compressed: gzip -dc's pipe from a file (the built-in reader reads it
 # whole); through a pipe from cat libarchive decompresses (the default
