@@ -427,7 +427,7 @@ def walk(data):
     return out, off
 
 
-def damage(archive, outdir, seed):
+def damage(archive, outdir, seed, ncuts=44, nflips=150):
     data = open(archive, "rb").read()
     heads, end = walk(data)
     rnd = random.Random(seed)
@@ -445,8 +445,8 @@ def damage(archive, outdir, seed):
                 cuts.add(d + size + (BLOCK - size % BLOCK) // 2)
     cuts.update((end, end + 100, end + BLOCK, end + 1000, 0, 100))
     cuts = sorted(c for c in cuts if c < len(data))
-    if len(cuts) > 44:
-        cuts = sorted(rnd.sample(cuts, 44))
+    if len(cuts) > ncuts:
+        cuts = sorted(rnd.sample(cuts, ncuts))
     for c in cuts:
         with open(os.path.join(outdir, "trunc-%07d.tar" % c), "wb") as f:
             f.write(data[:c])
@@ -457,7 +457,7 @@ def damage(archive, outdir, seed):
     fields = [(0, 100), (100, 8), (124, 12), (136, 12), (148, 8), (156, 1), (157, 100),
               (257, 8), (329, 16), (345, 155), (386, 24), (482, 13)]
     values = b"\0 /01234567\x80\xffLKSxgV5-."
-    for i in range(150):
+    for i in range(nflips):
         h_off = rnd.choice(heads)[0]
         v = bytearray(data)
         what = []
@@ -588,7 +588,7 @@ def main():
                 f.write(data)
     elif cmd == "damage":
         os.makedirs(sys.argv[3], exist_ok=True)
-        damage(sys.argv[2], sys.argv[3], int(sys.argv[4]))
+        damage(sys.argv[2], sys.argv[3], int(sys.argv[4]), *map(int, sys.argv[5:7]))
     elif cmd == "manifest":
         manifests(sys.argv[2], sys.argv[3], int(sys.argv[4]))
     else:
