@@ -1285,6 +1285,12 @@ static void finish_dirs(struct xstate *st)
 
 /* ------------------------------------------------------------------ decompressors */
 
+/* The archive as messages name it. */
+static const char *input_name(const struct xstate *st)
+{
+	return strcmp(st->file, "-") ? st->file : "standard input";
+}
+
 /* A compressed archive file is decompressed by the usual program in a child
  * process, as GNU tar does: such a program writes out every byte it can
  * decode before damage, where libarchive's own filters drop the partly
@@ -1370,7 +1376,7 @@ out:
  * entry): then it is only told to stop. After the archive's end marker the
  * rest of its output (a tar's record padding) is read and thrown away, so
  * that it checks the stream to its end instead of dying of SIGPIPE. */
-static void decomp_finish(struct xstate *st, struct decomp *d, const char *file, bool stopped)
+static void decomp_finish(struct xstate *st, struct decomp *d, bool stopped)
 {
 	if (!d->pid)
 		return;
@@ -1390,7 +1396,7 @@ static void decomp_finish(struct xstate *st, struct decomp *d, const char *file,
 	if (stopped || (WIFEXITED(status) && WEXITSTATUS(status) == 0))
 		return;
 	fputs("safeopen: extract: ", stderr);
-	put_name(stderr, strcmp(file, "-") ? file : "standard input");
+	put_name(stderr, input_name(st));
 	if (WIFEXITED(status))
 		fprintf(stderr, ": %s -dc: exit status %d: the archive is damaged\n", d->prog,
 			WEXITSTATUS(status));
@@ -1401,14 +1407,10 @@ static void decomp_finish(struct xstate *st, struct decomp *d, const char *file,
 
 /* ------------------------------------------------------------------ input */
 
-static const char *input_name(const struct xstate *st)
-{
-	return strcmp(st->file, "-") ? st->file : "standard input";
-}
-
-/* A new libarchive reader in st->a (libarchive loaded first: la.h).
- * Returns 0, or -1 reported. */
-static int libarchive_new(struct xstate *st)
+/* A new libarchive reader in st->a (libarchive loaded first: la.h): of
+ * every format and filter it has (`any`), or of tar only, without bidding
+ * (the rest of a tar stream). Returns 0, or -1 reported. */
+static int libarchive_new(struct xstate *st, bool any)
 {
 	const char *why;
 	if (la_load(&why) < 0) {
@@ -1417,6 +1419,13 @@ static int libarchive_new(struct xstate *st)
 	} else if (!(st->a = la.archive_read_new())) {
 		fputs("safeopen: extract: out of memory\n", stderr);
 	} else {
+		if (any) {
+			la.archive_read_support_filter_all(st->a);
+			la.archive_read_support_format_all(st->a);
+		} else {
+			la.archive_read_support_format_tar(st->a);
+			la.archive_read_set_format(st->a, ARCHIVE_FORMAT_TAR);
+		}
 		return 0;
 	}
 	st->open_failed = true;
@@ -1462,15 +1471,8 @@ static int hand_over(struct xstate *st)
 		st->bad++;
 		return -1;
 	}
-	if (libarchive_new(st) < 0)
+	if (libarchive_new(st, start) < 0)
 		return -1;
-	if (start) {
-		la.archive_read_support_filter_all(st->a);
-		la.archive_read_support_format_all(st->a);
-	} else {
-		la.archive_read_support_format_tar(st->a);
-		la.archive_read_set_format(st->a, ARCHIVE_FORMAT_TAR);
-	}
 	if (start && st->in_start >= 0) {
 		if (lseek(st->in, st->in_start, SEEK_SET) < 0) {
 			la.archive_set_error(st->a, errno, "%s", strerror(errno));
@@ -1521,10 +1523,8 @@ static int open_input(struct xstate *st, const struct decomp *dc)
 		st->fast = true;
 		return 0;
 	}
-	if (libarchive_new(st) < 0)
+	if (libarchive_new(st, true) < 0)
 		return -1;
-	la.archive_read_support_filter_all(st->a);
-	la.archive_read_support_format_all(st->a);
 	if (libarchive_open(st, st->in_own ? -1 : st->in) != ARCHIVE_OK) {
 		open_failure(st);
 		return -1;
@@ -1615,7 +1615,7 @@ int safeopen_extract(int rootfd, uint64_t resolve, int argc, char **argv)
 	st.file = file;
 	if (open_input(&st, &dc) < 0) {
 		close_input(&st);
-		decomp_finish(&st, &dc, file, false);
+		decomp_finish(&st, &dc, false);
 		return EXIT_FAILED;
 	}
 	bool stopped = false;
@@ -1665,7 +1665,7 @@ int safeopen_extract(int rootfd, uint64_t resolve, int argc, char **argv)
 			st.root ? "root keeps them only with --same-owner"
 				: "-p keeps them on the files of this user");
 	close_input(&st);
-	decomp_finish(&st, &dc, file, stopped);
+	decomp_finish(&st, &dc, stopped);
 	free(st.files);
 	free(st.xa);
 	if (fflush(stdout) != 0) {

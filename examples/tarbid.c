@@ -203,13 +203,11 @@ int tarbid_plain_tar(const unsigned char *buf, size_t len, bool eof)
 	if (!tar_octal(h + H_SIZE, 12, &size))
 		return 0;
 
-	int tar = 50;
-	bool gnu = starts(h + H_MAGIC, "ustar  \0", 8);
-	if (gnu || starts(h + H_MAGIC, "ustar\0" "00", 8))
-		tar = 106;
+	enum tar_kind kind = tar_header_kind(h);
+	int tar = kind == TAR_USTAR || kind == TAR_GNU ? 106 : 50;
 	/* A GNU header with an old-style sparse map (or real size) makes the
 	 * reader parse more: left to libarchive. */
-	if (gnu && (h[H_GNU_SPARSE] != 0 || h[H_GNU_REALSIZE] != 0))
+	if (kind == TAR_GNU && tar_gnu_sparse(h))
 		return 0;
 
 	bool no_mscf = false;

@@ -70,7 +70,7 @@ struct tarfast {
 	int err;              /* read(2) failed with this */
 	bool started;         /* something was consumed */
 	bool bid;             /* libarchive's bidding was asked (plain_tar()) */
-	bool pax_mode;        /* libarchive's sticky "pax archive" (pax_group()) */
+	bool pax_mode;        /* libarchive's sticky "pax archive" (tarfast_next()) */
 	uint64_t remaining;   /* data of the current entry not handed out */
 	uint64_t padding;     /* then the rest of its last block */
 	int64_t data_off;
@@ -183,22 +183,6 @@ static bool skip(struct tarfast *t, uint64_t n)
 		n -= take;
 		t->started = true;
 	}
-	return true;
-}
-
-enum kind { K_V7, K_USTAR, K_GNU };
-
-static bool header_kind(const unsigned char *h, enum kind *k)
-{
-	static const unsigned char zero[8];
-	if (!memcmp(h + H_MAGIC, "ustar\0" "00", 8))
-		*k = K_USTAR;
-	else if (!memcmp(h + H_MAGIC, "ustar  \0", 8))
-		*k = K_GNU;
-	else if (!memcmp(h + H_MAGIC, zero, 8))
-		*k = K_V7;
-	else
-		return false;
 	return true;
 }
 
@@ -366,30 +350,14 @@ static bool pax_parse(const unsigned char *b, size_t n, struct pax *px)
  * decompressor) is libarchive's from its first byte. Where the rules of
  * libarchive's bidders are known (tarbid.c: the version this was built
  * with), a first header that no other bidder can claim is answered here,
- * without loading libarchive; anything less certain asks libarchive. A format that libarchive
- * finds only further in (a self-extracting executable's search) is not seen
- * here; such a stream still has to start with a tar header that the reader
+ * without loading libarchive; anything less certain asks libarchive
+ * (tarfast_libarchive_says_tar()). A format that libarchive finds only
+ * further in (a self-extracting executable's search) is not seen here;
+ * such a stream still has to start with a tar header that the reader
  * accepts.
  */
-static bool plain_tar(struct tarfast *t)
+bool tarfast_libarchive_says_tar(const unsigned char *buf, size_t len)
 {
-	while (t->len < BID_BYTES && !t->eof) {
-		ssize_t n = read(t->fd, t->buf + t->len, BID_BYTES - t->len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return false; /* libarchive reads again and reports it */
-		if (n == 0)
-			t->eof = true;
-		t->len += (size_t)n;
-	}
-#ifdef SAFEOPEN_MUTATE_TARBID
-	return true; /* mutation (tests only): every stream is taken for plain tar */
-#endif
-#ifdef LIBARCHIVE_BID_RULES
-	if (tarbid_plain_tar(t->buf + t->off, t->len - t->off, t->eof))
-		return true;
-#endif
 	const char *why;
 	struct archive *a;
 	if (la_load(&why) < 0 || !(a = la.archive_read_new()))
@@ -398,7 +366,7 @@ static bool plain_tar(struct tarfast *t)
 	la.archive_read_support_filter_all(a);
 	la.archive_read_support_format_all(a);
 	struct archive_entry *e;
-	if (la.archive_read_open_memory(a, t->buf + t->off, t->len - t->off) == ARCHIVE_OK) {
+	if (la.archive_read_open_memory(a, buf, len) == ARCHIVE_OK) {
 		int r = la.archive_read_next_header(a, &e);
 		tar = (r == ARCHIVE_OK || r == ARCHIVE_WARN) && la.archive_filter_count(a) == 1 &&
 		      la.archive_filter_code(a, 0) == ARCHIVE_FILTER_NONE &&
@@ -406,6 +374,23 @@ static bool plain_tar(struct tarfast *t)
 	}
 	la.archive_read_free(a);
 	return tar;
+}
+
+static bool plain_tar(struct tarfast *t)
+{
+	/* up to BID_BYTES, or the whole stream; a read error is libarchive's
+	 * to report when it reads again */
+	if (!fill(t, BID_BYTES) && t->err)
+		return false;
+	size_t n = t->len - t->off < BID_BYTES ? t->len - t->off : BID_BYTES;
+#ifdef SAFEOPEN_MUTATE_TARBID
+	return true; /* mutation (tests only): every stream is taken for plain tar */
+#endif
+#ifdef LIBARCHIVE_BID_RULES
+	if (tarbid_plain_tar(t->buf + t->off, n, t->eof && n == t->len - t->off))
+		return true;
+#endif
+	return tarfast_libarchive_says_tar(t->buf + t->off, n);
 }
 
 enum tarfast_ret tarfast_next(struct tarfast *t, struct xentry *e)
@@ -427,7 +412,7 @@ enum tarfast_ret tarfast_next(struct tarfast *t, struct xentry *e)
 	uint64_t lname_size = 0, llink_size = 0, xsize = 0;
 	bool pax_mode = t->pax_mode; /* after this group's 'g' and 'x' */
 	const unsigned char *h;
-	enum kind kind;
+	enum tar_kind kind;
 	uint64_t size;
 	for (;;) {
 		if (!fill(t, k + BLOCK))
@@ -445,7 +430,8 @@ enum tarfast_ret tarfast_next(struct tarfast *t, struct xentry *e)
 				t->off += BLOCK;
 			return TF_EOF;
 		}
-		if (!tar_checksum_ok(h, sum) || !header_kind(h, &kind) || !tar_octal(h + H_SIZE, 12, &size))
+		kind = tar_header_kind(h);
+		if (!tar_checksum_ok(h, sum) || kind == TAR_OTHER || !tar_octal(h + H_SIZE, 12, &size))
 			return TF_FALLBACK;
 		unsigned char type = h[H_TYPE];
 		if (type == 'g' || type == 'x') {
@@ -463,7 +449,7 @@ enum tarfast_ret tarfast_next(struct tarfast *t, struct xentry *e)
 		}
 		if (type != 'L' && type != 'K')
 			break;
-		if (kind != K_GNU || size == 0 || size > LONG_MAX_BODY || xbody ||
+		if (kind != TAR_GNU || size == 0 || size > LONG_MAX_BODY || xbody ||
 		    (type == 'L' ? lname : llink))
 			return TF_FALLBACK;
 		if (!fill(t, k + BLOCK + blocks(size)))
@@ -485,16 +471,16 @@ enum tarfast_ret tarfast_next(struct tarfast *t, struct xentry *e)
 		return TF_FALLBACK;
 	/* GNU: times kept where nonzero; an old-style sparse map or a real
 	 * size (which libarchive applies to any entry) is libarchive's */
-	if (kind == K_GNU &&
+	if (kind == TAR_GNU &&
 	    (!tar_octal(h + H_GNU_ATIME, 12, &atime) || !tar_octal(h + H_GNU_CTIME, 12, &ctime) ||
-	     h[H_GNU_SPARSE] || h[H_GNU_REALSIZE]))
+	     tar_gnu_sparse(h)))
 		return TF_FALLBACK;
 
 	/* libarchive's sticky format: a pax header makes the archive pax, and
 	 * a ustar header keeps that; a GNU or v7 header ends it. It decides
 	 * whether a hard link's size is data (pax) or ignored (then the body
 	 * would be read as headers: libarchive's). */
-	bool pax_entry = pax_mode && kind == K_USTAR;
+	bool pax_entry = pax_mode && kind == TAR_USTAR;
 	struct pax px = { 0 };
 	if (xbody && !pax_parse(t->buf + t->off + xbody, (size_t)xsize, &px))
 		return TF_FALLBACK;
@@ -506,7 +492,7 @@ enum tarfast_ret tarfast_next(struct tarfast *t, struct xentry *e)
 	if (lname) {
 		name = t->buf + t->off + lname;
 		nlen = body_len(t, lname, lname_size);
-	} else if (kind == K_USTAR && h[H_PREFIX]) {
+	} else if (kind == TAR_USTAR && h[H_PREFIX]) {
 		plen = strnlen((const char *)h + H_PREFIX, 155);
 		memcpy(t->name, h + H_PREFIX, plen);
 		if (t->name[plen - 1] != '/')
@@ -603,7 +589,7 @@ enum tarfast_ret tarfast_next(struct tarfast *t, struct xentry *e)
 	else if (h[H_TYPE] == '1')
 		e->hardlink = copy_str(t->link, link, llen);
 
-	t->pax_mode = kind == K_USTAR && pax_mode;
+	t->pax_mode = kind == TAR_USTAR && pax_mode;
 	t->off += k + BLOCK;
 	t->started = true;
 	t->remaining = ftype == S_IFREG ? size : 0;

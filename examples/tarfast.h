@@ -7,6 +7,7 @@
 #ifndef SAFEOPEN_TARFAST_H
 #define SAFEOPEN_TARFAST_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -37,6 +38,11 @@ enum tarfast_ret tarfast_next(struct tarfast *t, struct xentry *e);
 enum tarfast_ret tarfast_data(struct tarfast *t, const void **buf, size_t *len, int64_t *off);
 
 const char *tarfast_error(const struct tarfast *t);
+
+/* libarchive's own answer (its bidding with every filter and format, then
+ * its first header) to "is a stream that starts with buf[0..len) an
+ * uncompressed tar?"; false also where libarchive cannot be loaded. */
+bool tarfast_libarchive_says_tar(const unsigned char *buf, size_t len);
 
 /* Nothing of the stream consumed yet (the first header was not read). */
 int tarfast_at_start(const struct tarfast *t);

@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #define TAR_BLOCK 512
 
@@ -64,6 +65,31 @@ static inline bool tar_checksum_ok(const unsigned char *h, uint32_t sum)
 	for (size_t i = H_CHKSUM; i < H_CHKSUM + 8; i++)
 		sum -= h[i];
 	return sum + 8 * ' ' == want;
+}
+
+/* The header's dialect, by its magic and version: POSIX ustar ("ustar\0"
+ * "00", a prefix before the name), GNU ("ustar  \0", its own fields where
+ * ustar has the prefix), v7 (no magic), or another (libarchive's guesses). */
+enum tar_kind { TAR_OTHER, TAR_V7, TAR_USTAR, TAR_GNU };
+
+static inline enum tar_kind tar_header_kind(const unsigned char *h)
+{
+	static const unsigned char none[8];
+	if (!memcmp(h + H_MAGIC, "ustar\0" "00", 8))
+		return TAR_USTAR;
+	if (!memcmp(h + H_MAGIC, "ustar  \0", 8))
+		return TAR_GNU;
+	if (!memcmp(h + H_MAGIC, none, 8))
+		return TAR_V7;
+	return TAR_OTHER;
+}
+
+/* A GNU header with an old-style sparse map or a real size: libarchive
+ * parses more for it (the real size becomes any entry's size), which
+ * neither tarfast.c nor tarbid.c reproduces. */
+static inline bool tar_gnu_sparse(const unsigned char *h)
+{
+	return h[H_GNU_SPARSE] != 0 || h[H_GNU_REALSIZE] != 0;
 }
 
 #endif
