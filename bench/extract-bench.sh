@@ -17,11 +17,11 @@
 #
 #     extract-bench.sh [--runs N] [--dir DIR] [--files N] [--no-system] [TARBALL...]
 #
-# SAFEOPEN (environment) is the safeopen binary (default: examples/safeopen
+# SAFEOPEN (environment) is the safeopen binary (default: tools/safeopen/safeopen
 # of the build directory, top_builddir).
 set -u
 : "${top_builddir:=.}"
-SAFEOPEN=${SAFEOPEN:-"$top_builddir/examples/safeopen"}
+SAFEOPEN=${SAFEOPEN:-"$top_builddir/tools/safeopen/safeopen"}
 RUNS=5
 DIR=${TMPDIR:-/tmp}
 NFILES=10000

@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
-# bench/httpd-bench.sh: requests/s of httpd/safe-httpd next to nginx (when
+# bench/httpd-bench.sh: requests/s of tools/safe-httpd/safe-httpd next to nginx (when
 # installed) and `python3 -m http.server`, serving the same files in one run,
 # as a table with the ratios. Run by `make bench-httpd`; a benchmark, never a
 # test. Only loopback traffic; every server is stopped at the end.
@@ -17,7 +17,7 @@
 # equivalent of the library's refusal of symlinks out of the root) and
 # sendfile.
 #
-# Environment: HTTPD (default httpd/safe-httpd), BEFORE (another safe-httpd
+# Environment: HTTPD (default tools/safe-httpd/safe-httpd), BEFORE (another safe-httpd
 # binary for a before/after column, optional; BEFORE_ENV its environment,
 # e.g. LD_LIBRARY_PATH), NGINX (default: nginx in PATH or /usr/sbin; "none"
 # leaves it out), PYTHON (default the system python3; "none" leaves it out),
@@ -25,7 +25,7 @@
 # "1k:1:ka 1k:100:ka 1k:100:close 100k:100:ka"), LOADGEN (bench/httpd-bench).
 set -u
 : "${top_builddir:=.}"
-HTTPD=${HTTPD:-"$top_builddir/httpd/safe-httpd"}
+HTTPD=${HTTPD:-"$top_builddir/tools/safe-httpd/safe-httpd"}
 LOADGEN=${LOADGEN:-"$top_builddir/bench/httpd-bench"}
 BEFORE=${BEFORE:-}
 BEFORE_ENV=${BEFORE_ENV:-}

@@ -5,7 +5,7 @@
 #                       walker/realpath table of them all (bench/profiles.sh)
 #   make bench-tree     safeopen find, chown -R, du -s, cp -a next to the GNU
 #                       tools on a 100,000-entry tree (also run by make bench)
-#   make bench-httpd    requests/s of httpd/safe-httpd next to nginx and python
+#   make bench-httpd    requests/s of tools/safe-httpd/safe-httpd next to nginx and python
 #   make bench-extract  safeopen extract next to GNU tar and bsdtar
 #   make bench-fork     a fork-per-request server: per-child cost against openat
 #   make bench-securejoin  the walker against Go's filepath-securejoin
@@ -13,7 +13,7 @@
 #                       golang-github-cyphar-filepath-securejoin-dev; without
 #                       them it says so and does nothing)
 # bench/bench and bench/httpd-bench are programs like the examples, built by
-# `make` where the Check suites are built (not against tests/minicheck).
+# `make` where the Check suites are built (not against tests/harness/minicheck).
 if HAVE_CHECK
 # `make bench BENCH_ARGS="--dir /dev/shm --cpu 1"` passes options. The only
 # test is a correctness smoke run (bench/smoke.sh: --verify-only).
@@ -26,11 +26,11 @@ bench_bench_LDADD = lib/libsafeopen.la
 bench_bench_LDFLAGS = $(AM_LDFLAGS) -Wl,--export-dynamic
 
 BENCH_ARGS =
-# The shapes again under these kernel profiles (tests/kernel-profile; the
+# The shapes again under these kernel profiles (tests/harness/kernel-profile; the
 # filter is in force for the whole benchmark, every method alike), then one
 # walker/realpath table: native and each profile (bench/profiles.sh).
 BENCH_PROFILES = 4.18 5.4
-bench: bench/bench tests/kernel-profile$(EXEEXT)
+bench: bench/bench tests/harness/kernel-profile$(EXEEXT)
 	./bench/bench --csv bench/results.csv $(BENCH_ARGS)
 	AWK='$(AWK)' $(SHELL) $(srcdir)/bench/profiles.sh bench/results.csv $(BENCH_PROFILES) -- $(BENCH_ARGS)
 	@if command -v gnuplot >/dev/null 2>&1; then \
@@ -44,7 +44,7 @@ TESTS += bench/smoke.sh
 EXTRA_DIST += bench/smoke.sh bench/plot bench/README.md bench/profiles.sh
 CLEANFILES += bench/results.csv bench/depth.svg bench/results-*.csv
 
-# `make bench-httpd`: requests/s of httpd/safe-httpd next to nginx (when
+# `make bench-httpd`: requests/s of tools/safe-httpd/safe-httpd next to nginx (when
 # installed) and `python3 -m http.server`, with the ratios
 # (bench/httpd-bench.sh), with bench/httpd-bench as the load generator.
 # HTTPD_BENCH_ENV passes settings, for example
@@ -53,7 +53,7 @@ noinst_PROGRAMS += bench/httpd-bench
 bench_httpd_bench_LDADD =
 
 HTTPD_BENCH_ENV =
-bench-httpd: bench/httpd-bench httpd/safe-httpd
+bench-httpd: bench/httpd-bench tools/safe-httpd/safe-httpd
 	top_builddir='$(abs_top_builddir)' $(HTTPD_BENCH_ENV) $(SHELL) $(srcdir)/bench/httpd-bench.sh
 PHONY_TARGETS += bench-httpd
 EXTRA_DIST += bench/httpd-bench.sh
@@ -94,7 +94,7 @@ PHONY_TARGETS += clean-securejoin
 # 100,000 entries: median ms, ratio, system calls per entry.
 # BENCH_TREE_ARGS="--entries 100000 --runs 5 --dir /dev/shm"
 BENCH_TREE_ARGS =
-bench-tree: examples/safeopen
+bench-tree: tools/safeopen/safeopen
 	top_builddir='$(abs_top_builddir)' top_srcdir='$(abs_top_srcdir)' \
 	  $(SHELL) $(srcdir)/bench/tree-bench.sh $(BENCH_TREE_ARGS)
 PHONY_TARGETS += bench-tree
@@ -107,7 +107,7 @@ EXTRA_DIST += bench/tree-bench.sh
 # (made with dist-gzip when missing).
 # BENCH_EXTRACT_ARGS="--runs 9 --dir /dev/shm"
 BENCH_EXTRACT_ARGS =
-bench-extract: examples/safeopen
+bench-extract: tools/safeopen/safeopen
 	@test -f $(distdir).tar.gz || $(MAKE) $(AM_MAKEFLAGS) dist-gzip
 	top_builddir='$(abs_top_builddir)' $(SHELL) $(srcdir)/bench/extract-bench.sh \
 	  $(BENCH_EXTRACT_ARGS) $(distdir).tar.gz

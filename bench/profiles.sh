@@ -1,7 +1,7 @@
 #!/bin/sh
 # bench/profiles.sh NATIVE_CSV PROFILE... [-- BENCH_ARGS...]
 #
-# The shapes of bench/bench under each kernel profile (tests/kernel-profile:
+# The shapes of bench/bench under each kernel profile (tests/harness/kernel-profile:
 # a seccomp filter that makes this kernel look like an older one, in force for
 # the whole benchmark process, so every method pays it alike), then one table
 # of walker / realpath per shape: the native run (NATIVE_CSV, written by the
@@ -21,8 +21,8 @@ while [ $# -gt 0 ] && [ "$1" != -- ]; do profiles="$profiles $1"; shift; done
 status=0
 for p in $profiles; do
 	echo
-	echo "== shapes under tests/kernel-profile $p (the filter applies to every method) =="
-	if ! ./tests/kernel-profile "$p" ./bench/bench --only shapes --csv "bench/results-$p.csv" "$@"; then
+	echo "== shapes under tests/harness/kernel-profile $p (the filter applies to every method) =="
+	if ! ./tests/harness/kernel-profile "$p" ./bench/bench --only shapes --csv "bench/results-$p.csv" "$@"; then
 		echo "bench/profiles.sh: the run under $p failed" >&2
 		status=1
 	fi

@@ -11,8 +11,8 @@
 #   bench/tree-bench.sh [--entries N] [--runs N] [--dir DIR]
 set -u
 : "${top_builddir:=.}"
-SAFEOPEN=${SAFEOPEN:-"$top_builddir/examples/safeopen"}
-. "${top_srcdir:-.}/tests/direct.sh"
+SAFEOPEN=${SAFEOPEN:-"$top_builddir/tools/safeopen/safeopen"}
+. "${top_srcdir:-.}/tests/harness/direct.sh"
 direct_binary SAFEOPEN
 ENTRIES=100000
 RUNS=5

@@ -1,7 +1,7 @@
 # doc/: the hand-written man pages (the source of truth for the reference
 # manual, shipped in the tarball and installed by `make install` without
 # Doxygen) and the Doxygen HTML (main page, design note, cookbook, recipes).
-# The tests that keep the pages honest are tests/check-man-*.sh.
+# The tests that keep the pages honest are tests/docs/check-man-*.sh.
 
 # Section 3: one page per function; functions that share a page are `.so`
 # links (an alias page contains only `.so man3/<page>.3`).

@@ -5,7 +5,7 @@
 #   OUT/manlinks.dox for every function, a paragraph appended to its API
 #                    documentation that links its man page (with EXAMPLES).
 # The prototype of each @fn comes from the page's SYNOPSIS, which
-# tests/check-man-symbols.sh keeps identical to include/safeopen.h.
+# tests/docs/check-man-symbols.sh keeps identical to include/safeopen.h.
 # usage: man2dox.sh SRCDIR OUTDIR
 set -eu
 src=$1

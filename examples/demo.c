@@ -875,8 +875,8 @@ int main(void)
 		return 130;
 	}
 
-	printf("\nThe same protection from the shell: examples/safeopen --help; a file server "
-	       "for\nuntrusted URLs built on it: examples/safe-httpd --help.\n");
+	printf("\nThe same protection from the shell: tools/safeopen/safeopen --help; a file server "
+	       "for\nuntrusted URLs built on it: safe-httpd --help.\n");
 	printf("\n%s%s%s\n", lib_ok ? C.good : C.bad,
 	       lib_ok ? "libsafeopen never opened anything outside the root." :
 			escaped[M_SAFE] || escaped[M_WALKER] ?

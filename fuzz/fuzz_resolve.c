@@ -28,7 +28,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../tests/diffcore.h"
+#include "../tests/lib/diffcore.h"
 #include "safeopen.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);

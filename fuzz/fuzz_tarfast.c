@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * libFuzzer target: the built-in tar reader of `safeopen extract`
- * (examples/tarfast.c) against libarchive on the same bytes. Every entry the
+ * (tools/safeopen/tarfast.c) against libarchive on the same bytes. Every entry the
  * built-in reader returns before it hands over (TF_FALLBACK) must be the
  * entry libarchive returns at that place, reading the stream from its start
  * (every format and filter bidding, as extract's libarchive-only reading
@@ -28,8 +28,8 @@
 
 #include <archive_entry.h>
 
-#include "../examples/tarbid.h"
-#include "../examples/tarfast.h"
+#include "../tools/safeopen/tarbid.h"
+#include "../tools/safeopen/tarfast.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

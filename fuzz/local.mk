@@ -1,5 +1,5 @@
 # fuzz/: the libFuzzer target over the differential core of tests/ (tests/local.mk),
-# built where the Check suites are (not against tests/minicheck).
+# built where the Check suites are (not against tests/harness/minicheck).
 if HAVE_CHECK
 # The libFuzzer target: ./configure --enable-fuzzing CC=clang. It compiles the
 # library's sources itself, so that libFuzzer's coverage instrumentation
@@ -27,7 +27,7 @@ FUZZ_TARFAST_TIME = 30
 FUZZ_SMOKE_TARFAST =
 if HAVE_LIBARCHIVE
 noinst_PROGRAMS += fuzz/fuzz_tarfast
-fuzz_fuzz_tarfast_SOURCES = fuzz/fuzz_tarfast.c examples/tarfast.c examples/la.c examples/tarbid.c
+fuzz_fuzz_tarfast_SOURCES = fuzz/fuzz_tarfast.c tools/safeopen/tarfast.c tools/safeopen/la.c tools/safeopen/tarbid.c
 fuzz_fuzz_tarfast_CPPFLAGS = $(AM_CPPFLAGS) $(LIBARCHIVE_CFLAGS)
 fuzz_fuzz_tarfast_CFLAGS = $(AM_CFLAGS) $(FUZZ_SAN)
 fuzz_fuzz_tarfast_LDFLAGS = $(AM_LDFLAGS) $(FUZZ_SAN)

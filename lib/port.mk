@@ -11,7 +11,7 @@
 # of that object is made local (objcopy --localize-hidden), and the archive
 # is rewritten with that single member. Only the public API (the symbols the
 # header marks SAFE_PUBLIC, default visibility) stays global; libtool then
-# installs the rewritten archive as usual. tests/check-symbols.sh checks the
+# installs the rewritten archive as usual. tests/docs/check-symbols.sh checks the
 # archive's globals against lib/libsafeopen.sym and links an application that
 # defines every internal name.
 #

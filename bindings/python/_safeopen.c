@@ -1192,7 +1192,7 @@ static struct PyModuleDef moduledef = {
 };
 
 /* The constants of include/safeopen.h, listed at build time by
- * python/gen-constants.py from the header itself (names), with the values
+ * bindings/python/gen-constants.py from the header itself (names), with the values
  * taken from the header's macros by the compiler. */
 struct so_const {
 	const char *name;

@@ -11,7 +11,7 @@
  *     "/srv/www-private/..." (shown here);
  *  2. between realpath() and open() anyone who can rename a directory or
  *     plant a symlink in the tree can redirect the open (a race; see
- *     tests/test_concurrency.c for the attack);
+ *     tests/lib/test_concurrency.c for the attack);
  *  3. realpath() follows every symlink with the process's view of "/", so a
  *     tree that is a container's root resolves its absolute links against
  *     the host.

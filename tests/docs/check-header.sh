@@ -7,7 +7,7 @@
 #    they do fire on a wrong value (a header whose checks never run fails);
 #  - every ```c block of README.md compiles as it stands, and those of
 #    doc/cookbook.md as one file.
-# C++ is checked by tests/check-header-cxx.sh.
+# C++ is checked by tests/docs/check-header-cxx.sh.
 set -eu
 srcdir=${top_srcdir:-.}
 # HEADER_CC may carry options (e.g. "clang -shared-libasan"): it is split

@@ -14,7 +14,7 @@ set -eu
 srcdir=${top_srcdir:-.}
 command -v groff >/dev/null 2>&1 || { echo "SKIP: groff not installed"; exit 77; }
 cd "$srcdir/doc/man"
-set -- man3/*.3 man7/*.7 ../../examples/safeopen.1 ../../httpd/safe-httpd.1
+set -- man3/*.3 man7/*.7 ../../tools/safeopen/safeopen.1 ../../tools/safe-httpd/safe-httpd.1
 status=0
 render() { LC_ALL=C.UTF-8 groff -k -s -t -mandoc -Tutf8 -rLL=80n -rLT=80n -ww -z "$@" 2>&1; }
 if ! out=$(render "$@") || [ -n "$out" ]; then

@@ -11,8 +11,8 @@ for p in serve-url upload extract port-realpath port-openat2 seccomp fdpass back
 	[ -x "$cb/$p" ] || { echo "test-cookbook: $cb/$p not built"; exit 1; }
 done
 top_builddir=$builddir
-. "${top_srcdir:-.}/tests/direct.sh"
-. "${top_srcdir:-.}/tests/partial.sh"
+. "${top_srcdir:-.}/tests/harness/direct.sh"
+. "${top_srcdir:-.}/tests/harness/partial.sh"
 probe=$cb/serve-url
 direct_binary probe
 cb=${probe%/*}
@@ -73,7 +73,7 @@ elif [ $rc = 3 ]; then
 	# Only honest if this filesystem really refuses user xattrs: the CLI's
 	# put says EOPNOTSUPP there (and leaves nothing).
 	check "upload: exit 3 only without user xattrs" sh -c \
-		"! '$builddir/examples/safeopen' '$T' put xattr-probe --xattr user.t=1 </dev/null 2>'$T/probe.err' &&
+		"! '$builddir/tools/safeopen/safeopen' '$T' put xattr-probe --xattr user.t=1 </dev/null 2>'$T/probe.err' &&
 		grep -qi 'not supported' '$T/probe.err'"
 	check "upload: says it stored without the checksum" grep -q WITHOUT "$T/up.err"
 	skip "upload's user.sha256: no user xattrs on ${TMPDIR:-/tmp}"
@@ -159,7 +159,7 @@ check "backup-walk: links recorded, not followed" \
 	test "$(printf '%s\n' "$out" | grep -c '^l ')" = 2
 check "backup-walk: nothing outside read" sh -c "! printf '%s\n' '$out' | grep -q '^[fd] .*secret'"
 check "backup-walk: ../ refused" sh -c "! '$cb/backup-walk' '$B' u/../.. >/dev/null 2>&1"
-safeopen=$builddir/examples/safeopen
+safeopen=$builddir/tools/safeopen/safeopen
 direct_binary safeopen
 mkdir "$T/host"
 check "cp -a between two roots" "$safeopen" cp -a "$B" u/docs "$T/host" docs

@@ -1,5 +1,5 @@
 #!/bin/sh
-# make check-mutations: for every line of tests/mutations.list, build the
+# make check-mutations: for every line of tests/harness/mutations.list, build the
 # library with that defence disabled (-DSAFEOPEN_MUTATE_<NAME>) and require
 # that at least one of the listed test binaries FAILS. Works in a private
 # copy of the source (make distdir) under $top_builddir/mutations: the
@@ -13,7 +13,7 @@ set -u
 MAKE=${MAKE:-make}
 JOBS=${MUTATION_JOBS:-2}
 TIMEOUT=${MUTATION_TIMEOUT:-600}
-list="$top_srcdir/tests/mutations.list"
+list="$top_srcdir/tests/harness/mutations.list"
 work="$top_builddir/mutations"
 src="$work/src"
 start=$(date +%s)
@@ -47,11 +47,11 @@ rebuild_lib() {
 }
 
 # run_test NAME LOG: run one binary at the quick size; status 0 = passed.
-# the safeopen CLI (examples/), for a switch in its code: rebuilt with the
+# the safeopen CLI (tools/safeopen/), for a switch in its code: rebuilt with the
 # mutation, then again without it
 rebuild_cli() {
-	(cd "$src" && rm -f examples/*.o examples/safeopen examples/.libs/safeopen &&
-		$MAKE -s -j"$JOBS" CPPFLAGS="$1" examples/safeopen) </dev/null >"$work/cli.log" 2>&1
+	(cd "$src" && rm -f tools/safeopen/*.o tools/safeopen/safeopen tools/safeopen/.libs/safeopen &&
+		$MAKE -s -j"$JOBS" CPPFLAGS="$1" tools/safeopen/safeopen) </dev/null >"$work/cli.log" 2>&1
 }
 
 run_test() {
@@ -77,9 +77,9 @@ table="$work/table"
 while IFS='	' read -r name tests what; do
 	t0=$(date +%s)
 	in_cli=
-	grep -qs "SAFEOPEN_MUTATE_$name\\b" "$src"/examples/*.c && in_cli=yes
+	grep -qs "SAFEOPEN_MUTATE_$name\\b" "$src"/tools/safeopen/*.c && in_cli=yes
 	if [ -z "$in_cli" ] && ! grep -rqs "SAFEOPEN_MUTATE_$name\\b" "$src/lib"; then
-		printf '%-20s %-9s %s\n    -> not present in source (no SAFEOPEN_MUTATE_%s in lib/ or examples/)\n' \
+		printf '%-20s %-9s %s\n    -> not present in source (no SAFEOPEN_MUTATE_%s in lib/ or tools/safeopen/)\n' \
 			"$name" "ABSENT" "$what" "$name" >>"$table"
 		echo "ABSENT $name" >>"$work/verdicts"
 		continue

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Differential core shared by the random differential suite (tests/test_fuzz.c)
+ * Differential core shared by the random differential suite (tests/lib/test_fuzz.c)
  * and the libFuzzer target (fuzz/fuzz_resolve.c): build adversarial trees,
  * generate paths and flag sets, run one case through raw openat2(2),
  * safe_openat2() (default path) and safe_openat2() with SAFE_RESOLVE_USERSPACE

@@ -17,7 +17,7 @@
  * seccomp children without openat2 (ENOSYS, EPERM). The cases that depend on
  * the system around the tree (a sysctl, mounts, privileges, a racing
  * attacker) are the suite "resolve_system" (test_resolve_system.c); both use
- * tests/resolve-env.c.
+ * tests/lib/resolve-env.c.
  */
 
 #include "config.h"

@@ -2,7 +2,7 @@
 /*
  * Suite "resolve_system": safe_openat2() against the kernel where the answer
  * depends on the system around the tree (the table and the kernel's own
- * cases are the suite "resolve", test_resolve.c; both use tests/resolve-env.c,
+ * cases are the suite "resolve", test_resolve.c; both use tests/lib/resolve-env.c,
  * and every case runs the same three ways: raw openat2(2), the fast path,
  * the walker).
  *

@@ -1,14 +1,14 @@
 # SPDX-License-Identifier: MIT
-# Sourced by the tests of `safeopen extract` (tests/test-extract.sh,
-# tests/test-extract-reader.sh): `extract_env NAME` sets SAFEOPEN (the binary
+# Sourced by the tests of `safeopen extract` (tests/tools/test-extract.sh,
+# tests/tools/test-extract-reader.sh): `extract_env NAME` sets SAFEOPEN (the binary
 # itself, not the libtool wrapper) and PYTHON (generates the archives), or
 # ends the test: FAIL if safeopen is not built, SKIP (77) with the reason if
 # it was built without libarchive or no python3 is found.
 : "${top_builddir:=.}"
 : "${top_srcdir:=.}"
-SAFEOPEN=${SAFEOPEN:-"$top_builddir/examples/safeopen"}
-. "$top_srcdir/tests/direct.sh"
-. "$top_srcdir/tests/partial.sh"
+SAFEOPEN=${SAFEOPEN:-"$top_builddir/tools/safeopen/safeopen"}
+. "$top_srcdir/tests/harness/direct.sh"
+. "$top_srcdir/tests/harness/partial.sh"
 
 extract_env() {
 	[ -x "$SAFEOPEN" ] && direct_binary SAFEOPEN

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""Generate the hostile archives of tests/test-extract.sh.
+"""Generate the hostile archives of tests/tools/test-extract.sh.
 
     gen-archives.py OUTDIR OUTSIDE
 
@@ -331,7 +331,7 @@ write_tar("predest", [
     "dr link pref " + rel_out + "/file", "o file pref replaced", "o dir pre", "* rc 1"])
 
 # ---------------------------------------------------------------- fidelity
-# Real-like archives for the fidelity checks of tests/test-extract.sh (in
+# Real-like archives for the fidelity checks of tests/tools/test-extract.sh (in
 # OUTDIR/fidelity, outside the hostile loop): what a system archive holds.
 fid = os.path.join(out, "fidelity")
 os.makedirs(fid, exist_ok=True)

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""Generate the tar variants of tests/test-extract-reader.sh, which extracts
+"""Generate the tar variants of tests/tools/test-extract-reader.sh, which extracts
 each of them with the built-in tar reader of `safeopen extract` (default
-reading, examples/tarfast.c) and with libarchive alone, and compares.
+reading, tools/safeopen/tarfast.c) and with libarchive alone, and compares.
 
     gen-tar-variants.py python TREE OUTDIR PREFIX [--gnu-ustar-builtin]
         python's tarfile writers over TREE: PREFIX-py-gnu.tar, -py-ustar.tar,
@@ -16,7 +16,7 @@ reading, examples/tarfast.c) and with libarchive alone, and compares.
         with 1-4 bytes changed inside header blocks (flip-*.tar)
     gen-tar-variants.py manifest LIST MANIFEST_SCRIPT T0
         each line of LIST is "OUT DIR [OPTION...]": run MANIFEST_SCRIPT
-        (tests/tree-manifest.py) on DIR with the options, in this process,
+        (tests/tools/tree-manifest.py) on DIR with the options, in this process,
         writing OUT, then a line "atime PATH NS" for each object beneath DIR
         (taken before the manifest reads them); an mtime or atime in [T0,
         T0 + 1 hour] (ns) is written "now" (an object whose time the archive

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * race-swap: the attacker of tests/test-httpd.sh. Atomically exchanges two
+ * race-swap: the attacker of tests/tools/test-httpd.sh. Atomically exchanges two
  * names in a directory (typically a real directory and a symlink pointing
  * outside the served root) with renameat2(RENAME_EXCHANGE), as fast as it
  * can, until SECONDS have passed or it receives SIGTERM. Prints the number of

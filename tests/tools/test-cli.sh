@@ -1,14 +1,14 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# tests/test-cli.sh: the safeopen command-line tool. Every command, the exit
+# tests/tools/test-cli.sh: the safeopen command-line tool. Every command, the exit
 # codes (0 success, 1 failure, 2 usage), the error message format, escapes
 # refused, put with xattrs. Prints one line per check and a PASS/FAIL line.
 set -u
 : "${top_builddir:=.}"
-SAFEOPEN=${SAFEOPEN:-"$top_builddir/examples/safeopen"}
+SAFEOPEN=${SAFEOPEN:-"$top_builddir/tools/safeopen/safeopen"}
 [ -x "$SAFEOPEN" ] || { echo "FAIL: test-cli: $SAFEOPEN not built"; exit 1; }
-. "${top_srcdir:-.}/tests/direct.sh"
-. "${top_srcdir:-.}/tests/partial.sh"
+. "${top_srcdir:-.}/tests/harness/direct.sh"
+. "${top_srcdir:-.}/tests/harness/partial.sh"
 direct_binary SAFEOPEN
 
 T=$(mktemp -d "${TMPDIR:-/tmp}/test-cli.XXXXXX") || exit 99

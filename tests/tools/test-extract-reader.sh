@@ -1,12 +1,12 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# tests/test-extract-reader.sh: the built-in tar reader of safeopen extract
-# (examples/tarfast.c) against libarchive alone. For every input the default
+# tests/tools/test-extract-reader.sh: the built-in tar reader of safeopen extract
+# (tools/safeopen/tarfast.c) against libarchive alone. For every input the default
 # reading (built-in reader, then libarchive from the first header group it
 # does not accept) must give what SAFEOPEN_EXTRACT_READER=libarchive gives:
-# the same exit status and the same tree (tests/tree-manifest.py: types,
+# the same exit status and the same tree (tests/tools/tree-manifest.py: types,
 # modes, sizes, mtimes, link counts, link bodies, checksums, xattrs; owners
-# and hard-link groups when run as root). The archives (tests/gen-tar-variants.py
+# and hard-link groups when run as root). The archives (tests/tools/gen-tar-variants.py
 # and the tar writers installed):
 #  1. real writers over one sample tree: GNU tar (gnu, oldgnu, ustar, v7,
 #     posix, posix with a global header), python tarfile (GNU, ustar, pax,
@@ -32,14 +32,14 @@
 # refused, and reads an extracted tree with modes such as 0000 through
 # gen-tar-variants.py (the same for both readers in every case).
 set -u
-. "${top_srcdir:-.}/tests/extract-env.sh"
+. "${top_srcdir:-.}/tests/tools/extract-env.sh"
 extract_env test-extract-reader
 if ! tar --version 2>/dev/null | grep -q 'GNU tar'; then
 	echo "SKIP: test-extract-reader: GNU tar (writes most of the archives) not found"
 	exit 77
 fi
 case $top_srcdir in /*) SRCDIR=$top_srcdir ;; *) SRCDIR=$(pwd)/$top_srcdir ;; esac
-GEN="$PYTHON $SRCDIR/tests/gen-tar-variants.py"
+GEN="$PYTHON $SRCDIR/tests/tools/gen-tar-variants.py"
 unset SAFEOPEN_EXTRACT_READER
 
 T=$(mktemp -d "${TMPDIR:-/tmp}/test-extract-reader.XXXXXX") || exit 99
@@ -146,8 +146,8 @@ compare() {
 	agree=0 disagree=0 fast=0 handed=0 msgs=0
 	# two processes, one per core
 	sed -n 'p;n' "$T/mlist" >"$T/mlist.0"; sed -n 'n;p' "$T/mlist" >"$T/mlist.1"
-	$GEN manifest "$T/mlist.0" "$SRCDIR/tests/tree-manifest.py" "$t0" &
-	$GEN manifest "$T/mlist.1" "$SRCDIR/tests/tree-manifest.py" "$t0" &
+	$GEN manifest "$T/mlist.0" "$SRCDIR/tests/tools/tree-manifest.py" "$t0" &
+	$GEN manifest "$T/mlist.1" "$SRCDIR/tests/tools/tree-manifest.py" "$t0" &
 	wait
 	rm -f "$T/mlist.0" "$T/mlist.1"
 	while read -r cn ck; do

@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# tests/test-extract.sh: safeopen DEST extract.
-#  1. hostile archives (tests/gen-archives.py): every archive with default
+# tests/tools/test-extract.sh: safeopen DEST extract.
+#  1. hostile archives (tests/tools/gen-archives.py): every archive with default
 #     options, --overwrite and --in-root, each with the fast path and the
 #     walker forced; the sentinel tree next to DEST must stay identical
 #     (manifest: checksums, modes, mtimes, xattrs) and the legitimate entries
@@ -22,12 +22,12 @@
 set -u
 LONG=${SAFEOPEN_CHECK_LONG:-}
 [ "$LONG" = 0 ] && LONG=
-. "${top_srcdir:-.}/tests/extract-env.sh"
-SWAP="$top_builddir/examples/race-swap"
+. "${top_srcdir:-.}/tests/tools/extract-env.sh"
+SWAP="$top_builddir/tests/tools/race-swap"
 case $SWAP in /*) ;; *) SWAP=$(pwd)/$SWAP ;; esac
 extract_env test-extract
-GEN="$PYTHON $top_srcdir/tests/gen-archives.py"
-MANIFEST="$PYTHON $top_srcdir/tests/tree-manifest.py"
+GEN="$PYTHON $top_srcdir/tests/tools/gen-archives.py"
+MANIFEST="$PYTHON $top_srcdir/tests/tools/tree-manifest.py"
 
 T=$(mktemp -d "${TMPDIR:-/tmp}/test-extract.XXXXXX") || exit 99
 T=$(cd "$T" && pwd -P)
@@ -263,7 +263,7 @@ fi
 # the two names as fast as it can while a $NF-file archive (3000 under
 # check-long) is extracted into d and e, its entries alternating between them.
 if [ ! -x "$SWAP" ]; then
-	skip "swap attack: examples/race-swap not built"
+	skip "swap attack: tests/tools/race-swap not built"
 else
 	NF=1000; [ -n "$LONG" ] && NF=3000
 	G=$T/big; mkdir -p "$G/d" "$G/e"
@@ -392,7 +392,7 @@ rm -rf "$D"; mkdir "$D"
 check "truncated archive: exit 1, no temporary names left" \
 	test $rc -eq 1 -a -z "$(find "$D" -name '.safeopen-*')"
 # ---------------------------------------------------------------- 5. fidelity
-# Real-like archives (tests/gen-archives.py, $A/fidelity): cpio hard links
+# Real-like archives (tests/tools/gen-archives.py, $A/fidelity): cpio hard links
 # with their mtime, set-ID bits with this user's defaults, truncated plain
 # and compressed archives, re-extraction in the three modes; compared with
 # bsdtar (owners, modes, mtimes, hard-link groups) where it is installed.

@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
-# tests/test-httpd.sh: httpd/safe-httpd driven by curl over loopback.
+# tests/tools/test-httpd.sh: tools/safe-httpd/safe-httpd driven by curl over loopback.
 #
 # A temporary tree: ROOT, and next to it secret.txt and outside/ holding a
 # unique token. Checks: GET/HEAD/PUT/DELETE byte for byte, Content-Type from
@@ -25,10 +25,10 @@
 # Prints one line per check and a PASS/FAIL line. Bounded: about 15 s.
 set -u
 : "${top_builddir:=.}"
-HTTPD=${HTTPD:-"$top_builddir/httpd/safe-httpd"}
-SWAP=${SWAP:-"$top_builddir/examples/race-swap"}
+HTTPD=${HTTPD:-"$top_builddir/tools/safe-httpd/safe-httpd"}
+SWAP=${SWAP:-"$top_builddir/tests/tools/race-swap"}
 CURL=${CURL:-curl}
-. "${top_srcdir:-.}/tests/partial.sh"
+. "${top_srcdir:-.}/tests/harness/partial.sh"
 command -v "$CURL" >/dev/null 2>&1 || { echo "SKIP: test-httpd: curl not found"; exit 77; }
 for p in "$HTTPD" "$SWAP"; do
 	[ -x "$p" ] || { echo "FAIL: test-httpd: $p not built"; exit 1; }
@@ -364,7 +364,7 @@ printf 'typed\n' >"$R/docs/typed.dat"
 # User xattrs on the filesystem of $TMPDIR (tmpfs has them only since Linux
 # 6.6): the CLI's put is the probe, it exits 1 with EOPNOTSUPP and leaves
 # nothing behind where they are missing.
-if "$top_builddir/examples/safeopen" "$R" put --replace docs/typed.dat \
+if "$top_builddir/tools/safeopen/safeopen" "$R" put --replace docs/typed.dat \
 	--xattr user.mime_type=application/x-test <"$R/docs/typed.dat" >/dev/null 2>"$T/xattr.err"; then
 	xattrs=yes
 elif grep -qi 'not supported' "$T/xattr.err"; then

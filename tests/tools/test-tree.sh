@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# tests/test-tree.sh: the tree commands of safeopen (find, chown -R, chmod -R,
+# tests/tools/test-tree.sh: the tree commands of safeopen (find, chown -R, chmod -R,
 # du, cp -a) on the confined walk. On a quiet tree their results are those of
 # GNU find, chown, chmod, du and cp -a; escapes are refused; and while an
 # attacker exchanges a directory with a link to outside, moves a directory out
@@ -10,15 +10,15 @@
 # are counted and must be > 0.
 set -u
 : "${top_builddir:=.}"
-SAFEOPEN=${SAFEOPEN:-"$top_builddir/examples/safeopen"}
-SWAP=${SWAP:-"$top_builddir/examples/race-swap"}
+SAFEOPEN=${SAFEOPEN:-"$top_builddir/tools/safeopen/safeopen"}
+SWAP=${SWAP:-"$top_builddir/tests/tools/race-swap"}
 # Each attacker runs for RACE_SECS whole seconds of the clock (1 to 2 s of
 # attack at the quick size, 2 to 3 s under make check-long).
 RACE_SECS=2
 [ -z "${SAFEOPEN_CHECK_LONG:-}" ] || RACE_SECS=3
 [ -x "$SAFEOPEN" ] || { echo "FAIL: test-tree: $SAFEOPEN not built"; exit 1; }
-. "${top_srcdir:-.}/tests/direct.sh"
-. "${top_srcdir:-.}/tests/partial.sh"
+. "${top_srcdir:-.}/tests/harness/direct.sh"
+. "${top_srcdir:-.}/tests/harness/partial.sh"
 direct_binary SAFEOPEN
 
 T=$(mktemp -d "${TMPDIR:-/tmp}/test-tree.XXXXXX") || exit 99
@@ -175,7 +175,7 @@ if [ -x "$SWAP" ]; then
 	("$SWAP" "$R/t/s" dir lnk $RACE_SECS >"$T/rounds") & apid=$!; pids=$apid
 	race "link swap"
 else
-	skip "link swap race: examples/race-swap not built"
+	skip "link swap race: tests/tools/race-swap not built"
 fi
 
 # Move R/t/m/a out into O/moved and back.

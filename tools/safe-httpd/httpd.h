@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * safe-httpd: what the files of httpd/ share. One file per concept:
+ * safe-httpd: what the files of tools/safe-httpd/ share. One file per concept:
  *   main.c     options, listening sockets, loop threads, signals
  *   conn.c     connections: the per-thread epoll loop and the state machine
  *   request.c  parsing a request head; response heads and error responses

@@ -1,9 +1,9 @@
-# httpd/: safe-httpd, the file server (installed, with its man page
-# safe-httpd(1)); one .c per concept, listed in httpd/httpd.h. Its test is
-# tests/test-httpd.sh, its benchmark `make bench-httpd` (bench/local.mk).
-bin_PROGRAMS += httpd/safe-httpd
-httpd_safe_httpd_SOURCES = httpd/httpd.h httpd/main.c httpd/conn.c httpd/request.c \
-	httpd/files.c httpd/upload.c httpd/mime.c httpd/util.c
-httpd_safe_httpd_LDADD = lib/libsafeopen.la
-httpd_safe_httpd_LDFLAGS = $(INSTALLED_LDFLAGS)
-dist_man1_MANS += httpd/safe-httpd.1
+# tools/safe-httpd/: safe-httpd, the file server (installed, with its man page
+# safe-httpd(1)); one .c per concept, listed in tools/safe-httpd/httpd.h. Its test is
+# tests/tools/test-httpd.sh, its benchmark `make bench-httpd` (bench/local.mk).
+bin_PROGRAMS += tools/safe-httpd/safe-httpd
+tools_safe_httpd_safe_httpd_SOURCES = tools/safe-httpd/httpd.h tools/safe-httpd/main.c tools/safe-httpd/conn.c tools/safe-httpd/request.c \
+	tools/safe-httpd/files.c tools/safe-httpd/upload.c tools/safe-httpd/mime.c tools/safe-httpd/util.c
+tools_safe_httpd_safe_httpd_LDADD = lib/libsafeopen.la
+tools_safe_httpd_safe_httpd_LDFLAGS = $(INSTALLED_LDFLAGS)
+dist_man1_MANS += tools/safe-httpd/safe-httpd.1

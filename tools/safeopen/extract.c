@@ -626,7 +626,7 @@ static int make_parents(struct xstate *st, const char *path)
  *    not followed (the descriptor is the directory, wherever it now is); it
  *    can move the held directory only where it may write itself, and it could
  *    move the files created there just as well. The swap-attack test of
- *    tests/test-extract.sh runs this race.
+ *    tests/tools/test-extract.sh runs this race.
  */
 static int parent_of(struct xstate *st, const char *path, const char **name)
 {

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * libarchive, loaded when an archive first needs it (examples/la.c).
+ * libarchive, loaded when an archive first needs it (tools/safeopen/la.c).
  *
  * safeopen does not link libarchive: loading it and the sixteen libraries
  * it brings (ICU, libxml2, the compressors) cost about 1.2 ms of every
  * safeopen command's start, twice what GNU tar needs to extract a small
- * archive whole. Plain tar is read by examples/tarfast.c without it; the
+ * archive whole. Plain tar is read by tools/safeopen/tarfast.c without it; the
  * rest of `safeopen extract` calls libarchive through the table `la`, whose
  * members have libarchive's names and types (la.archive_read_new(), ...).
  */

@@ -642,7 +642,7 @@ static int cmd_sweep(int argc, char **argv)
 
 /* ------------------------------------------------------------------ extract */
 
-/* examples/extract.c */
+/* tools/safeopen/extract.c */
 static int cmd_extract(int argc, char **argv)
 {
 	return safeopen_extract(rootfd, resolve, argc, argv);
@@ -650,7 +650,7 @@ static int cmd_extract(int argc, char **argv)
 
 /* ------------------------------------------------------------------ tree commands */
 
-/* examples/tree.c */
+/* tools/safeopen/tree.c */
 static int cmd_find(int argc, char **argv)
 {
 	return safeopen_find(rootfd, resolve, argc, argv);

@@ -2,7 +2,7 @@
 /*
  * A native test that a stream is a plain (uncompressed) tar archive as
  * libarchive 3.6.2 would see it, so that `safeopen extract` need not load
- * libarchive just to ask (examples/tarbid.c).
+ * libarchive just to ask (tools/safeopen/tarbid.c).
  */
 #ifndef SAFEOPEN_TARBID_H
 #define SAFEOPEN_TARBID_H

@@ -10,7 +10,7 @@
  * need only a few fields, read here straight from the stream buffer.
  *
  * What it reads, exactly as libarchive 3.6's tar reader does (compared entry
- * by entry with libarchive in tests/test-extract-reader.sh and
+ * by entry with libarchive in tests/tools/test-extract-reader.sh and
  * fuzz/fuzz_tarfast.c): ustar ("ustar\0" "00", name joined to prefix), GNU
  * ("ustar  \0", with its atime field) and v7 (zero magic) headers whose
  * checksum is the unsigned sum and whose numbers are plain octal; regular

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The built-in reader of plain tar streams that `safeopen extract` uses
- * before libarchive (examples/tarfast.c): the common headers only, handed to
+ * before libarchive (tools/safeopen/tarfast.c): the common headers only, handed to
  * libarchive, from the header it cannot read on, for everything else.
  */
 #ifndef SAFEOPEN_TARFAST_H

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The tar header block, as examples/tarfast.c reads it and examples/tarbid.c
+ * The tar header block, as tools/safeopen/tarfast.c reads it and tools/safeopen/tarbid.c
  * judges it: the field offsets, the plain octal numbers and the checksum.
  */
 #ifndef SAFEOPEN_TARHDR_H

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The tree commands of safeopen(1) (examples/tree.c). Each returns the exit
+/* The tree commands of safeopen(1) (tools/safeopen/tree.c). Each returns the exit
  * status: 0 success, 1 some entry failed (the others were done), 2 usage. */
 #ifndef SAFEOPEN_TREE_H
 #define SAFEOPEN_TREE_H
@@ -14,7 +14,7 @@ int safeopen_du(int rootfd, uint64_t resolve, int argc, char **argv);
 int safeopen_cp(int argc, char **argv, uint64_t resolve);
 
 /* "safeopen: " and the message on stderr, the --help hint, exit status 2
- * (examples/safeopen.c: one wording for every command's usage errors). */
+ * (tools/safeopen/safeopen.c: one wording for every command's usage errors). */
 void usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 
 #endif

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * One archive entry as `safeopen extract` uses it, whichever reader read it
- * (examples/tarfast.c, or libarchive through examples/la.h). The strings
+ * (tools/safeopen/tarfast.c, or libarchive through tools/safeopen/la.h). The strings
  * stay valid until the reader's next header.
  */
 #ifndef SAFEOPEN_XENTRY_H

@@ -2,7 +2,7 @@
 """safeopen.extract(): unpack an untrusted tar archive beneath a directory.
 
 The same construction and the same fidelity choices as ``safeopen DEST
-extract`` (examples/extract.c), with Python's tarfile reading the archive:
+extract`` (tools/safeopen/extract.c), with Python's tarfile reading the archive:
 no name from the archive is ever handed to a path system call. Each
 entry's parent directory is found or created beneath the destination by
 the library (mkdir -p, resolved beneath it: '..', absolute names and

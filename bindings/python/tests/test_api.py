@@ -21,7 +21,7 @@ HEADER = os.path.join(os.environ.get("top_srcdir", ""), "include", "safeopen.h")
 
 def header_constants():
     """NAME -> value of every numeric SAFE_* flag macro of the header,
-    evaluated here independently of python/gen-constants.py."""
+    evaluated here independently of bindings/python/gen-constants.py."""
     out = {}
     with open(HEADER, encoding="utf-8") as f:
         for line in f:

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-"""The Python recipe of doc/cookbook.md (python/examples/webfiles.py)
+"""The Python recipe of doc/cookbook.md (bindings/python/examples/webfiles.py)
 against a hostile tree: what it serves and stores, and that nothing outside
 the root is read or written."""
 import errno

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-"""The attack rows of tests/test_resolve.c, from Python: each path opened
+"""The attack rows of tests/lib/test_resolve.c, from Python: each path opened
 beneath the root (RESOLVE_BENEATH) and in it (RESOLVE_IN_ROOT) three ways --
 the kernel's openat2(2) through ctypes (the oracle, where it exists),
 safeopen.open() and safeopen.open() forced onto the library's walker
@@ -122,7 +122,7 @@ class OpenHow(ctypes.Structure):
 def kernel_openat2(dirfd, path, flags, resolve):
     """The raw system call: -errno on failure. EAGAIN means "try again"
     (any rename anywhere in the system during a '..' step causes it): the
-    oracle's answer is the first other one, as in tests/test_resolve.c."""
+    oracle's answer is the first other one, as in tests/lib/test_resolve.c."""
     how = OpenHow(flags | os.O_CLOEXEC, 0, resolve)
     for _ in range(100000):
         fd = _libc.syscall(ctypes.c_long(SYS_openat2), ctypes.c_int(dirfd),
