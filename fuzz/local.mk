@@ -6,7 +6,7 @@ if HAVE_CHECK
 # reaches them, and always adds ASan and UBSan (use a build directory without
 # --enable-asan: clang's shared-library ASan setup and libFuzzer's static one
 # do not mix).
-EXTRA_DIST += fuzz/fuzz_resolve.c fuzz/resolve.dict fuzz/corpus fuzz/fuzz_tarfast.c
+EXTRA_DIST += fuzz/fuzz_resolve.c fuzz/resolve.dict fuzz/corpus
 FUZZ_SMOKE_TIME = 60
 FUZZ_SMOKE_FLAGS = -max_total_time=$(FUZZ_SMOKE_TIME) -timeout=20 -rss_limit_mb=2048 \
 	-print_final_stats=1 -dict=$(srcdir)/fuzz/resolve.dict -artifact_prefix=fuzz-smoke-
@@ -21,34 +21,14 @@ fuzz_fuzz_resolve_LDFLAGS = $(AM_LDFLAGS) $(FUZZ_SAN)
 # libFuzzer is C++ and uses libm; the C driver does not add them.
 fuzz_fuzz_resolve_LDADD = -lstdc++ -lm
 
-# The built-in tar reader of safeopen extract against libarchive
-# (fuzz/fuzz_tarfast.c), where safeopen extract is built.
-FUZZ_TARFAST_TIME = 30
-FUZZ_SMOKE_TARFAST =
-if HAVE_LIBARCHIVE
-noinst_PROGRAMS += fuzz/fuzz_tarfast
-fuzz_fuzz_tarfast_SOURCES = fuzz/fuzz_tarfast.c tools/safeopen/tarfast.c tools/safeopen/la.c tools/safeopen/tarbid.c
-fuzz_fuzz_tarfast_CPPFLAGS = $(AM_CPPFLAGS) $(LIBARCHIVE_CFLAGS)
-fuzz_fuzz_tarfast_CFLAGS = $(AM_CFLAGS) $(FUZZ_SAN)
-fuzz_fuzz_tarfast_LDFLAGS = $(AM_LDFLAGS) $(FUZZ_SAN)
-fuzz_fuzz_tarfast_LDADD = $(LIBARCHIVE_LIBS) $(DLOPEN_LIBS) -lstdc++ -lm
-FUZZ_SMOKE_TARFAST += fuzz/fuzz_tarfast$(EXEEXT)
-endif
-
-# `make fuzz-smoke` runs each target from its committed seed corpus (new
-# inputs go to a scratch directory in the build tree): the resolver for
-# FUZZ_SMOKE_TIME seconds, the tar reader for FUZZ_TARFAST_TIME. A mismatch
-# aborts and leaves the reproducing input in fuzz-smoke-crash-*.
-fuzz-smoke: fuzz/fuzz_resolve$(EXEEXT) $(FUZZ_SMOKE_TARFAST)
+# `make fuzz-smoke` runs the target from its committed seed corpus for
+# FUZZ_SMOKE_TIME seconds (new inputs go to a scratch directory in the build
+# tree). A mismatch aborts and leaves the reproducing input in
+# fuzz-smoke-crash-*.
+fuzz-smoke: fuzz/fuzz_resolve$(EXEEXT)
 	rm -rf fuzz-smoke-corpus && mkdir fuzz-smoke-corpus
 	./fuzz/fuzz_resolve$(EXEEXT) $(FUZZ_SMOKE_FLAGS) fuzz-smoke-corpus $(srcdir)/fuzz/corpus/resolve
 	rm -rf fuzz-smoke-corpus
-	if test -n "$(FUZZ_SMOKE_TARFAST)"; then \
-	  mkdir fuzz-smoke-corpus && \
-	  ./fuzz/fuzz_tarfast$(EXEEXT) -max_total_time=$(FUZZ_TARFAST_TIME) -timeout=20 \
-	    -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix=fuzz-smoke- \
-	    fuzz-smoke-corpus $(srcdir)/fuzz/corpus/tarfast && rm -rf fuzz-smoke-corpus; \
-	fi
 else
 fuzz-smoke:
 	@echo "fuzz-smoke: configure with --enable-fuzzing CC=clang first"; exit 1

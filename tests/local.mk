@@ -6,7 +6,7 @@
 
 # The slowest tests come first in TESTS (and in SUITES), so that `make -j2
 # check` does not end with one of them running alone.
-TESTS += tests/tools/test-httpd.sh tests/tools/test-extract.sh tests/tools/test-extract-reader.sh tests/tools/test-tree.sh
+TESTS += tests/tools/test-httpd.sh tests/tools/test-extract.sh tests/tools/test-tree.sh
 
 # tests/lib/ the library's suites, tests/tools/ the programs' tests,
 # tests/docs/ the checks of the manual, header and examples, tests/harness/
@@ -165,12 +165,6 @@ EXTRA_DIST += tests/tools/test-tree.sh
 # (tests/tools/race-swap). SKIPs when safeopen was built without libarchive.
 EXTRA_DIST += tests/tools/test-extract.sh tests/tools/gen-archives.py tests/tools/tree-manifest.py \
 	tests/tools/valgrind-dlopen.supp tests/tools/extract-env.sh
-
-# safeopen extract's built-in tar reader (tools/safeopen/tarfast.c) against
-# libarchive alone (SAFEOPEN_EXTRACT_READER=libarchive): the archives of real
-# writers, crafted header groups and damaged archives (tests/tools/gen-tar-variants.py)
-# must give the same tree and exit status. SKIPs without libarchive.
-EXTRA_DIST += tests/tools/test-extract-reader.sh tests/tools/gen-tar-variants.py
 
 # The manual: every symbol of the version script has a page with SYNOPSIS and
 # ERRORS; every page renders without a groff warning; every EXAMPLES program

@@ -1,9 +1,9 @@
 # SPDX-License-Identifier: MIT
-# Sourced by the tests of `safeopen extract` (tests/tools/test-extract.sh,
-# tests/tools/test-extract-reader.sh): `extract_env NAME` sets SAFEOPEN (the binary
-# itself, not the libtool wrapper) and PYTHON (generates the archives), or
-# ends the test: FAIL if safeopen is not built, SKIP (77) with the reason if
-# it was built without libarchive or no python3 is found.
+# Sourced by the tests of `safeopen extract` (tests/tools/test-extract.sh):
+# `extract_env NAME` sets SAFEOPEN (the binary itself, not the libtool
+# wrapper) and PYTHON (generates the archives), or ends the test: FAIL if
+# safeopen is not built, SKIP (77) with the reason if it was built without
+# libarchive or no python3 is found.
 : "${top_builddir:=.}"
 : "${top_srcdir:=.}"
 SAFEOPEN=${SAFEOPEN:-"$top_builddir/tools/safeopen/safeopen"}

@@ -3,9 +3,7 @@
  * safeopen DEST extract: unpack an untrusted archive beneath DEST.
  *
  * libarchive reads the archive (tar in all its dialects, cpio, zip, ...,
- * compressed or not), after the built-in reader of plain tar (tarfast.c) as
- * long as the headers are the common ones (rd_next()); every entry is
- * created beneath DEST by libsafeopen,
+ * compressed or not); every entry is created beneath DEST by libsafeopen,
  * never by a path syscall on a name that came from the archive. That removes
  * "tar slip" / "zip slip" by construction instead of by string checks:
  *
@@ -122,10 +120,26 @@ int safeopen_extract(int rootfd, uint64_t resolve, int argc, char **argv)
 #include <safeopen.h>
 
 #include "la.h"
-#include "tarfast.h"
-#include "xentry.h"
 
 enum { EXIT_OK = 0, EXIT_FAILED = 1, EXIT_USAGE = 2 };
+
+/* One archive entry as extract uses it (from_libarchive()); the strings are
+ * libarchive's, valid until its next header. */
+struct xentry {
+	const char *path;     /* the name as stored (NULL: none) */
+	const char *hardlink; /* a hard link's target, else NULL */
+	const char *symlink;  /* a symbolic link's body, else NULL */
+	mode_t type;          /* S_IFREG, S_IFDIR, ...; what a hard link stores (often 0) */
+	mode_t perm;          /* the mode without the type bits */
+	int64_t uid, gid;
+	int64_t size;
+	bool size_set;
+	struct timespec mtime, atime;
+	bool mtime_set, atime_set;
+	dev_t rdev;
+	unsigned int nlink;
+	struct archive_entry *ae; /* libarchive's entry (its xattrs) */
+};
 
 /* What an entry does when its name exists (tar's three answers). A directory
  * entry always keeps an existing directory; nothing ever replaces one. */
@@ -160,16 +174,9 @@ struct xstate {
 	enum old_files old;
 	bool root;
 	mode_t umask;
-	struct archive *a;   /* libarchive, once it reads (rd_next(), la.h) */
-	struct tarfast *tf;  /* the built-in tar reader: the input's first reader */
-	bool fast;           /* ... still reading (not handed over to libarchive) */
-	struct xentry xe;    /* the current entry, from either reader */
+	struct archive *a;   /* the reader (la.h) */
+	struct xentry xe;    /* the current entry */
 	const char *file;    /* the archive's name, or "-" */
-	int in;              /* what the built-in reader reads: a file, stdin, a pipe */
-	bool in_own;         /* ... a descriptor opened here */
-	off_t in_start;      /* ... its first byte, if it can seek; else -1 */
-	bool open_failed;    /* libarchive could not open the input (reported) */
-	bool builtin_only;   /* SAFEOPEN_EXTRACT_READER=builtin: no hand-over */
 	struct dirmeta *dirs;
 	size_t ndirs, capdirs;
 	struct fileid *files;
@@ -243,11 +250,9 @@ static void report(struct xstate *st, const char *name, const char *what, int er
 	st->bad++;
 }
 
-static const char *rd_error(const struct xstate *st);
-
 static void archive_problem(struct xstate *st, const char *name, int fatal)
 {
-	const char *msg = rd_error(st);
+	const char *msg = la.archive_error_string(st->a);
 	fputs("safeopen: extract: ", stderr);
 	if (name) {
 		put_name(stderr, name);
@@ -740,14 +745,6 @@ static void finish_special(struct xstate *st, const struct xentry *e, int pfd, c
 
 /* ------------------------------------------------------------------ reading */
 
-/*
- * The archive is read by the built-in tar reader (tarfast.c) as long as it
- * knows the headers, and by libarchive from the first header group it does
- * not know, to the end (hand_over()). Both give an entry (st->xe) and data
- * blocks; these three calls are the only readers of the archive.
- */
-static int hand_over(struct xstate *st);
-
 /* libarchive's entry as extract's (its strings stay libarchive's). */
 static void from_libarchive(struct xentry *x, struct archive_entry *ae)
 {
@@ -775,40 +772,11 @@ static void from_libarchive(struct xentry *x, struct archive_entry *ae)
  * message), or no entry (ARCHIVE_EOF, ARCHIVE_RETRY, ARCHIVE_FATAL). */
 static int rd_next(struct xstate *st)
 {
-	if (st->fast) {
-		switch (tarfast_next(st->tf, &st->xe)) {
-		case TF_OK:
-			return ARCHIVE_OK;
-		case TF_EOF:
-			return ARCHIVE_EOF;
-		case TF_FATAL:
-			return ARCHIVE_FATAL;
-		case TF_FALLBACK:
-			if (hand_over(st) < 0)
-				return ARCHIVE_FATAL;
-			break;
-		}
-	}
 	struct archive_entry *ae;
 	int r = la.archive_read_next_header(st->a, &ae);
 	if (r == ARCHIVE_OK || r == ARCHIVE_WARN)
 		from_libarchive(&st->xe, ae);
 	return r;
-}
-
-static int rd_data(struct xstate *st, const void **buf, size_t *len, la_int64_t *off)
-{
-	if (!st->fast)
-		return la.archive_read_data_block(st->a, buf, len, off);
-	int64_t o;
-	enum tarfast_ret r = tarfast_data(st->tf, buf, len, &o);
-	*off = o;
-	return r == TF_OK ? ARCHIVE_OK : r == TF_EOF ? ARCHIVE_EOF : ARCHIVE_FATAL;
-}
-
-static const char *rd_error(const struct xstate *st)
-{
-	return st->fast ? tarfast_error(st->tf) : la.archive_error_string(st->a);
 }
 
 /* Copy the entry's data into fd. Returns 0 when the file is whole, -1 (the
@@ -823,7 +791,7 @@ static int copy_data(struct xstate *st, const struct xentry *e, int fd, const ch
 	size_t len;
 	la_int64_t off, end = 0;
 	int r;
-	while ((r = rd_data(st, &buf, &len, &off)) == ARCHIVE_OK) {
+	while ((r = la.archive_read_data_block(st->a, &buf, &len, &off)) == ARCHIVE_OK) {
 		if (len && !pwrite_all(fd, buf, len, (off_t)off)) {
 			report(st, path, what, errno);
 			return -1;
@@ -835,7 +803,7 @@ static int copy_data(struct xstate *st, const struct xentry *e, int fd, const ch
 	la_int64_t size = sized ? e->size : 0;
 	if (r != ARCHIVE_EOF) {
 		if (r == ARCHIVE_FATAL && sized && end >= size && end > 0) {
-			const char *msg = rd_error(st);
+			const char *msg = la.archive_error_string(st->a);
 			fputs("safeopen: extract: ", stderr);
 			put_name(stderr, path);
 			fprintf(stderr, ": extracted whole, but the archive is damaged after it: %s\n",
@@ -1407,126 +1375,39 @@ static void decomp_finish(struct xstate *st, struct decomp *d, bool stopped)
 
 /* ------------------------------------------------------------------ input */
 
-/* A new libarchive reader in st->a (libarchive loaded first: la.h): of
- * every format and filter it has (`any`), or of tar only, without bidding
- * (the rest of a tar stream). Returns 0, or -1 reported. */
-static int libarchive_new(struct xstate *st, bool any)
+/* What libarchive reads at a time from a descriptor or a file. */
+#define READ_BLOCK (1 << 16)
+
+/* libarchive (loaded first: la.h) with every format and filter it has, on
+ * the decompressor's output, standard input, or the named file (by name:
+ * libarchive then seeks in it, which zip needs for its central directory).
+ * Returns 0, or -1 reported. */
+static int open_input(struct xstate *st, const struct decomp *dc)
 {
 	const char *why;
 	if (la_load(&why) < 0) {
 		fprintf(stderr, "safeopen: extract: %s: libarchive is needed and cannot be loaded: %s\n",
 			input_name(st), why);
-	} else if (!(st->a = la.archive_read_new())) {
+		return -1;
+	}
+	if (!(st->a = la.archive_read_new())) {
 		fputs("safeopen: extract: out of memory\n", stderr);
-	} else {
-		if (any) {
-			la.archive_read_support_filter_all(st->a);
-			la.archive_read_support_format_all(st->a);
-		} else {
-			la.archive_read_support_format_tar(st->a);
-			la.archive_read_set_format(st->a, ARCHIVE_FORMAT_TAR);
-		}
-		return 0;
+		return -1;
 	}
-	st->open_failed = true;
-	st->bad++;
-	return -1;
-}
-
-/* libarchive on the input as it always read it: by name (it then seeks in
- * it, which zip needs for its central directory), or on a descriptor. */
-static int libarchive_open(struct xstate *st, int fd)
-{
-	if (fd >= 0)
-		return la.archive_read_open_fd(st->a, fd, 1 << 16);
-	return la.archive_read_open_filename(st->a, st->file, 1 << 16);
-}
-
-static void open_failure(struct xstate *st)
-{
-	const char *msg = la.archive_error_string(st->a);
-	fprintf(stderr, "safeopen: extract: %s: %s\n", input_name(st), msg ? msg : "cannot open");
-	st->open_failed = true;
-	st->bad++;
-}
-
-/*
- * libarchive takes over from the built-in reader. Before its first header:
- * the input as if the built-in reader had never looked at it (a file it can
- * seek goes back to where it started; from a pipe, the bytes it read come
- * first), every format and filter bid. After: tar only, from the first byte
- * of the header group the built-in reader did not accept, which libarchive
- * then reads as it would have in sequence.
- */
-static int hand_over(struct xstate *st)
-{
-	bool start = tarfast_at_start(st->tf);
+	la.archive_read_support_filter_all(st->a);
+	la.archive_read_support_format_all(st->a);
 	int r;
-	st->fast = false;
-	if (st->builtin_only) {
-		fprintf(stderr, "safeopen: extract: the built-in tar reader cannot read %s after "
-				"%lu entries (SAFEOPEN_EXTRACT_READER=builtin)\n",
-			input_name(st), st->seq);
-		st->open_failed = true;
-		st->bad++;
-		return -1;
-	}
-	if (libarchive_new(st, start) < 0)
-		return -1;
-	if (start && st->in_start >= 0) {
-		if (lseek(st->in, st->in_start, SEEK_SET) < 0) {
-			la.archive_set_error(st->a, errno, "%s", strerror(errno));
-			r = ARCHIVE_FATAL;
-		} else {
-			r = libarchive_open(st, st->in_own ? -1 : st->in);
-		}
-	} else {
-		r = tarfast_open_rest(st->tf, st->a);
-	}
+	if (dc->pid)
+		r = la.archive_read_open_fd(st->a, dc->fd, READ_BLOCK);
+	else if (!strcmp(st->file, "-"))
+		r = la.archive_read_open_fd(st->a, STDIN_FILENO, READ_BLOCK);
+	else
+		r = la.archive_read_open_filename(st->a, st->file, READ_BLOCK);
 	if (r != ARCHIVE_OK) {
-		open_failure(st);
-		return -1;
-	}
-	return 0;
-}
-
-/*
- * Open the input. The built-in reader reads first wherever libarchive can
- * take over without a byte lost (hand_over()): the decompressor's pipe,
- * standard input, a named regular file (opened here). A named FIFO, socket
- * or device is read by libarchive alone (as is everything with
- * SAFEOPEN_EXTRACT_READER=libarchive, the diagnostic switch of safeopen(1)).
- * Returns 0, or -1 reported.
- */
-static int open_input(struct xstate *st, const struct decomp *dc)
-{
-	const char *reader = getenv("SAFEOPEN_EXTRACT_READER");
-	bool builtin = !reader || strcmp(reader, "libarchive");
-	st->builtin_only = reader && !strcmp(reader, "builtin");
-	struct stat sb;
-	st->in = -1;
-	st->in_start = -1;
-	if (dc->pid) {
-		st->in = dc->fd;
-	} else if (!strcmp(st->file, "-")) {
-		st->in = STDIN_FILENO;
-		if (fstat(st->in, &sb) == 0 && S_ISREG(sb.st_mode))
-			st->in_start = lseek(st->in, 0, SEEK_CUR);
-	} else if (builtin && stat(st->file, &sb) == 0 && S_ISREG(sb.st_mode)) {
-		st->in = open(st->file, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-		if (st->in >= 0) {
-			st->in_own = true;
-			st->in_start = 0;
-		}
-	}
-	if (builtin && st->in >= 0 && (st->tf = tarfast_new(st->in))) {
-		st->fast = true;
-		return 0;
-	}
-	if (libarchive_new(st, true) < 0)
-		return -1;
-	if (libarchive_open(st, st->in_own ? -1 : st->in) != ARCHIVE_OK) {
-		open_failure(st);
+		const char *msg = la.archive_error_string(st->a);
+		fputs("safeopen: extract: ", stderr);
+		put_name(stderr, input_name(st));
+		fprintf(stderr, ": %s\n", msg ? msg : "cannot open");
 		return -1;
 	}
 	return 0;
@@ -1536,10 +1417,8 @@ static void close_input(struct xstate *st)
 {
 	if (st->a)
 		la.archive_read_free(st->a);
-	tarfast_free(st->tf);
+	st->a = NULL;
 	la_unload();
-	if (st->in_own)
-		close(st->in);
 }
 
 /* ------------------------------------------------------------------ main */
@@ -1615,6 +1494,7 @@ int safeopen_extract(int rootfd, uint64_t resolve, int argc, char **argv)
 	st.file = file;
 	if (open_input(&st, &dc) < 0) {
 		close_input(&st);
+		st.bad++;
 		decomp_finish(&st, &dc, false);
 		return EXIT_FAILED;
 	}
@@ -1629,8 +1509,7 @@ int safeopen_extract(int rootfd, uint64_t resolve, int argc, char **argv)
 		if (r == ARCHIVE_WARN)
 			archive_problem(&st, e->path, 0);
 		else if (r != ARCHIVE_OK) {
-			if (!st.open_failed)
-				archive_problem(&st, NULL, 1);
+			archive_problem(&st, NULL, 1);
 			if (r == ARCHIVE_FATAL || st.strict) {
 				stopped = r != ARCHIVE_FATAL;
 				break;

@@ -1,8 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The extract subcommand of safeopen(1): unpack an untrusted archive beneath
- * a directory (read by libarchive, plain tar by tools/safeopen/tarfast.c), creating
- * every entry with libsafeopen.
+ * a directory (read by libarchive), creating every entry with libsafeopen.
  */
 #ifndef SAFEOPEN_EXTRACT_H
 #define SAFEOPEN_EXTRACT_H

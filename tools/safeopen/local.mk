@@ -13,8 +13,7 @@ EXTRACT_CPPFLAGS =
 if HAVE_LIBARCHIVE
 # libarchive's header only: it is loaded when an archive needs it
 # (tools/safeopen/la.h), not at every start of safeopen
-tools_safeopen_safeopen_SOURCES += tools/safeopen/tarfast.c tools/safeopen/tarfast.h tools/safeopen/la.c \
-	tools/safeopen/la.h tools/safeopen/xentry.h tools/safeopen/tarbid.c tools/safeopen/tarbid.h tools/safeopen/tarhdr.h
+tools_safeopen_safeopen_SOURCES += tools/safeopen/la.c tools/safeopen/la.h
 EXTRACT_CPPFLAGS += $(LIBARCHIVE_CFLAGS)
 tools_safeopen_safeopen_LDADD += $(DLOPEN_LIBS)
 endif
