@@ -944,8 +944,8 @@ SAFE_PUBLIC int safe_mkdirat_beneath(int dirfd, const char *path, mode_t mode, u
  * directory created concurrently by someone else (@c EEXIST that opens as a
  * directory) is accepted; a symlink or non-directory created concurrently is
  * not followed. ".." may only appear in the part of @p path that already
- * exists. Missing parents get mode 0777, the last directory @p mode (the
- * umask applies to both, as with mkdir -p). Cost: one resolution of the path,
+ * exists. Every directory it creates gets @p mode (minus the umask, as
+ * mkdir(2) applies it), parents included. Cost: one resolution of the path,
  * then about three system calls per missing component (mkdirat, openat,
  * close), on the fast path and on the walker alike.
  *
@@ -968,7 +968,7 @@ SAFE_PUBLIC int safe_mkdirat_beneath(int dirfd, const char *path, mode_t mode, u
  *
  * @param dirfd Root directory, or @c AT_FDCWD. Borrowed.
  * @param path  Directory to create, with its missing parents.
- * @param mode  Permission bits of the last directory (umask applies).
+ * @param mode  Permission bits of every directory created (umask applies).
  * @param flags @c SAFE_RESOLVE_* bits.
  * @return A new @c O_PATH|O_DIRECTORY|O_CLOEXEC descriptor of the last
  *         directory (created or already there), or -1 with @c errno set.

@@ -289,7 +289,10 @@ int safe_mkdir_all_beneath(int dirfd, const char *path, mode_t mode, uint64_t fl
 	size_t len;
 	if (so_path_len(path, &len) < 0)
 		return -1;
-	return mkdir_all(dirfd, path, len, mode, 0777, resolve, NULL);
+	/* Every level gets the caller's mode (the rule of Go's os.MkdirAll and
+	 * libpathrs): 0777 for the parents would leave world-writable
+	 * directories behind a caller that runs with umask(0). */
+	return mkdir_all(dirfd, path, len, mode, mode, resolve, NULL);
 }
 
 int so_mkdir_all(int dirfd, const char *path, mode_t mode, mode_t parent_mode, uint64_t resolve,

@@ -143,13 +143,13 @@ START_TEST(mkdir_all_creates_and_opens)
 	ck_assert(fl & O_DIRECTORY);
 	ck_assert(fcntl(fd, F_GETFD) & FD_CLOEXEC);
 	close(fd);
-	ck_assert_int_eq(lmode(E.r1fd, "n"), S_IFDIR | 0755);
+	ck_assert_int_eq(lmode(E.r1fd, "n"), S_IFDIR | 0750);
 	ck_assert_int_eq(lmode(E.r1fd, "n/o/p"), S_IFDIR | 0750);
 	/* A trailing "." or '/' does not move the caller's mode elsewhere. */
 	fd = safe_mkdir_all_beneath(E.r1fd, "n2/o2/./", 0700, m);
 	ck_assert_int_ge(fd, 0);
 	close(fd);
-	ck_assert_int_eq(lmode(E.r1fd, "n2"), S_IFDIR | 0755);
+	ck_assert_int_eq(lmode(E.r1fd, "n2"), S_IFDIR | 0700);
 	ck_assert_int_eq(lmode(E.r1fd, "n2/o2"), S_IFDIR | 0700);
 	/* Existing: the same directory again, also with "." and '/' noise and
 	 * through a symlink inside the root. */

@@ -264,6 +264,55 @@ START_TEST(parents_undo_race)
 }
 END_TEST
 
+/* ---------------------------------------------------------------- the mode of created directories (issue 39) */
+
+/* Loop index: bit 0 the walker, bit 1 IN_ROOT. */
+#define P_MODE(i) ((((i) & 1) ? SAFE_RESOLVE_USERSPACE : 0) | (((i) & 2) ? SAFE_RESOLVE_IN_ROOT : 0))
+#define P_MODES 4
+
+/* safe_mkdir_all_beneath(): every level it creates gets `mode` minus the
+ * umask; levels that existed keep theirs. */
+START_TEST(mkdir_all_mode)
+{
+	struct tdir d;
+	tdir_make(&d, "mkmode");
+	uint64_t fl = P_MODE(_i);
+	static const struct {
+		mode_t umask, mode, want;
+	} rows[] = {
+		{ 0, 0750, 0750 },   /* crun's case: umask(0) must not give 0777 parents */
+		{ 077, 0755, 0700 }, /* the umask applies to every level */
+		{ 022, 0700, 0700 },
+		{ 0, 01777, 01777 }, /* the sticky bit as mkdir(2) takes it */
+	};
+	for (size_t k = 0; k < sizeof(rows) / sizeof(rows[0]); k++) {
+		char p[64], q[64];
+		snprintf(p, sizeof(p), "m%zu/a/b/c", k);
+		mode_t old = umask(rows[k].umask);
+		int fd = safe_mkdir_all_beneath(d.fd, p, rows[k].mode, fl);
+		umask(old);
+		ck_assert_msg(fd >= 0, "%s: %s", p, strerror(errno));
+		close(fd);
+		static const char *const lv[] = { "", "/a", "/a/b", "/a/b/c" };
+		for (size_t j = 0; j < 4; j++) {
+			snprintf(q, sizeof(q), "m%zu%s", k, lv[j]);
+			ck_assert_msg(is_dir_mode(d.fd, q, rows[k].want), "%s: row %zu", q, k);
+		}
+	}
+	/* An existing level keeps its mode; only the new ones get `mode`. */
+	ck_assert_int_eq(mkdirat(d.fd, "e", 0711), 0);
+	ck_assert_int_eq(fchmodat(d.fd, "e", 0711, 0), 0);
+	mode_t old = umask(0);
+	int fd = safe_mkdir_all_beneath(d.fd, "e/f/g", 0750, fl);
+	umask(old);
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	ck_assert(is_dir_mode(d.fd, "e", 0711) && is_dir_mode(d.fd, "e/f", 0750) &&
+		  is_dir_mode(d.fd, "e/f/g", 0750));
+	tdir_free(&d);
+}
+END_TEST
+
 /* ---------------------------------------------------------------- suite */
 
 static Suite *parents_suite(void)
@@ -273,6 +322,7 @@ static Suite *parents_suite(void)
 	tcase_add_checked_fixture(tc, fx_fd_setup, fx_fd_teardown);
 	tcase_set_timeout(tc, 60);
 	tcase_add_loop_test(tc, parents, 0, N_STRATEGIES);
+	tcase_add_loop_test(tc, mkdir_all_mode, 0, P_MODES);
 	suite_add_tcase(s, tc);
 
 	TCase *rc = tcase_create("race");

@@ -108,6 +108,10 @@ so "$R" mkdir -p new/a/b; expect "mkdir -p an existing directory" 0 "" ""
 so "$R" mkdir new; expect "mkdir an existing name" 1 "" "safeopen: new: File exists"
 so "$R" mkdir -m 0700 private; expect "mkdir -m" 0 "" ""
 check "mkdir -m sets the exact mode" test "$(stat -c %a "$R/private")" = 700
+so "$R" mkdir -p -m 0500 gnu/x/y; expect "mkdir -p -m" 0 "" ""
+check "mkdir -p: the parents get 0777 minus the umask, as mkdir(1)" \
+	test "$(stat -c %a "$R/gnu/x")" = "$(printf %o $((0777 & ~$(umask))))"
+check "mkdir -p -m: the last directory gets MODE" test "$(stat -c %a "$R/gnu/x/y")" = 500
 so "$R" mkdir -p link-out/evil; expect "mkdir -p through a link to outside" 1
 check "nothing created outside" test ! -e "$T/evil"
 

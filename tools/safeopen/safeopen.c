@@ -470,7 +470,9 @@ static int cmd_mkdir(int argc, char **argv)
 		usage_error("mkdir: missing PATH");
 	int ret = EXIT_OK;
 	for (int i = optind; i < argc; i++) {
-		int r = parents ? safe_mkdir_all_beneath(rootfd, argv[i], mode, resolve)
+		/* -p keeps mkdir(1)'s rule: the parents get 0777 minus the
+		 * umask, -m MODE only the last directory (chmod below). */
+		int r = parents ? safe_mkdir_all_beneath(rootfd, argv[i], 0777, resolve)
 				: safe_mkdirat_beneath(rootfd, argv[i], mode, resolve);
 		if (r < 0) {
 			ret = fail(argv[i], errno);
