@@ -6,6 +6,7 @@
 # Section 3: one page per function; functions that share a page are `.so`
 # links (an alias page contains only `.so man3/<page>.3`).
 MAN3_PAGES = \
+	doc/man/man3/safe_create_all_beneath.3 \
 	doc/man/man3/safe_fchmodat_beneath.3 \
 	doc/man/man3/safe_fchownat_beneath.3 \
 	doc/man/man3/safe_fstatat_beneath.3 \

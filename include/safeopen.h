@@ -991,6 +991,29 @@ SAFE_PUBLIC SAFE_NODISCARD int safe_mkdir_all_beneath(int dirfd, const char *pat
                                                       uint64_t flags);
 
 /**
+ * @brief open(2) with @c O_CREAT beneath a root, making the missing parents
+ *        first (each with @p dir_mode), removed again if the open fails.
+ *
+ * @param dirfd    Root directory, or @c AT_FDCWD. Borrowed.
+ * @param path     File to open or create.
+ * @param oflags   open(2) flags with @c O_CREAT (@c O_CLOEXEC is added).
+ * @param mode     Permission bits of a new file (umask applies).
+ * @param dir_mode Permission bits of every directory created (umask applies).
+ * @param flags    @c SAFE_RESOLVE_* bits.
+ * @return A new descriptor, or -1 with @c errno set.
+ *
+ * @par Errors
+ * - @c EINVAL: @p oflags without @c O_CREAT, or with @c O_DIRECTORY,
+ *   @c O_PATH or @c O_TMPFILE; bits beyond 07777 in @p dir_mode.
+ * - The errors of safe_mkdir_all_beneath() and safe_openat_beneath().
+ *
+ * See safe_create_all_beneath(3).
+ */
+SAFE_PUBLIC SAFE_NODISCARD int safe_create_all_beneath(int dirfd, const char *path, int oflags,
+                                                       mode_t mode, mode_t dir_mode,
+                                                       uint64_t flags);
+
+/**
  * @brief mknodat(2) beneath a root: FIFOs, sockets, regular files and, where
  *        permitted, devices.
  *

@@ -480,6 +480,15 @@ struct so_made_dirs {
  */
 int so_mkdir_all(int dirfd, const char *path, mode_t mode, mode_t parent_mode, uint64_t resolve,
 		 struct so_made_dirs *made);
+/*
+ * The missing parents of path's last name, each made with dir_mode (the
+ * umask applies) and recorded in *made: an O_PATH fd of the directory part,
+ * with *name the last component (a plain name) and *name_resolve the bits
+ * that open that name in it (the caller's scope, BENEATH for IN_ROOT). -2: a
+ * path of one component, nothing to make; -1 with errno.
+ */
+int so_make_parents(int dirfd, const char *path, mode_t dir_mode, uint64_t resolve,
+		    struct so_made_dirs *made, const char **name, uint64_t *name_resolve);
 /* Remove the recorded directories that are still where they were made, empty
  * and the same inode, deepest first; anything else stays. Frees the record.
  * Keeps errno. */

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * mkdir -p beneath a root: safe_mkdir_all_beneath(). The safety argument is
- * at mkdir_all() below; the resolver (open.c) does every multi-component
- * lookup, this file only single-name steps from directories it opened.
+ * mkdir -p beneath a root: safe_mkdir_all_beneath(), and the missing parents
+ * of a file: safe_create_all_beneath() and SAFE_TMPFILE_PARENTS (through
+ * so_make_parents()). The safety argument is at mkdir_all() below; the
+ * resolver (open.c) does every multi-component lookup, this file only
+ * single-name steps from directories it opened.
  */
 #include "internal.h"
 
@@ -302,4 +304,87 @@ int so_mkdir_all(int dirfd, const char *path, mode_t mode, mode_t parent_mode, u
 	if (so_path_len(path, &len) < 0)
 		return -1;
 	return mkdir_all(dirfd, path, len, mode, parent_mode, resolve, made);
+}
+
+int so_make_parents(int dirfd, const char *path, mode_t dir_mode, uint64_t resolve,
+		    struct so_made_dirs *made, const char **name, uint64_t *name_resolve)
+{
+	struct so_path_end pe;
+	so_path_end(path, &pe);
+	size_t n = pe.last.start; /* the directory part, its slashes included */
+	if (n == 0)
+		return -2;
+	*name = path + n;
+	char dir[PATH_MAX];
+	if (n >= sizeof(dir))
+		return so_fail(ENAMETOOLONG);
+	memcpy(dir, path, n);
+	dir[n] = '\0';
+	int fd = so_mkdir_all(dirfd, dir, dir_mode, dir_mode, resolve, made);
+	if (fd >= 0)
+		*name_resolve = (resolve & ~SAFE_RESOLVE_IN_ROOT) | SAFE_RESOLVE_BENEATH;
+	return fd;
+}
+
+/* The open(2) flags safe_create_all_beneath() refuses: it creates a named
+ * regular file. */
+#define CREATE_ALL_BAD_OFLAGS (O_DIRECTORY | O_PATH | (O_TMPFILE & ~O_DIRECTORY))
+
+/*
+ * open(O_CREAT) with the missing parents made first.
+ *
+ * Safety argument: the path is first opened as it is by the resolver with
+ * the caller's scope (one resolution when the parents exist). Only on ENOENT
+ * are the parents made, by mkdir_all() (see its argument), which returns a
+ * descriptor of the directory part opened beneath the root; the last name is
+ * then opened in it with the caller's scope narrowed to BENEATH, and with
+ * O_NOFOLLOW, so a symlink found there (met, or planted by a racer) is never
+ * followed relative to the parent, where its body would be judged against
+ * the wrong root: the whole path is then resolved again from dirfd with the
+ * caller's scope, as the first attempt did. Directories this call made are
+ * removed again if the open fails (so_made_dirs_undo(): empty, same inode,
+ * still at their names).
+ */
+int safe_create_all_beneath(int dirfd, const char *path, int oflags, mode_t mode, mode_t dir_mode,
+			    uint64_t flags)
+{
+	uint64_t resolve;
+	if (so_op_resolve(flags, 0, &resolve) < 0)
+		return -1;
+	if (!(oflags & O_CREAT) || (oflags & CREATE_ALL_BAD_OFLAGS) || (dir_mode & ~(mode_t)07777))
+		return so_fail(EINVAL);
+	size_t len;
+	if (so_path_len(path, &len) < 0)
+		return -1;
+	struct safe_open_how how = {
+		.flags = (uint64_t)(unsigned int)oflags | O_CLOEXEC,
+		.mode = mode,
+		.resolve = resolve,
+	};
+	int fd = so_open_validated(dirfd, path, &how);
+	if (fd >= 0 || errno != ENOENT || !so_path_ends_in_name(path))
+		return fd;
+
+	struct so_made_dirs made = SO_MADE_DIRS_INIT;
+	const char *name;
+	uint64_t name_resolve;
+	_cleanup_fd_ int pdir = so_make_parents(dirfd, path, dir_mode, resolve, &made, &name,
+						&name_resolve);
+	if (pdir == -2) /* one component: nothing to make, the ENOENT stands */
+		return so_fail(ENOENT);
+	if (pdir >= 0) {
+		struct safe_open_how one = how;
+		one.resolve = name_resolve;
+		if (!(oflags & O_EXCL))
+			one.flags |= O_NOFOLLOW;
+		fd = so_open_validated(pdir, name, &one);
+		if (fd < 0 && errno == ELOOP && !(oflags & (O_NOFOLLOW | O_EXCL)))
+			fd = so_open_validated(dirfd, path, &how); /* a symlink: from the root */
+	}
+	if (fd < 0) {
+		so_made_dirs_undo(&made); /* keeps errno */
+		return -1;
+	}
+	so_made_dirs_free(&made);
+	return fd;
 }

@@ -613,30 +613,16 @@ static int check_mode(mode_t mode)
 
 /*
  * SAFE_TMPFILE_PARENTS: mkdir -p of the directory part of path beneath dirfd
- * (recorded in *made for the undo), returning an O_PATH fd of it and in
- * *name the last component, with in *cflags the flags that resolve that one
- * plain name in it (the scope bits of the caller, BENEATH instead of
- * IN_ROOT: the name has no '/', "." or ".."). A path of one component has
- * nothing to create: the caller's dirfd, path and flags are kept (fd -2).
+ * (so_make_parents()), leaving in *cflags the flags that resolve the last
+ * plain name in the returned directory. -2: one component, nothing to make.
  */
 static int make_parents(int dirfd, const char *path, uint64_t *cflags, struct so_made_dirs *made,
 			const char **name)
 {
-	struct so_path_end pe;
-	so_path_end(path, &pe);
-	size_t n = pe.last.start; /* the directory part, its slashes included */
-	if (n == 0)
-		return -2;
-	*name = path + n;
-	char dir[PATH_MAX];
-	memcpy(dir, path, n);
-	dir[n] = '\0';
-	uint64_t resolve = *cflags & SO_RESOLVE_ALL_MASK;
-	int fd = so_mkdir_all(dirfd, dir, PARENTS_MODE, PARENTS_MODE, resolve, made);
-	if (fd < 0)
-		return -1;
-	*cflags = (*cflags & ~(SO_RESOLVE_ALL_MASK | SAFE_TMPFILE_PARENTS)) |
-		  ((resolve & ~SAFE_RESOLVE_IN_ROOT) | SAFE_RESOLVE_BENEATH);
+	uint64_t resolve = *cflags & SO_RESOLVE_ALL_MASK, name_resolve;
+	int fd = so_make_parents(dirfd, path, PARENTS_MODE, resolve, made, name, &name_resolve);
+	if (fd >= 0)
+		*cflags = (*cflags & ~(SO_RESOLVE_ALL_MASK | SAFE_TMPFILE_PARENTS)) | name_resolve;
 	return fd;
 }
 

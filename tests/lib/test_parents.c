@@ -313,6 +313,104 @@ START_TEST(mkdir_all_mode)
 }
 END_TEST
 
+/* safe_create_all_beneath(): open(O_CREAT) with the missing parents made
+ * with dir_mode, undone when the open fails. */
+START_TEST(create_all)
+{
+	struct tdir d;
+	tdir_make(&d, "creat");
+	uint64_t fl = P_MODE(_i);
+	mode_t old = umask(0);
+	int fd = safe_create_all_beneath(d.fd, "c/d/e/f", O_WRONLY | O_CREAT | O_EXCL, 0640, 0750, fl);
+	ck_assert_msg(fd >= 0, "create_all: %s", strerror(errno));
+	ck_assert(fcntl(fd, F_GETFD) & FD_CLOEXEC);
+	ck_assert_int_eq(write(fd, "x", 1), 1);
+	close(fd);
+	ck_assert(is_dir_mode(d.fd, "c", 0750) && is_dir_mode(d.fd, "c/d", 0750) &&
+		  is_dir_mode(d.fd, "c/d/e", 0750));
+	struct stat st;
+	ck_assert(fstatat(d.fd, "c/d/e/f", &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) &&
+		  (st.st_mode & 07777) == 0640 && st.st_size == 1);
+	umask(077);
+	fd = safe_create_all_beneath(d.fd, "c/g/h", O_RDWR | O_CREAT, 0666, 0755, fl);
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	ck_assert(is_dir_mode(d.fd, "c/g", 0700) && is_dir_mode(d.fd, "c", 0750));
+	umask(old);
+	/* Existing parents and file: one open, the same file. */
+	fd = safe_create_all_beneath(d.fd, "c/d/e/f", O_RDONLY | O_CREAT, 0600, 0700, fl);
+	ck_assert_int_ge(fd, 0);
+	ck_assert(fx_same_object(fd, d.fd, "c/d/e/f"));
+	close(fd);
+	fd = safe_create_all_beneath(d.fd, "top", O_WRONLY | O_CREAT, 0600, 0700, fl);
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	/* IN_ROOT: "/" and ".." at the top stay in the case directory. */
+	if (fl & SAFE_RESOLVE_IN_ROOT) {
+		fd = safe_create_all_beneath(d.fd, "/../i1/i2/f", O_WRONLY | O_CREAT, 0600, 0700, fl);
+		ck_assert_msg(fd >= 0, "IN_ROOT: %s", strerror(errno));
+		close(fd);
+		ck_assert(present(d.fd, "i1/i2/f"));
+	}
+	/* A symlink at the end is followed within the scope, never created through. */
+	ck_assert_int_eq(symlinkat("../c/d/e/f", d.fd, "c/ln"), 0);
+	fd = safe_create_all_beneath(d.fd, "c/ln", O_RDONLY | O_CREAT, 0600, 0700, fl);
+	ck_assert_int_ge(fd, 0);
+	ck_assert(fx_same_object(fd, d.fd, "c/d/e/f"));
+	close(fd);
+	ck_assert_int_eq(symlinkat("nope/f", d.fd, "c/dl"), 0);
+	EXPECT_FAIL_CK(d.fd, ENOENT, safe_create_all_beneath(d.fd, "c/dl", O_WRONLY | O_CREAT, 0600,
+							      0700, fl));
+	ck_assert(!present(d.fd, "c/nope"));
+	/* Failures after the directories were made remove them, and only them. */
+	char longp[NAME_MAX + 64];
+	snprintf(longp, sizeof(longp), "n1/n2/%0*d", NAME_MAX + 1, 7);
+	EXPECT_FAIL_CK(d.fd, ENAMETOOLONG,
+		       safe_create_all_beneath(d.fd, longp, O_WRONLY | O_CREAT, 0600, 0700, fl));
+	snprintf(longp, sizeof(longp), "c/x/y/%0*d", NAME_MAX + 1, 7);
+	EXPECT_FAIL_CK(d.fd, ENAMETOOLONG,
+		       safe_create_all_beneath(d.fd, longp, O_WRONLY | O_CREAT, 0600, 0700, fl));
+	ck_assert(!present(d.fd, "c/x"));
+	/* Bad inputs and refusals: the exact errno, nothing created. */
+	static const struct {
+		const char *path;
+		int oflags;
+		mode_t mode, dir_mode;
+		uint64_t flags;
+		int err;
+	} rows[] = {
+		{ "c/d/e/f", O_WRONLY | O_CREAT | O_EXCL, 0600, 0700, 0, EEXIST },
+		{ "../esc/f", O_WRONLY | O_CREAT, 0600, 0700, SAFE_RESOLVE_BENEATH, EXDEV },
+		{ "/abs/f", O_WRONLY | O_CREAT, 0600, 0700, SAFE_RESOLVE_BENEATH, EXDEV },
+		{ "top/x/f", O_WRONLY | O_CREAT, 0600, 0700, 0, ENOTDIR },
+		{ "n1/n2/", O_WRONLY | O_CREAT, 0600, 0700, 0, ENOENT },
+		{ "c", O_WRONLY | O_CREAT, 0600, 0700, 0, EISDIR },
+		{ "n1/f", O_WRONLY, 0600, 0700, 0, EINVAL },
+		{ "n1/f", O_RDONLY | O_CREAT | O_DIRECTORY, 0600, 0700, 0, EINVAL },
+		{ "n1/f", O_RDWR | O_TMPFILE, 0600, 0700, 0, EINVAL },
+		{ "n1/f", O_WRONLY | O_CREAT, 010600, 0700, 0, EINVAL },
+		{ "n1/f", O_WRONLY | O_CREAT, 0600, 010700, 0, EINVAL },
+		{ "n1/f", O_WRONLY | O_CREAT, 0600, 0700,
+		  SAFE_RESOLVE_BENEATH | SAFE_RESOLVE_IN_ROOT, EINVAL },
+		{ "n1/f", O_WRONLY | O_CREAT, 0600, 0700, 1ULL << 62, EINVAL },
+		{ "c/ln", O_WRONLY | O_CREAT, 0600, 0700, SAFE_RESOLVE_NO_SYMLINKS, ELOOP },
+		{ "", O_WRONLY | O_CREAT, 0600, 0700, 0, ENOENT },
+		{ NULL, O_WRONLY | O_CREAT, 0600, 0700, 0, EFAULT },
+	};
+	for (size_t k = 0; k < sizeof(rows) / sizeof(rows[0]); k++) {
+		uint64_t f = rows[k].flags ? rows[k].flags | (fl & SAFE_RESOLVE_USERSPACE)
+					   : fl;
+		if ((rows[k].flags & SAFE_RESOLVE_NO_SYMLINKS))
+			f |= fl;
+		EXPECT_FAIL_OR(d.fd, rows[k].err,
+			       safe_create_all_beneath(d.fd, rows[k].path, rows[k].oflags,
+						       rows[k].mode, rows[k].dir_mode, f),
+			       ck_abort_msg("row %zu (%s)", k, rows[k].path ? rows[k].path : "NULL"));
+	}
+	tdir_free(&d);
+}
+END_TEST
+
 /* ---------------------------------------------------------------- suite */
 
 static Suite *parents_suite(void)
@@ -323,6 +421,7 @@ static Suite *parents_suite(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_loop_test(tc, parents, 0, N_STRATEGIES);
 	tcase_add_loop_test(tc, mkdir_all_mode, 0, P_MODES);
+	tcase_add_loop_test(tc, create_all, 0, P_MODES);
 	suite_add_tcase(s, tc);
 
 	TCase *rc = tcase_create("race");
