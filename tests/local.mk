@@ -6,7 +6,7 @@
 
 # The slowest tests come first in TESTS (and in SUITES), so that `make -j2
 # check` does not end with one of them running alone.
-TESTS += tests/tools/test-httpd.sh tests/tools/test-extract.sh tests/tools/test-tree.sh
+TESTS += tests/tools/test-httpd.sh tests/tools/test-extract.sh tests/tools/test-extract-bsdtar.sh tests/tools/test-tree.sh
 
 # tests/lib/ the library's suites, tests/tools/ the programs' tests,
 # tests/docs/ the checks of the manual, header and examples, tests/harness/
@@ -165,6 +165,12 @@ EXTRA_DIST += tests/tools/test-tree.sh
 # (tests/tools/race-swap). SKIPs when safeopen was built without libarchive.
 EXTRA_DIST += tests/tools/test-extract.sh tests/tools/gen-archives.py tests/tools/tree-manifest.py \
 	tests/tools/valgrind-dlopen.supp tests/tools/extract-env.sh
+
+# safeopen extract next to bsdtar (tests/tools/extract-vs-bsdtar.py): the same
+# tree and exit status on a corpus built by the test (names beyond ASCII,
+# compressed streams with data after them, pax-only links, PEP 706 shapes),
+# or exactly the refusals it names. SKIPs without bsdtar or libarchive.
+EXTRA_DIST += tests/tools/test-extract-bsdtar.sh tests/tools/extract-vs-bsdtar.py
 
 # The manual: every symbol of the version script has a page with SYNOPSIS and
 # ERRORS; every page renders without a groff warning; every EXAMPLES program

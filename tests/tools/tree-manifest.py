@@ -10,17 +10,17 @@ Two trees with equal manifests are equal in everything an archive carries
 (apart from ownership and access times). --owners adds the numeric owner and
 group and the hard-link group (the first path, in sorted order, of the
 object's inode).
+
+Also a module: manifest(root, opts) returns the lines (opts: a set of the
+options above).
 """
 import hashlib
 import os
 import stat
 import sys
 
-root = sys.argv[1]
-opts = set(sys.argv[2:])
 
-
-def line(rel, path):
+def _line(rel, path, opts, groups):
     st = os.lstat(path)
     kind = stat.S_IFMT(st.st_mode)
     t = {stat.S_IFREG: "f", stat.S_IFDIR: "d", stat.S_IFLNK: "l", stat.S_IFIFO: "p",
@@ -57,23 +57,23 @@ def line(rel, path):
                                            size, mtime, nlink, extra, ",".join(xattrs), own)
 
 
-# hard-link groups: each inode named by its first path in sorted order
-groups = {}
-paths = []
-for dirpath, dirnames, filenames in os.walk(root):
-    for n in dirnames + filenames:
-        paths.append(os.path.relpath(os.path.join(dirpath, n), root))
-for rel in sorted(paths):
-    st = os.lstat(os.path.join(root, rel))
-    groups.setdefault((st.st_dev, st.st_ino), rel)
+def manifest(root, opts=frozenset()):
+    """The manifest of the tree at root, as a sorted list of lines."""
+    # hard-link groups: each inode named by its first path in sorted order
+    groups = {}
+    paths = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        for n in dirnames + filenames:
+            paths.append(os.path.relpath(os.path.join(dirpath, n), root))
+    paths.sort()
+    for rel in paths:
+        st = os.lstat(os.path.join(root, rel))
+        groups.setdefault((st.st_dev, st.st_ino), rel)
+    out = [] if "--no-root" in opts else [_line(".", root, opts, groups)]
+    out += [_line(rel, os.path.join(root, rel), opts, groups) for rel in paths]
+    return sorted(out)
 
 
-out = []
-if "--no-root" not in opts:
-    out.append(line(".", root))
-for dirpath, dirnames, filenames in os.walk(root):
-    for n in dirnames + filenames:
-        p = os.path.join(dirpath, n)
-        out.append(line(os.path.relpath(p, root), p))
-for l in sorted(out):
-    print(l)
+if __name__ == "__main__":
+    for l in manifest(sys.argv[1], set(sys.argv[2:])):
+        print(l)

@@ -40,7 +40,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <langinfo.h>
 #include <limits.h>
+#include <locale.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -137,7 +139,8 @@ struct xentry {
 	struct timespec mtime, atime;
 	bool mtime_set, atime_set;
 	dev_t rdev;
-	unsigned int nlink;
+	bool warned;          /* libarchive read it with a warning */
+	bool link_lost;       /* ... that its link target cannot be read */
 	struct archive_entry *ae; /* libarchive's entry (its xattrs) */
 };
 
@@ -161,7 +164,9 @@ struct dirmeta {
 
 /* A regular file this extraction created, by identity: only these may
  * receive the data of a later hard-link entry (cpio stores the data of a
- * multiply-linked file with one of its links). */
+ * multiply-linked file with one of its links, a pax hard link may carry
+ * data). A set, open addressing on the inode number; ino 0 marks a free
+ * slot (no file of a Linux filesystem has it). */
 struct fileid {
 	dev_t dev;
 	ino_t ino;
@@ -259,10 +264,9 @@ static void archive_problem(struct xstate *st, const char *name, int fatal)
 		fputs(": ", stderr);
 	}
 	fprintf(stderr, "%s%s\n", fatal ? "archive error: " : "", msg ? msg : "unknown error");
-	if (fatal) {
-		st->bad++;
+	st->bad++; /* a warning too: bsdtar's exit status is then 1 */
+	if (fatal)
 		st->fatal = true;
-	}
 }
 
 /* ------------------------------------------------------------------ names */
@@ -395,28 +399,46 @@ static bool remember_dir(struct xstate *st, const char *path, const struct xentr
 	return true;
 }
 
+/* The slot of (dev, ino) in the set of capacity cap (a power of two): its
+ * own, or the free one where it would go. */
+static struct fileid *file_slot(struct fileid *set, size_t cap, dev_t dev, ino_t ino)
+{
+	size_t i = (size_t)((ino ^ dev) * 0x9e3779b97f4a7c15ull) & (cap - 1);
+	while (set[i].ino && !(set[i].ino == ino && set[i].dev == dev))
+		i = (i + 1) & (cap - 1);
+	return &set[i];
+}
+
+/* Every regular file this extraction creates is remembered (a later hard
+ * link with data may name it). Memory exhaustion forgets it: the data of
+ * such a link is then refused, which is safe. */
 static void remember_file(struct xstate *st, int fd)
 {
 	struct stat sb;
-	if (fstat(fd, &sb) < 0)
+	if (fstat(fd, &sb) < 0 || sb.st_ino == 0)
 		return;
-	if (st->nfiles == st->capfiles) {
-		size_t cap = st->capfiles ? 2 * st->capfiles : 64;
-		struct fileid *f = realloc(st->files, cap * sizeof(*f));
-		if (!f)
-			return; /* the data of a later link is then refused: safe */
-		st->files = f;
+	if (2 * (st->nfiles + 1) > st->capfiles) {
+		size_t cap = st->capfiles ? 2 * st->capfiles : 256;
+		struct fileid *set = calloc(cap, sizeof(*set));
+		if (!set)
+			return;
+		for (size_t i = 0; i < st->capfiles; i++)
+			if (st->files[i].ino)
+				*file_slot(set, cap, st->files[i].dev, st->files[i].ino) = st->files[i];
+		free(st->files);
+		st->files = set;
 		st->capfiles = cap;
 	}
-	st->files[st->nfiles++] = (struct fileid){ sb.st_dev, sb.st_ino };
+	struct fileid *f = file_slot(st->files, st->capfiles, sb.st_dev, sb.st_ino);
+	if (!f->ino)
+		st->nfiles++;
+	*f = (struct fileid){ sb.st_dev, sb.st_ino };
 }
 
 static bool created_here(const struct xstate *st, const struct stat *sb)
 {
-	for (size_t i = 0; i < st->nfiles; i++)
-		if (st->files[i].dev == sb->st_dev && st->files[i].ino == sb->st_ino)
-			return true;
-	return false;
+	return st->capfiles && sb->st_ino &&
+	       file_slot(st->files, st->capfiles, sb->st_dev, sb->st_ino)->ino;
 }
 
 static bool is_acl(const char *name)
@@ -745,13 +767,37 @@ static void finish_special(struct xstate *st, const struct xentry *e, int pfd, c
 
 /* ------------------------------------------------------------------ reading */
 
+/*
+ * Names in any locale. As bsdtar, the user's locale (setlocale(LC_ALL, "")):
+ * libarchive converts the names that an archive declares in a character set
+ * (UTF-8 in pax headers and flagged zip entries, UTF-16 in rar, 7z, lha,
+ * iso9660 Joliet, ...) into the locale's, and passes the bytes of the others
+ * unchanged. The C (POSIX) locale's character set is ASCII, where every such
+ * non-ASCII name would be lost ("Pathname cannot be converted"): there,
+ * the character type is C.UTF-8's instead, as Python does (PEP 538); the
+ * bytes of undeclared names still pass unchanged.
+ */
+static void names_locale(void)
+{
+	setlocale(LC_ALL, "");
+	const char *cs = nl_langinfo(CODESET);
+	if (!strcmp(cs, "ANSI_X3.4-1968") || !strcmp(cs, "ASCII"))
+		if (!setlocale(LC_CTYPE, "C.UTF-8"))
+			setlocale(LC_CTYPE, "C.utf8");
+}
+
+/* A name in this locale's form, else in UTF-8 (where the locale cannot
+ * hold it, libarchive may still give it so), else NULL. */
+#define ENTRY_NAME(ae, field) \
+	(la.archive_entry_##field(ae) ?: la.archive_entry_##field##_utf8(ae))
+
 /* libarchive's entry as extract's (its strings stay libarchive's). */
 static void from_libarchive(struct xentry *x, struct archive_entry *ae)
 {
 	*x = (struct xentry){
-		.path = la.archive_entry_pathname(ae),
-		.hardlink = la.archive_entry_hardlink(ae),
-		.symlink = la.archive_entry_symlink(ae),
+		.path = ENTRY_NAME(ae, pathname),
+		.hardlink = ENTRY_NAME(ae, hardlink),
+		.symlink = ENTRY_NAME(ae, symlink),
 		.type = la.archive_entry_filetype(ae),
 		.perm = la.archive_entry_mode(ae) & ~(mode_t)AE_IFMT,
 		.uid = la.archive_entry_uid(ae),
@@ -763,7 +809,6 @@ static void from_libarchive(struct xentry *x, struct archive_entry *ae)
 		.mtime_set = la.archive_entry_mtime_is_set(ae),
 		.atime_set = la.archive_entry_atime_is_set(ae),
 		.rdev = la.archive_entry_rdev(ae),
-		.nlink = la.archive_entry_nlink(ae),
 		.ae = ae,
 	};
 }
@@ -776,6 +821,15 @@ static int rd_next(struct xstate *st)
 	int r = la.archive_read_next_header(st->a, &ae);
 	if (r == ARCHIVE_OK || r == ARCHIVE_WARN)
 		from_libarchive(&st->xe, ae);
+	/* a link target that cannot be converted is left unset, with a
+	 * warning naming it ("Linkname ..."): the entry then looks like an
+	 * empty regular file, which it is not */
+	if (r == ARCHIVE_WARN) {
+		const char *msg = la.archive_error_string(st->a);
+		st->xe.warned = true;
+		st->xe.link_lost = !st->xe.hardlink && !st->xe.symlink && msg &&
+				   strcasestr(msg, "link");
+	}
 	return r;
 }
 
@@ -919,8 +973,7 @@ static int extract_file_atomic(struct xstate *st, const struct xentry *e, int pf
 	entry_times(e, ts);
 	if (futimens(out, ts) < 0)
 		report(st, path, "times not restored", errno);
-	if (e->nlink > 1)
-		remember_file(st, out);
+	remember_file(st, out);
 	close(out);
 	return 0;
 discard:
@@ -980,8 +1033,7 @@ static int extract_file(struct xstate *st, const struct xentry *e, int pfd, cons
 		close(fd);
 		return -1;
 	}
-	if (e->nlink > 1)
-		remember_file(st, fd);
+	remember_file(st, fd);
 	close(fd);
 	return 0;
 }
@@ -1105,12 +1157,44 @@ static int extract_dir(struct xstate *st, const struct xentry *e, const char *pa
 	return 0;
 }
 
+/* Why a link entry without a usable target is refused (with *err), before
+ * anything is made for it; NULL for every other entry. A link is never
+ * turned into something else (an empty regular file). */
+static const char *lost_link(const struct xstate *st, const struct xentry *e, int *err)
+{
+	*err = ENOENT;
+	if (e->link_lost) {
+		*err = EILSEQ;
+		return "link not created: libarchive cannot read its target";
+	}
+	if (e->hardlink)
+		return *e->hardlink ? NULL : "hard link not created: its target is empty";
+	if (e->type == AE_IFLNK && e->symlink && !*e->symlink)
+		return "symbolic link not created: its target is empty";
+	/* libarchive 3.6 gives a tar link whose target is only in a pax
+	 * linkpath record (the ustar link name empty) no target: a symlink
+	 * then, or a hard link without a type (bsdtar makes empty files) */
+	*err = EINVAL;
+	if (e->type == AE_IFLNK && !e->symlink)
+		return "symbolic link not created: libarchive reads no target for it";
+	if (e->type == 0 && (la.archive_format(st->a) & ARCHIVE_FORMAT_BASE_MASK) == ARCHIVE_FORMAT_TAR)
+		return "hard link not created: libarchive reads no target for it (a pax linkpath "
+		       "record with an empty ustar link name)";
+	return NULL;
+}
+
 static int extract_entry(struct xstate *st, const struct xentry *e)
 {
 	const char *raw = e->path;
 	char path[PATH_MAX], target[PATH_MAX];
-	if (!raw || !*raw) {
-		report(st, raw ? raw : "(no name)", "not extracted", raw ? ENOENT : EINVAL);
+	if (!raw) { /* no name, or one that libarchive cannot convert (warned) */
+		char label[64];
+		snprintf(label, sizeof(label), "(entry %lu)", st->seq);
+		report(st, label, "not extracted: no name that can be read", e->warned ? EILSEQ : EINVAL);
+		return -1;
+	}
+	if (!*raw) {
+		report(st, raw, "not extracted", ENOENT);
 		return -1;
 	}
 	if (!normalize(raw, path, sizeof(path))) {
@@ -1120,6 +1204,12 @@ static int extract_entry(struct xstate *st, const struct xentry *e)
 	if (st->verbose) {
 		put_name(stdout, raw);
 		putchar('\n');
+	}
+	int err;
+	const char *lost = lost_link(st, e, &err);
+	if (lost) {
+		report(st, raw, lost, err);
+		return -1;
 	}
 
 	const char *link = e->hardlink;
@@ -1136,8 +1226,8 @@ static int extract_entry(struct xstate *st, const struct xentry *e)
 	int ret = -1, made;
 	struct maker mk = { 0 };
 	if (link) {
-		if (!*link || !normalize(link, target, sizeof(target))) {
-			report(st, raw, "hard link not created", *link ? ENAMETOOLONG : ENOENT);
+		if (!normalize(link, target, sizeof(target))) {
+			report(st, raw, "hard link not created", ENAMETOOLONG);
 			return -1;
 		}
 		mk.make = make_link;
@@ -1157,7 +1247,7 @@ static int extract_entry(struct xstate *st, const struct xentry *e)
 	case AE_IFLNK: {
 		const char *body = e->symlink;
 		mk.make = make_symlink;
-		mk.target = body ? body : "";
+		mk.target = body;
 		if ((made = create_replacing(st, &mk, pfd, name)) < 0) {
 			report(st, raw, "symbolic link not created", errno);
 			break;
@@ -1265,28 +1355,37 @@ static const char *input_name(const struct xstate *st)
  * decoded last block (up to 64 KiB of entries: a truncated .tar.xz lost
  * complete files). Where the program is not installed, or the archive comes
  * from a pipe, libarchive's filters decompress. */
+struct decompressor {
+	unsigned char magic[6];
+	size_t len;
+	const char *prog;
+	int trailing; /* its exit status for data after a whole stream, or 0 */
+};
+
 struct decomp {
 	pid_t pid;     /* the child, or 0 */
 	int fd;        /* the read end of its output */
-	const char *prog;
+	const struct decompressor *dz;
 };
 
-static const char *decompressor(const unsigned char *m, size_t n)
+/* Data after the end of a whole compressed stream is not damage but a
+ * warning (bsdtar, whose libarchive filters stop at the stream's end,
+ * extracts and exits 0): gzip says so with its warning status 2 ("trailing
+ * garbage ignored"), lz4 1.9 with status 1 ("stream followed by undecodable
+ * data"; a cut stream is its status 68). bzip2 ignores it itself (status 0);
+ * xz and zstd fail as libarchive does (bsdtar exits 1 there too). */
+static const struct decompressor *decompressor(const unsigned char *m, size_t n)
 {
-	static const struct {
-		unsigned char magic[6];
-		size_t len;
-		const char *prog;
-	} known[] = {
-		{ { 0x1f, 0x8b }, 2, "gzip" },
-		{ { 'B', 'Z', 'h' }, 3, "bzip2" },
-		{ { 0xfd, '7', 'z', 'X', 'Z', 0 }, 6, "xz" },
-		{ { 0x28, 0xb5, 0x2f, 0xfd }, 4, "zstd" },
-		{ { 0x04, 0x22, 0x4d, 0x18 }, 4, "lz4" },
+	static const struct decompressor known[] = {
+		{ { 0x1f, 0x8b }, 2, "gzip", 2 },
+		{ { 'B', 'Z', 'h' }, 3, "bzip2", 0 },
+		{ { 0xfd, '7', 'z', 'X', 'Z', 0 }, 6, "xz", 0 },
+		{ { 0x28, 0xb5, 0x2f, 0xfd }, 4, "zstd", 0 },
+		{ { 0x04, 0x22, 0x4d, 0x18 }, 4, "lz4", 1 },
 	};
 	for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++)
 		if (n >= known[i].len && !memcmp(m, known[i].magic, known[i].len))
-			return known[i].prog;
+			return &known[i];
 	return NULL;
 }
 
@@ -1312,24 +1411,24 @@ static int decomp_start(const char *file, struct decomp *d)
 	ssize_t n = -1;
 	if (fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && (at = lseek(fd, 0, SEEK_CUR)) >= 0)
 		n = pread(fd, m, sizeof(m), at);
-	const char *prog = n > 0 ? decompressor(m, (size_t)n) : NULL;
+	const struct decompressor *dz = n > 0 ? decompressor(m, (size_t)n) : NULL;
 	int p[2] = { -1, -1 };
 	posix_spawn_file_actions_t fa;
 	int started = 0;
-	if (!prog || pipe2(p, O_CLOEXEC) < 0)
+	if (!dz || pipe2(p, O_CLOEXEC) < 0)
 		goto out;
 	if (posix_spawn_file_actions_init(&fa) == 0) {
-		char *argv[] = { (char *)prog, (char *)"-dc", NULL };
+		char *argv[] = { (char *)dz->prog, (char *)"-dc", NULL };
 		if (posix_spawn_file_actions_adddup2(&fa, fd, STDIN_FILENO) == 0 &&
 		    posix_spawn_file_actions_adddup2(&fa, p[1], STDOUT_FILENO) == 0 &&
-		    posix_spawnp(&d->pid, prog, &fa, NULL, argv, environ) == 0)
+		    posix_spawnp(&d->pid, dz->prog, &fa, NULL, argv, environ) == 0)
 			started = 1;
 		posix_spawn_file_actions_destroy(&fa);
 	}
 	close(p[1]);
 	if (started) {
 		d->fd = p[0];
-		d->prog = prog;
+		d->dz = dz;
 	} else {
 		close(p[0]);
 	}
@@ -1365,11 +1464,17 @@ static void decomp_finish(struct xstate *st, struct decomp *d, bool stopped)
 		return;
 	fputs("safeopen: extract: ", stderr);
 	put_name(stderr, input_name(st));
+	if (WIFEXITED(status) && d->dz->trailing && WEXITSTATUS(status) == d->dz->trailing) {
+		fprintf(stderr, ": warning: %s -dc: exit status %d: data after the end of the "
+				"compressed stream ignored\n",
+			d->dz->prog, WEXITSTATUS(status));
+		return;
+	}
 	if (WIFEXITED(status))
-		fprintf(stderr, ": %s -dc: exit status %d: the archive is damaged\n", d->prog,
+		fprintf(stderr, ": %s -dc: exit status %d: the archive is damaged\n", d->dz->prog,
 			WEXITSTATUS(status));
 	else
-		fprintf(stderr, ": %s -dc: killed by signal %d\n", d->prog, WTERMSIG(status));
+		fprintf(stderr, ": %s -dc: killed by signal %d\n", d->dz->prog, WTERMSIG(status));
 	st->bad++;
 }
 
@@ -1488,6 +1593,7 @@ int safeopen_extract(int rootfd, uint64_t resolve, int argc, char **argv)
 	const char *file = optind < argc ? argv[optind] : "-";
 	st.umask = umask(0);
 	umask(st.umask);
+	names_locale();
 
 	struct decomp dc = { .pid = 0, .fd = -1 };
 	decomp_start(file, &dc);

@@ -19,13 +19,15 @@
 	X(archive_read_new) X(archive_read_free) X(archive_read_support_filter_all)     \
 	X(archive_read_support_format_all) X(archive_read_open_fd)                      \
 	X(archive_read_open_filename) X(archive_read_next_header)                       \
-	X(archive_read_data_block) X(archive_error_string) X(archive_entry_pathname)    \
-	X(archive_entry_hardlink) X(archive_entry_symlink) X(archive_entry_filetype)    \
+	X(archive_read_data_block) X(archive_error_string) X(archive_format)            \
+	X(archive_entry_pathname) X(archive_entry_pathname_utf8)                        \
+	X(archive_entry_hardlink) X(archive_entry_hardlink_utf8)                        \
+	X(archive_entry_symlink) X(archive_entry_symlink_utf8) X(archive_entry_filetype) \
 	X(archive_entry_mode) X(archive_entry_uid) X(archive_entry_gid)                 \
 	X(archive_entry_size) X(archive_entry_size_is_set) X(archive_entry_mtime)       \
 	X(archive_entry_mtime_nsec) X(archive_entry_mtime_is_set) X(archive_entry_atime) \
 	X(archive_entry_atime_nsec) X(archive_entry_atime_is_set) X(archive_entry_rdev) \
-	X(archive_entry_nlink) X(archive_entry_xattr_reset) X(archive_entry_xattr_next)
+	X(archive_entry_xattr_reset) X(archive_entry_xattr_next)
 
 struct la_api {
 #define LA_MEMBER(f) __typeof__(f) *f;

@@ -1,0 +1,24 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# tests/tools/test-extract-bsdtar.sh: safeopen extract gives bsdtar's tree and
+# exit status on a corpus built here (tests/tools/extract-vs-bsdtar.py: names
+# beyond ASCII in zip, pax, GNU tar and bsdtar's own formats, in the C locale
+# and C.UTF-8; data after a compressed stream; links given only by pax
+# records; pax hard links with data; PEP 706's shapes), or refuses exactly
+# the entries named there. `make check-long` (SAFEOPEN_CHECK_LONG=1) adds
+# bsdtar's other formats and a bigger tree. SKIPs without bsdtar.
+set -u
+LONG=${SAFEOPEN_CHECK_LONG:-}
+[ "$LONG" = 0 ] && LONG=
+. "${top_srcdir:-.}/tests/tools/extract-env.sh"
+extract_env test-extract-bsdtar
+command -v bsdtar >/dev/null || {
+	echo "SKIP: test-extract-bsdtar: bsdtar (the reference) not installed"; exit 77; }
+T=$(mktemp -d "${TMPDIR:-/tmp}/test-extract-bsdtar.XXXXXX") || exit 99
+trap 'chmod -R u+rwx "$T" 2>/dev/null; rm -rf "$T"' EXIT
+umask 022
+"$PYTHON" "$top_srcdir/tests/tools/extract-vs-bsdtar.py" "$SAFEOPEN" "$T/w" ${LONG:+--long}
+rc=$?
+if [ $rc -ne 0 ]; then echo "FAIL: test-extract-bsdtar"; exit 1; fi
+echo "PASS: test-extract-bsdtar"
+exit 0
