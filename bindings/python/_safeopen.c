@@ -4,18 +4,34 @@
  *
  * Thin and fast: each function converts its arguments, releases the GIL,
  * calls one library function and turns -1/errno into an OSError subclass
- * (EscapeError for EXDEV). What is better written in Python (Root, file
- * objects, scandir, write_atomic, extract) is in safeopen/__init__.py.
+ * (EscapeError for EXDEV) that names the path the caller passed. What is
+ * better written in Python (Root's methods, file objects, scandir, walk,
+ * write_atomic, extract) is in safeopen/__init__.py.
  *
- * Roots. Every operation takes a root: an int descriptor (borrowed), an
- * object with fileno() (a safeopen.Root, borrowed), or a str/bytes/PathLike,
- * which is opened with O_PATH|O_DIRECTORY for the call and closed after it.
- * The root's own path is trusted (it comes from the program, not from the
- * request); only the path beneath it is resolved by the library.
+ * Every wrapper has the same shape: call_parse() (the arguments by name),
+ * its own conversions, call_begin() (the root and the path), the library
+ * call with the GIL released (CALL_RETRY), call_end() (releases the root
+ * and the path, raises with the caller's path). The text signatures of the
+ * docstrings ("name($module, /, ...)\n--\n\n") give inspect.signature().
+ *
+ * Roots. Every operation takes a root: an int descriptor (borrowed), a
+ * safeopen.Root (a _Root: see below), another object with fileno()
+ * (borrowed), or a str/bytes/PathLike, which is opened with
+ * O_PATH|O_DIRECTORY for the call and closed after it. The root's own path
+ * is trusted (it comes from the program, not from the request); only the
+ * path beneath it is resolved by the library.
+ *
+ * A _Root may be shared between threads and closed by one of them while
+ * others use it: each call holds a use of its descriptor while the GIL is
+ * released (users), close() marks the Root closing, so that no new call
+ * starts on it (EBADF), and waits, without the GIL, until the calls in flight
+ * are done before it closes the descriptor. A call therefore never reaches
+ * the library with a number close() gave back to the kernel and another
+ * open() may have reused for another directory.
  *
  * Descriptors: every descriptor the module opens is O_CLOEXEC; one it returns
  * belongs to the caller; one it opens for a call (a PathLike root) is closed
- * on every path out of that call (the converter's cleanup).
+ * on every path out of that call (call_end()).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -23,6 +39,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -32,6 +49,16 @@
 
 #ifndef PY_VERSION_HEX
 #error "Python.h is required"
+#endif
+
+#if PY_VERSION_HEX >= 0x030D0000
+#define so_is_finalizing() Py_IsFinalizing()
+#else
+#define so_is_finalizing() _Py_IsFinalizing()
+#endif
+
+#ifndef SAFEOPEN_PY_VERSION
+#error "SAFEOPEN_PY_VERSION (the release, from configure.ac) must be defined"
 #endif
 
 static PyObject *EscapeError;    /* safeopen.EscapeError(OSError) */
@@ -57,6 +84,154 @@ static PyObject *raise_errno(int err, PyObject *path, PyObject *path2)
 	errno = err;
 	return PyErr_SetFromErrnoWithFilenameObjects(PyExc_OSError, path, path2);
 }
+
+/* ------------------------------------------------------------------ Root */
+
+typedef struct {
+	PyObject_HEAD
+	int fd;      /* owned; -1 before __init__ and once closed */
+	int closing; /* close() has begun: no new call may start */
+	int users;   /* calls in flight (changed with the GIL held; read by a
+		      * waiting close() under mu, hence the atomics) */
+	pthread_mutex_t mu;
+	pthread_cond_t idle; /* users dropped to 0 while closing */
+} RootObject;
+
+static PyTypeObject RootType;
+
+static PyObject *root_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
+{
+	(void)args;
+	(void)kwds;
+	RootObject *self = (RootObject *)type->tp_alloc(type, 0);
+	if (!self)
+		return NULL;
+	self->fd = -1;
+	self->closing = 0;
+	self->users = 0;
+	pthread_mutex_init(&self->mu, NULL);
+	pthread_cond_init(&self->idle, NULL);
+	return (PyObject *)self;
+}
+
+/* _Root.__init__(fd): adopt fd, a descriptor this object now owns (the
+ * Python class opens or duplicates it). */
+static int root_init(RootObject *self, PyObject *args, PyObject *kwds)
+{
+	int fd;
+	if (kwds && PyDict_GET_SIZE(kwds)) {
+		PyErr_SetString(PyExc_TypeError, "_Root() takes no keyword arguments");
+		return -1;
+	}
+	if (!PyArg_ParseTuple(args, "i:_Root", &fd))
+		return -1;
+	if (fd < 0 || self->fd >= 0 || self->closing) {
+		PyErr_SetString(PyExc_ValueError, "_Root: a descriptor >= 0, once");
+		return -1;
+	}
+	self->fd = fd;
+	return 0;
+}
+
+/* Wait (without the GIL) until no call uses the descriptor, then close it.
+ * Idempotent; a second closer waits as well. */
+static PyObject *root_close(RootObject *self, PyObject *unused)
+{
+	(void)unused;
+	self->closing = 1;
+	if (__atomic_load_n(&self->users, __ATOMIC_ACQUIRE) > 0) {
+		Py_BEGIN_ALLOW_THREADS
+		pthread_mutex_lock(&self->mu);
+		while (__atomic_load_n(&self->users, __ATOMIC_ACQUIRE) > 0)
+			pthread_cond_wait(&self->idle, &self->mu);
+		pthread_mutex_unlock(&self->mu);
+		Py_END_ALLOW_THREADS
+	}
+	int fd = self->fd;
+	self->fd = -1;
+	if (fd >= 0 && close(fd) < 0 && errno != EINTR)
+		return raise_errno(errno, NULL, NULL);
+	Py_RETURN_NONE;
+}
+
+static PyObject *root_fileno(RootObject *self, PyObject *unused)
+{
+	(void)unused;
+	if (self->fd < 0 || self->closing) {
+		PyErr_SetString(PyExc_ValueError, "I/O operation on closed Root");
+		return NULL;
+	}
+	return PyLong_FromLong(self->fd);
+}
+
+static PyObject *root_closed(RootObject *self, void *unused)
+{
+	(void)unused;
+	return PyBool_FromLong(self->fd < 0 || self->closing);
+}
+
+/* An unclosed Root: a ResourceWarning, as for a file, except while the
+ * interpreter exits (a module-level Root lives until then by design), and
+ * nothing is imported here. */
+static void root_finalize(PyObject *o)
+{
+	RootObject *self = (RootObject *)o;
+	if (self->fd < 0)
+		return;
+	if (!so_is_finalizing()) {
+		PyObject *type, *value, *tb;
+		PyErr_Fetch(&type, &value, &tb);
+		if (PyErr_ResourceWarning(o, 1, "unclosed %R", o) < 0)
+			PyErr_WriteUnraisable(o);
+		PyErr_Restore(type, value, tb);
+	}
+	close(self->fd);
+	self->fd = -1;
+}
+
+static void root_dealloc(RootObject *self)
+{
+	if (PyObject_CallFinalizerFromDealloc((PyObject *)self) < 0)
+		return;
+	if (self->fd >= 0)
+		close(self->fd);
+	pthread_cond_destroy(&self->idle);
+	pthread_mutex_destroy(&self->mu);
+	Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyMethodDef root_methods[] = {
+	{ "fileno", (PyCFunction)root_fileno, METH_NOARGS,
+	  "fileno($self, /)\n--\n\n"
+	  "The O_PATH descriptor (owned by the Root: do not close it). A number\n"
+	  "taken out this way is not protected by the Root's use count: pass the\n"
+	  "Root itself to the functions of this module." },
+	{ "close", (PyCFunction)root_close, METH_NOARGS,
+	  "close($self, /)\n--\n\n"
+	  "Close the descriptor, after the calls in flight on this Root (in\n"
+	  "other threads) are done; calls that start afterwards fail with EBADF.\n"
+	  "Idempotent." },
+	{ NULL, NULL, 0, NULL },
+};
+
+static PyGetSetDef root_getset[] = {
+	{ "closed", (getter)root_closed, NULL, "True once close() was called.", NULL },
+	{ NULL, NULL, NULL, NULL, NULL },
+};
+
+static PyTypeObject RootType = {
+	PyVarObject_HEAD_INIT(NULL, 0).tp_name = "safeopen._safeopen._Root",
+	.tp_basicsize = sizeof(RootObject),
+	.tp_dealloc = (destructor)root_dealloc,
+	.tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
+	.tp_doc = "The descriptor of a safeopen.Root and the use count that makes\n"
+		  "close() safe while other threads call through it.",
+	.tp_methods = root_methods,
+	.tp_getset = root_getset,
+	.tp_init = (initproc)root_init,
+	.tp_new = root_new,
+	.tp_finalize = root_finalize,
+};
 
 /* ------------------------------------------------------------------ arguments */
 
@@ -107,10 +282,12 @@ static int parse_args(const char *fname, PyObject *const *args, Py_ssize_t nargs
 	return 0;
 }
 
-/* A root: its descriptor and whether this call opened it. */
+/* A root for one call: its descriptor, whether the call opened it, and the
+ * _Root whose use it holds. */
 struct root {
 	int fd;
 	int owned;
+	RootObject *ro;
 };
 
 /* An int argument (a descriptor, flags, a mode) without the private
@@ -128,10 +305,26 @@ static int as_int(PyObject *o, int *out)
 	return 0;
 }
 
-static int root_get(PyObject *o, struct root *r)
+/* Take the root `o` for a call on `path` (named in errors). */
+static int root_get(PyObject *o, struct root *r, PyObject *path)
 {
 	r->fd = -1;
 	r->owned = 0;
+	r->ro = NULL;
+	if (PyObject_TypeCheck(o, &RootType)) {
+		RootObject *ro = (RootObject *)o;
+		if (ro->closing || ro->fd < 0) {
+			raise_errno(EBADF, path, NULL);
+			return -1;
+		}
+		/* with the GIL: close() cannot be between its check of closing
+		 * and its read of users */
+		__atomic_add_fetch(&ro->users, 1, __ATOMIC_ACQ_REL);
+		Py_INCREF(ro);
+		r->ro = ro;
+		r->fd = ro->fd;
+		return 0;
+	}
 	if (PyLong_Check(o))
 		return as_int(o, &r->fd);
 	if (!PyUnicode_Check(o) && !PyBytes_Check(o) && PyObject_HasAttrString(o, "fileno")) {
@@ -149,23 +342,33 @@ static int root_get(PyObject *o, struct root *r)
 	Py_BEGIN_ALLOW_THREADS
 	fd = open(PyBytes_AS_STRING(bytes), O_PATH | O_DIRECTORY | O_CLOEXEC);
 	Py_END_ALLOW_THREADS
+	Py_DECREF(bytes);
 	if (fd < 0) {
 		raise_errno(errno, o, NULL);
-		Py_DECREF(bytes);
 		return -1;
 	}
-	Py_DECREF(bytes);
 	r->fd = fd;
 	r->owned = 1;
 	return 0;
 }
 
+/* Give the root back (with the GIL held). */
 static void root_put(struct root *r)
 {
 	if (r->owned && r->fd >= 0)
 		close(r->fd);
+	RootObject *ro = r->ro;
+	if (ro) {
+		if (__atomic_sub_fetch(&ro->users, 1, __ATOMIC_ACQ_REL) == 0 && ro->closing) {
+			pthread_mutex_lock(&ro->mu);
+			pthread_cond_broadcast(&ro->idle);
+			pthread_mutex_unlock(&ro->mu);
+		}
+		Py_DECREF(ro);
+	}
 	r->fd = -1;
 	r->owned = 0;
+	r->ro = NULL;
 }
 
 /* str/bytes/PathLike -> a new bytes object (NULL + exception on error). An
@@ -232,6 +435,7 @@ static int get_bool(PyObject *o, int def, int *out)
 }
 
 #define RESOLVE_DEFAULT SAFE_RESOLVE_BENEATH
+#define MAX_ARGS 8
 
 /* Retry a call interrupted by a signal, as the os module does (PEP 475). */
 #define CALL_RETRY(ret, expr)                                                                      \
@@ -240,10 +444,87 @@ static int get_bool(PyObject *o, int def, int *out)
 		Py_END_ALLOW_THREADS                                                               \
 	} while ((ret) < 0 && errno == EINTR && PyErr_CheckSignals() == 0)
 
+/* ------------------------------------------------------------------ the prologue */
+
+/* One call of a wrapper: its arguments by name, then its root(s) and path. */
+struct call {
+	PyObject *a[MAX_ARGS]; /* borrowed; NULL when not passed */
+	struct root r, r2;     /* the root, and dst_root of the two-root calls */
+	PyObject *pb;          /* the path as bytes (owned) */
+	const char *path;      /* its string */
+	PyObject *name, *name2; /* what errors name: the caller's path(s) */
+};
+
+/* The arguments (see parse_args). */
+static int call_parse(struct call *c, const char *fname, const char *const *names, int npos,
+		      int nreq, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+	c->r = (struct root){ -1, 0, NULL };
+	c->r2 = (struct root){ -1, 0, NULL };
+	c->pb = NULL;
+	c->path = NULL;
+	c->name = c->name2 = NULL;
+	return parse_args(fname, args, nargs, kwnames, names, npos, nreq, c->a);
+}
+
+static void call_release(struct call *c)
+{
+	Py_CLEAR(c->pb);
+	root_put(&c->r2);
+	root_put(&c->r);
+}
+
+/* The root a[iroot] and the path a[ipath]; on failure nothing is held. */
+static int call_begin(struct call *c, int iroot, int ipath)
+{
+	c->name = c->a[ipath];
+	if (root_get(c->a[iroot], &c->r, c->name) < 0)
+		return -1;
+	c->pb = fspath_bytes(c->a[ipath]);
+	if (!c->pb) {
+		call_release(c);
+		return -1;
+	}
+	c->path = PyBytes_AS_STRING(c->pb);
+	return 0;
+}
+
+/* The end of every call: release, then None, or the error of `err`. */
+static PyObject *call_end(struct call *c, long long ret, int err)
+{
+	call_release(c);
+	if (ret < 0)
+		return PyErr_Occurred() ? NULL : raise_errno(err, c->name, c->name2);
+	Py_RETURN_NONE;
+}
+
+/* call_end() for the calls that return an int (a descriptor, a count). */
+static PyObject *call_end_int(struct call *c, long long ret, int err)
+{
+	if (ret < 0)
+		return call_end(c, ret, err);
+	call_release(c);
+	return PyLong_FromLongLong(ret);
+}
+
+#define WRAPPER(fn)                                                                                \
+	static PyObject *fn(PyObject *self, PyObject *const *args, Py_ssize_t nargs,               \
+			    PyObject *kwnames)
+#define PARSE(fname, npos, nreq)                                                                   \
+	struct call c;                                                                             \
+	(void)self;                                                                                \
+	if (call_parse(&c, fname, names, npos, nreq, args, nargs, kwnames) < 0)                    \
+		return NULL
+
+static uint64_t follow_flag(int follow)
+{
+	return follow ? SAFE_FOLLOW : 0;
+}
+
 /* ------------------------------------------------------------------ open */
 
 PyDoc_STRVAR(open_doc,
-"open(path, flags, mode=0o777, *, dir_fd, resolve=RESOLVE_BENEATH) -> int\n\n"
+"open($module, /, path, flags, mode=0o777, *, dir_fd, resolve=RESOLVE_BENEATH)\n--\n\n"
 "Open path beneath the root dir_fd, like os.open(path, flags, mode,\n"
 "dir_fd=dir_fd), but the path never resolves outside the root: '..',\n"
 "absolute paths and symbolic links that would leave it fail with\n"
@@ -252,174 +533,102 @@ PyDoc_STRVAR(open_doc,
 "resolve is a mask of RESOLVE_* flags with exactly one of RESOLVE_BENEATH\n"
 "and RESOLVE_IN_ROOT. Returns a new O_CLOEXEC descriptor.");
 
-static PyObject *so_open(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
-			 PyObject *kwnames)
+WRAPPER(so_open)
 {
 	static const char *const names[] = { "path", "flags", "mode", "dir_fd", "resolve", NULL };
-	PyObject *a[5];
-	(void)self;
-	if (parse_args("open", args, nargs, kwnames, names, 3, 2, a) < 0)
-		return NULL;
-	if (!a[3]) {
+	PARSE("open", 3, 2);
+	if (!c.a[3]) {
 		PyErr_SetString(PyExc_TypeError, "open() missing required keyword argument 'dir_fd'");
 		return NULL;
 	}
 	int flags, mode;
 	uint64_t resolve;
-	if (get_int(a[1], 0, &flags) < 0 || get_int(a[2], 0777, &mode) < 0 ||
-	    get_u64(a[4], RESOLVE_DEFAULT, &resolve) < 0)
+	if (get_int(c.a[1], 0, &flags) < 0 || get_int(c.a[2], 0777, &mode) < 0 ||
+	    get_u64(c.a[4], RESOLVE_DEFAULT, &resolve) < 0 || call_begin(&c, 3, 0) < 0)
 		return NULL;
-	struct root r;
-	if (root_get(a[3], &r) < 0)
-		return NULL;
-	PyObject *path = fspath_bytes(a[0]);
-	if (!path) {
-		root_put(&r);
-		return NULL;
-	}
 	/* O_CREAT/O_TMPFILE take the mode; otherwise it must be 0 for openat2 */
 	int creates = (flags & O_CREAT) || (flags & O_TMPFILE) == O_TMPFILE;
 	struct safe_open_how how = { .flags = (uint64_t)(unsigned)flags | O_CLOEXEC,
 				     .mode = creates ? (uint64_t)(mode & 07777) : 0,
 				     .resolve = resolve };
 	int fd;
-	CALL_RETRY(fd, safe_openat2(r.fd, PyBytes_AS_STRING(path), &how, sizeof(how)));
-	int err = errno;
-	Py_DECREF(path);
-	root_put(&r);
-	if (fd < 0)
-		return PyErr_Occurred() ? NULL : raise_errno(err, a[0], NULL);
-	return PyLong_FromLong(fd);
+	CALL_RETRY(fd, safe_openat2(c.r.fd, c.path, &how, sizeof(how)));
+	return call_end_int(&c, fd, errno);
 }
 
 PyDoc_STRVAR(reopen_doc,
-"reopen(fd, flags) -> int\n\n"
+"reopen($module, /, fd, flags)\n--\n\n"
 "Open the object of fd (an O_PATH descriptor, say) again with new open(2)\n"
 "flags, never through a path. Returns a new O_CLOEXEC descriptor.");
 
-static PyObject *so_reopen(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
-			   PyObject *kwnames)
+WRAPPER(so_reopen)
 {
 	static const char *const names[] = { "fd", "flags", NULL };
-	PyObject *a[2];
 	int fd, flags, ret;
-	(void)self;
-	if (parse_args("reopen", args, nargs, kwnames, names, 2, 2, a) < 0 ||
-	    get_int(a[0], 0, &fd) < 0 || get_int(a[1], 0, &flags) < 0)
+	PARSE("reopen", 2, 2);
+	if (get_int(c.a[0], 0, &fd) < 0 || get_int(c.a[1], 0, &flags) < 0)
 		return NULL;
 	CALL_RETRY(ret, safe_reopen(fd, flags));
-	if (ret < 0)
-		return PyErr_Occurred() ? NULL : raise_errno(errno, NULL, NULL);
-	return PyLong_FromLong(ret);
+	c.name = c.a[0];
+	return call_end_int(&c, ret, errno);
 }
 
 /* ------------------------------------------------------------------ one-path operations */
 
-/* The common frame of the operations on one path beneath a root: names[0] is
- * the root and names[1] the path; `body` runs with the GIL released and sets
- * `ret` (negative with errno on failure). */
-#define OP_BEGIN(fname, npos, nreq)                                                                \
-	PyObject *a[sizeof(names) / sizeof(names[0]) - 1];                                         \
-	(void)self;                                                                                \
-	if (parse_args(fname, args, nargs, kwnames, names, npos, nreq, a) < 0)                     \
-		return NULL;
-
-static PyObject *finish(long long ret, int err, PyObject *path, PyObject *path2)
-{
-	if (ret < 0)
-		return PyErr_Occurred() ? NULL : raise_errno(err, path, path2);
-	Py_RETURN_NONE;
-}
-
-/* Run `call` with root and path converted; `extra_ok` is the condition on
- * the other arguments' conversion. */
-#define WITH_ROOT_PATH(rootobj, pathobj, stmt)                                                     \
-	do {                                                                                       \
-		struct root r_;                                                                    \
-		if (root_get((rootobj), &r_) < 0)                                                  \
-			return NULL;                                                               \
-		PyObject *pb_ = fspath_bytes(pathobj);                                             \
-		if (!pb_) {                                                                        \
-			root_put(&r_);                                                             \
-			return NULL;                                                               \
-		}                                                                                  \
-		const int rootfd = r_.fd;                                                          \
-		const char *cpath = PyBytes_AS_STRING(pb_);                                        \
-		stmt;                                                                              \
-		Py_DECREF(pb_);                                                                    \
-		root_put(&r_);                                                                     \
-	} while (0)
-
-static uint64_t follow_flag(int follow)
-{
-	return follow ? SAFE_FOLLOW : 0;
-}
-
-PyDoc_STRVAR(mkdir_doc, "mkdir(root, path, mode=0o777, *, resolve=RESOLVE_BENEATH)\n\n"
+PyDoc_STRVAR(mkdir_doc, "mkdir($module, /, root, path, mode=0o777, *, resolve=RESOLVE_BENEATH)\n--\n\n"
 "Create the directory path beneath root (its parent must exist). An\n"
 "existing name, a symbolic link included, is FileExistsError.");
 
-static PyObject *so_mkdir(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
-			  PyObject *kwnames)
+WRAPPER(so_mkdir)
 {
 	static const char *const names[] = { "root", "path", "mode", "resolve", NULL };
-	OP_BEGIN("mkdir", 3, 2)
-	int mode, ret, err = 0;
+	int mode, ret;
 	uint64_t res;
-	if (get_int(a[2], 0777, &mode) < 0 || get_u64(a[3], RESOLVE_DEFAULT, &res) < 0)
+	PARSE("mkdir", 3, 2);
+	if (get_int(c.a[2], 0777, &mode) < 0 || get_u64(c.a[3], RESOLVE_DEFAULT, &res) < 0 ||
+	    call_begin(&c, 0, 1) < 0)
 		return NULL;
-	WITH_ROOT_PATH(a[0], a[1], {
-		CALL_RETRY(ret, safe_mkdirat_beneath(rootfd, cpath, (mode_t)mode, res));
-		err = errno;
-	});
-	return finish(ret, err, a[1], NULL);
+	CALL_RETRY(ret, safe_mkdirat_beneath(c.r.fd, c.path, (mode_t)mode, res));
+	return call_end(&c, ret, errno);
 }
 
-PyDoc_STRVAR(mkdir_all_doc, "mkdir_all(root, path, mode=0o777, *, resolve=RESOLVE_BENEATH) -> int\n\n"
+PyDoc_STRVAR(mkdir_all_doc, "mkdir_all($module, /, root, path, mode=0o777, *, resolve=RESOLVE_BENEATH)\n--\n\n"
 "Create path and its missing parents beneath root (mkdir -p); existing\n"
 "directories are kept. Returns an O_PATH descriptor of the last one,\n"
 "which the caller closes (safeopen.makedirs() is the os-style wrapper).");
 
-static PyObject *so_mkdir_all(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
-			      PyObject *kwnames)
+WRAPPER(so_mkdir_all)
 {
 	static const char *const names[] = { "root", "path", "mode", "resolve", NULL };
-	OP_BEGIN("mkdir_all", 3, 2)
-	int mode, ret, err = 0;
+	int mode, ret;
 	uint64_t res;
-	if (get_int(a[2], 0777, &mode) < 0 || get_u64(a[3], RESOLVE_DEFAULT, &res) < 0)
+	PARSE("mkdir_all", 3, 2);
+	if (get_int(c.a[2], 0777, &mode) < 0 || get_u64(c.a[3], RESOLVE_DEFAULT, &res) < 0 ||
+	    call_begin(&c, 0, 1) < 0)
 		return NULL;
-	WITH_ROOT_PATH(a[0], a[1], {
-		CALL_RETRY(ret, safe_mkdir_all_beneath(rootfd, cpath, (mode_t)mode, res));
-		err = errno;
-	});
-	if (ret < 0)
-		return finish(ret, err, a[1], NULL);
-	return PyLong_FromLong(ret);
+	CALL_RETRY(ret, safe_mkdir_all_beneath(c.r.fd, c.path, (mode_t)mode, res));
+	return call_end_int(&c, ret, errno);
 }
 
-PyDoc_STRVAR(mknod_doc, "mknod(root, path, mode=0o600, device=0, *, resolve=RESOLVE_BENEATH)\n\n"
+PyDoc_STRVAR(mknod_doc, "mknod($module, /, root, path, mode=0o10600, device=0, *, resolve=RESOLVE_BENEATH)\n--\n\n"
 "Create a FIFO, socket or device node (mode includes the file type, as\n"
-"os.mknod) as the last name of path beneath root.");
+"os.mknod; the default is a FIFO of mode 0o600) as the last name of path\n"
+"beneath root.");
 
-static PyObject *so_mknod(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
-			  PyObject *kwnames)
+WRAPPER(so_mknod)
 {
 	static const char *const names[] = { "root", "path", "mode", "device", "resolve", NULL };
-	OP_BEGIN("mknod", 4, 2)
-	int mode, ret, err = 0;
+	int mode, ret;
 	uint64_t res, dev;
-	if (get_int(a[2], 0600 | S_IFIFO, &mode) < 0 || get_u64(a[3], 0, &dev) < 0 ||
-	    get_u64(a[4], RESOLVE_DEFAULT, &res) < 0)
+	PARSE("mknod", 4, 2);
+	if (get_int(c.a[2], 0600 | S_IFIFO, &mode) < 0 || get_u64(c.a[3], 0, &dev) < 0 ||
+	    get_u64(c.a[4], RESOLVE_DEFAULT, &res) < 0 || call_begin(&c, 0, 1) < 0)
 		return NULL;
-	WITH_ROOT_PATH(a[0], a[1], {
-		CALL_RETRY(ret, safe_mknodat_beneath(rootfd, cpath, (mode_t)mode, (dev_t)dev, res));
-		err = errno;
-	});
-	return finish(ret, err, a[1], NULL);
+	CALL_RETRY(ret, safe_mknodat_beneath(c.r.fd, c.path, (mode_t)mode, (dev_t)dev, res));
+	return call_end(&c, ret, errno);
 }
 
-PyDoc_STRVAR(stat_doc, "stat(root, path, *, follow_symlinks=True, resolve=RESOLVE_BENEATH) -> os.stat_result\n\n"
+PyDoc_STRVAR(stat_doc, "stat($module, /, root, path, *, follow_symlinks=True, resolve=RESOLVE_BENEATH)\n--\n\n"
 "os.stat() of path beneath root. A trailing symbolic link is followed\n"
 "(scoped to the root) unless follow_symlinks is false, as os.lstat().");
 
@@ -449,85 +658,75 @@ static PyObject *make_stat(const struct stat *st)
 	return res;
 }
 
-static PyObject *so_stat(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
-			 PyObject *kwnames)
+WRAPPER(so_stat)
 {
 	static const char *const names[] = { "root", "path", "follow_symlinks", "resolve", NULL };
-	OP_BEGIN("stat", 2, 2)
-	int follow, ret, err = 0;
+	int follow, ret;
 	uint64_t res;
 	struct stat st;
-	if (get_bool(a[2], 1, &follow) < 0 || get_u64(a[3], RESOLVE_DEFAULT, &res) < 0)
+	PARSE("stat", 2, 2);
+	if (get_bool(c.a[2], 1, &follow) < 0 || get_u64(c.a[3], RESOLVE_DEFAULT, &res) < 0 ||
+	    call_begin(&c, 0, 1) < 0)
 		return NULL;
-	WITH_ROOT_PATH(a[0], a[1], {
-		CALL_RETRY(ret, safe_fstatat_beneath(rootfd, cpath, &st, res | follow_flag(follow)));
-		err = errno;
-	});
+	CALL_RETRY(ret, safe_fstatat_beneath(c.r.fd, c.path, &st, res | follow_flag(follow)));
 	if (ret < 0)
-		return finish(ret, err, a[1], NULL);
+		return call_end(&c, ret, errno);
+	call_release(&c);
 	return make_stat(&st);
 }
 
-PyDoc_STRVAR(unlink_doc, "unlink(root, path, *, resolve=RESOLVE_BENEATH)\n\n"
+PyDoc_STRVAR(unlink_doc, "unlink($module, /, root, path, *, resolve=RESOLVE_BENEATH)\n--\n\n"
 "Remove the name path beneath root (never what a symbolic link names).");
-PyDoc_STRVAR(rmdir_doc, "rmdir(root, path, *, resolve=RESOLVE_BENEATH)\n\n"
+PyDoc_STRVAR(rmdir_doc, "rmdir($module, /, root, path, *, resolve=RESOLVE_BENEATH)\n--\n\n"
 "Remove the empty directory path beneath root.");
 
 static PyObject *unlink_common(const char *fname, uint64_t extra, PyObject *self,
 			       PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
 	static const char *const names[] = { "root", "path", "resolve", NULL };
-	OP_BEGIN(fname, 2, 2)
-	int ret, err = 0;
+	int ret;
 	uint64_t res;
-	if (get_u64(a[2], RESOLVE_DEFAULT, &res) < 0)
+	PARSE(fname, 2, 2);
+	if (get_u64(c.a[2], RESOLVE_DEFAULT, &res) < 0 || call_begin(&c, 0, 1) < 0)
 		return NULL;
-	WITH_ROOT_PATH(a[0], a[1], {
-		CALL_RETRY(ret, safe_unlinkat_beneath(rootfd, cpath, res | extra));
-		err = errno;
-	});
-	return finish(ret, err, a[1], NULL);
+	CALL_RETRY(ret, safe_unlinkat_beneath(c.r.fd, c.path, res | extra));
+	return call_end(&c, ret, errno);
 }
 
-static PyObject *so_unlink(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
-			   PyObject *kwnames)
+WRAPPER(so_unlink)
 {
 	return unlink_common("unlink", 0, self, args, nargs, kwnames);
 }
 
-static PyObject *so_rmdir(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
-			  PyObject *kwnames)
+WRAPPER(so_rmdir)
 {
 	return unlink_common("rmdir", SAFE_REMOVEDIR, self, args, nargs, kwnames);
 }
 
-PyDoc_STRVAR(rmtree_doc, "rmtree(root, path, *, xdev=False, resolve=RESOLVE_BENEATH)\n\n"
+PyDoc_STRVAR(rmtree_doc, "rmtree($module, /, root, path, *, xdev=False, resolve=RESOLVE_BENEATH)\n--\n\n"
 "Remove path and everything beneath it (rm -r), never following a symbolic\n"
 "link and never leaving the tree, even while it changes. Mount points are\n"
 "left alone (OSError EXDEV... as the library says) unless xdev is true.");
 
-static PyObject *so_rmtree(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
-			   PyObject *kwnames)
+WRAPPER(so_rmtree)
 {
 	static const char *const names[] = { "root", "path", "xdev", "resolve", NULL };
-	OP_BEGIN("rmtree", 2, 2)
-	int xdev, ret, err = 0;
+	int xdev, ret;
 	uint64_t res;
-	if (get_bool(a[2], 0, &xdev) < 0 || get_u64(a[3], RESOLVE_DEFAULT, &res) < 0)
+	PARSE("rmtree", 2, 2);
+	if (get_bool(c.a[2], 0, &xdev) < 0 || get_u64(c.a[3], RESOLVE_DEFAULT, &res) < 0 ||
+	    call_begin(&c, 0, 1) < 0)
 		return NULL;
-	WITH_ROOT_PATH(a[0], a[1], {
-		CALL_RETRY(ret, safe_rmtree_beneath(rootfd, cpath, res | (xdev ? SAFE_RMTREE_XDEV : 0)));
-		err = errno;
-	});
-	return finish(ret, err, a[1], NULL);
+	CALL_RETRY(ret, safe_rmtree_beneath(c.r.fd, c.path, res | (xdev ? SAFE_RMTREE_XDEV : 0)));
+	return call_end(&c, ret, errno);
 }
 
 /* ------------------------------------------------------------------ two-path operations */
 
-PyDoc_STRVAR(rename_doc, "rename(root, src, dst, *, dst_root=None, flags=0, resolve=RESOLVE_BENEATH)\n\n"
+PyDoc_STRVAR(rename_doc, "rename($module, /, root, src, dst, *, dst_root=None, flags=0, resolve=RESOLVE_BENEATH)\n--\n\n"
 "Rename src beneath root to dst beneath dst_root (default: root), like\n"
 "os.rename(). flags: RENAME_NOREPLACE, RENAME_EXCHANGE.");
-PyDoc_STRVAR(link_doc, "link(root, src, dst, *, dst_root=None, follow_symlinks=False, resolve=RESOLVE_BENEATH)\n\n"
+PyDoc_STRVAR(link_doc, "link($module, /, root, src, dst, *, dst_root=None, follow_symlinks=False, resolve=RESOLVE_BENEATH)\n--\n\n"
 "Make dst beneath dst_root (default: root) a hard link to src beneath\n"
 "root. A trailing symbolic link src is linked itself unless\n"
 "follow_symlinks (which needs CAP_DAC_READ_SEARCH: the library links the\n"
@@ -539,77 +738,75 @@ static PyObject *two_paths(int is_link, PyObject *self, PyObject *const *args, P
 	static const char *const names[] = { "root",	"src",	   "dst",     "dst_root",
 					     "flags",	"resolve", "follow_symlinks", NULL };
 	const char *fname = is_link ? "link" : "rename";
-	OP_BEGIN(fname, 3, 3)
 	uint64_t flags, res;
-	int follow, ret = -1, err = 0;
-	if ((is_link && a[4]) || (!is_link && a[6])) {
+	int follow, ret;
+	PARSE(fname, 3, 3);
+	if ((is_link && c.a[4]) || (!is_link && c.a[6])) {
 		PyErr_Format(PyExc_TypeError, "%s() got an unexpected keyword argument '%s'", fname,
 			     is_link ? "flags" : "follow_symlinks");
 		return NULL;
 	}
-	if (get_u64(a[4], 0, &flags) < 0 || get_u64(a[5], RESOLVE_DEFAULT, &res) < 0 ||
-	    get_bool(a[6], 0, &follow) < 0)
+	if (get_u64(c.a[4], 0, &flags) < 0 || get_u64(c.a[5], RESOLVE_DEFAULT, &res) < 0 ||
+	    get_bool(c.a[6], 0, &follow) < 0 || call_begin(&c, 0, 1) < 0)
 		return NULL;
-	struct root r2 = { -1, 0 };
-	int have_r2 = a[3] && a[3] != Py_None;
-	if (have_r2 && root_get(a[3], &r2) < 0)
-		return NULL;
-	PyObject *dstb = fspath_bytes(a[2]);
-	if (!dstb) {
-		root_put(&r2);
-		return NULL;
+	c.name2 = c.a[2];
+	PyObject *dstb = fspath_bytes(c.a[2]);
+	if (!dstb)
+		return call_end(&c, -1, 0);
+	int have_r2 = c.a[3] && c.a[3] != Py_None;
+	if (have_r2 && root_get(c.a[3], &c.r2, c.a[2]) < 0) {
+		Py_DECREF(dstb);
+		return call_end(&c, -1, 0);
 	}
-	WITH_ROOT_PATH(a[0], a[1], {
-		int dfd = have_r2 ? r2.fd : rootfd;
-		if (is_link)
-			CALL_RETRY(ret, safe_linkat_beneath(rootfd, cpath, dfd, PyBytes_AS_STRING(dstb),
-							    res | follow_flag(follow)));
-		else
-			CALL_RETRY(ret, safe_renameat_beneath(rootfd, cpath, dfd,
-							      PyBytes_AS_STRING(dstb), res | flags));
-		err = errno;
-	});
+	int dfd = have_r2 ? c.r2.fd : c.r.fd;
+	const char *dst = PyBytes_AS_STRING(dstb);
+	if (is_link)
+		CALL_RETRY(ret, safe_linkat_beneath(c.r.fd, c.path, dfd, dst, res | follow_flag(follow)));
+	else
+		CALL_RETRY(ret, safe_renameat_beneath(c.r.fd, c.path, dfd, dst, res | flags));
+	int err = errno;
 	Py_DECREF(dstb);
-	root_put(&r2);
-	return finish(ret, err, a[1], a[2]);
+	return call_end(&c, ret, err);
 }
 
-static PyObject *so_rename(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
-			   PyObject *kwnames)
+WRAPPER(so_rename)
 {
 	return two_paths(0, self, args, nargs, kwnames);
 }
 
-static PyObject *so_link(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
-			 PyObject *kwnames)
+WRAPPER(so_link)
 {
 	return two_paths(1, self, args, nargs, kwnames);
 }
 
-PyDoc_STRVAR(symlink_doc, "symlink(root, path, target, *, resolve=RESOLVE_BENEATH)\n\n"
+PyDoc_STRVAR(symlink_doc, "symlink($module, /, root, path, target, *, resolve=RESOLVE_BENEATH)\n--\n\n"
 "Create the symbolic link path beneath root with the body target (stored\n"
-"as it is: a body is data, and the library never follows it outside the\n"
-"root later). Note the order: root and the new name first, as in every\n"
-"function of this module.");
+"as it is). The binding's own order; safeopen.symlink(root, src, dst)\n"
+"takes os.symlink()'s.");
 
-static PyObject *so_symlink(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
-			    PyObject *kwnames)
+WRAPPER(so_symlink)
 {
 	static const char *const names[] = { "root", "path", "target", "resolve", NULL };
-	OP_BEGIN("symlink", 3, 3)
-	int ret, err = 0;
+	int ret;
 	uint64_t res;
-	if (get_u64(a[3], RESOLVE_DEFAULT, &res) < 0)
+	PARSE("symlink", 3, 3);
+	if (get_u64(c.a[3], RESOLVE_DEFAULT, &res) < 0)
 		return NULL;
-	PyObject *tb = fspath_bytes(a[2]);
+	PyObject *tb = fspath_bytes(c.a[2]);
 	if (!tb)
 		return NULL;
-	WITH_ROOT_PATH(a[0], a[1], {
-		CALL_RETRY(ret, safe_symlinkat_beneath(PyBytes_AS_STRING(tb), rootfd, cpath, res));
-		err = errno;
-	});
+	if (call_begin(&c, 0, 1) < 0) {
+		Py_DECREF(tb);
+		return NULL;
+	}
+	c.name2 = c.a[2];
+	CALL_RETRY(ret, safe_symlinkat_beneath(PyBytes_AS_STRING(tb), c.r.fd, c.path, res));
+	int err = errno;
 	Py_DECREF(tb);
-	return finish(ret, err, a[1], NULL);
+	/* as os.symlink: filename is the body (src), filename2 the new name */
+	c.name = c.a[2];
+	c.name2 = c.a[1];
+	return call_end(&c, ret, err);
 }
 
 /* A name the library wrote into buf: str (filesystem encoding) or bytes. */
@@ -620,9 +817,9 @@ static PyObject *name_result(const char *buf, Py_ssize_t len, int as_bytes)
 	return PyUnicode_DecodeFSDefaultAndSize(buf, len);
 }
 
-PyDoc_STRVAR(readlink_doc, "readlink(root, path, *, resolve=RESOLVE_BENEATH) -> str | bytes\n\n"
+PyDoc_STRVAR(readlink_doc, "readlink($module, /, root, path, *, resolve=RESOLVE_BENEATH)\n--\n\n"
 "The body of the symbolic link path beneath root (bytes if path is bytes).");
-PyDoc_STRVAR(realpath_doc, "realpath(root, path, *, resolve=RESOLVE_BENEATH) -> str | bytes\n\n"
+PyDoc_STRVAR(realpath_doc, "realpath($module, /, root, path, *, resolve=RESOLVE_BENEATH)\n--\n\n"
 "The canonical name of what path opens beneath root, relative to root\n"
 "(\".\" for the root itself, \"a/b\" otherwise), following symbolic links\n"
 "scoped to the root. Unlike os.path.realpath() the result, resolved again\n"
@@ -633,78 +830,66 @@ static PyObject *name_op(int is_realpath, PyObject *self, PyObject *const *args,
 			 Py_ssize_t nargs, PyObject *kwnames)
 {
 	static const char *const names[] = { "root", "path", "resolve", NULL };
-	OP_BEGIN(is_realpath ? "realpath" : "readlink", 2, 2)
-	ssize_t ret = -1;
-	int err = 0;
+	ssize_t ret;
 	uint64_t res;
 	char buf[PATH_MAX + 1];
-	if (get_u64(a[2], RESOLVE_DEFAULT, &res) < 0)
+	PARSE(is_realpath ? "realpath" : "readlink", 2, 2);
+	if (get_u64(c.a[2], RESOLVE_DEFAULT, &res) < 0 || call_begin(&c, 0, 1) < 0)
 		return NULL;
-	WITH_ROOT_PATH(a[0], a[1], {
-		if (is_realpath)
-			CALL_RETRY(ret, safe_realpath_beneath(rootfd, cpath, buf, sizeof(buf), res));
-		else
-			CALL_RETRY(ret, safe_readlinkat_beneath(rootfd, cpath, buf, sizeof(buf), res));
-		err = errno;
-	});
+	if (is_realpath)
+		CALL_RETRY(ret, safe_realpath_beneath(c.r.fd, c.path, buf, sizeof(buf), res));
+	else
+		CALL_RETRY(ret, safe_readlinkat_beneath(c.r.fd, c.path, buf, sizeof(buf), res));
 	if (ret < 0)
-		return finish(ret, err, a[1], NULL);
-	return name_result(buf, ret, wants_bytes(a[1]));
+		return call_end(&c, ret, errno);
+	call_release(&c);
+	return name_result(buf, ret, wants_bytes(c.a[1]));
 }
 
-static PyObject *so_readlink(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
-			     PyObject *kwnames)
+WRAPPER(so_readlink)
 {
 	return name_op(0, self, args, nargs, kwnames);
 }
 
-static PyObject *so_realpath(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
-			     PyObject *kwnames)
+WRAPPER(so_realpath)
 {
 	return name_op(1, self, args, nargs, kwnames);
 }
 
 /* ------------------------------------------------------------------ attributes */
 
-PyDoc_STRVAR(chmod_doc, "chmod(root, path, mode, *, follow_symlinks=True, resolve=RESOLVE_BENEATH)\n\n"
+PyDoc_STRVAR(chmod_doc, "chmod($module, /, root, path, mode, *, follow_symlinks=True, resolve=RESOLVE_BENEATH)\n--\n\n"
 "os.chmod() of path beneath root.");
 
-static PyObject *so_chmod(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
-			  PyObject *kwnames)
+WRAPPER(so_chmod)
 {
 	static const char *const names[] = { "root", "path", "mode", "follow_symlinks", "resolve", NULL };
-	OP_BEGIN("chmod", 3, 3)
-	int mode, follow, ret, err = 0;
+	int mode, follow, ret;
 	uint64_t res;
-	if (get_int(a[2], 0, &mode) < 0 || get_bool(a[3], 1, &follow) < 0 ||
-	    get_u64(a[4], RESOLVE_DEFAULT, &res) < 0)
+	PARSE("chmod", 3, 3);
+	if (get_int(c.a[2], 0, &mode) < 0 || get_bool(c.a[3], 1, &follow) < 0 ||
+	    get_u64(c.a[4], RESOLVE_DEFAULT, &res) < 0 || call_begin(&c, 0, 1) < 0)
 		return NULL;
-	WITH_ROOT_PATH(a[0], a[1], {
-		CALL_RETRY(ret, safe_fchmodat_beneath(rootfd, cpath, (mode_t)mode, res | follow_flag(follow)));
-		err = errno;
-	});
-	return finish(ret, err, a[1], NULL);
+	CALL_RETRY(ret, safe_fchmodat_beneath(c.r.fd, c.path, (mode_t)mode, res | follow_flag(follow)));
+	return call_end(&c, ret, errno);
 }
 
-PyDoc_STRVAR(chown_doc, "chown(root, path, uid, gid, *, follow_symlinks=True, resolve=RESOLVE_BENEATH)\n\n"
+PyDoc_STRVAR(chown_doc, "chown($module, /, root, path, uid, gid, *, follow_symlinks=True, resolve=RESOLVE_BENEATH)\n--\n\n"
 "os.chown() of path beneath root; -1 leaves the id unchanged.");
 
-static PyObject *so_chown(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
-			  PyObject *kwnames)
+WRAPPER(so_chown)
 {
 	static const char *const names[] = { "root", "path", "uid", "gid", "follow_symlinks", "resolve", NULL };
-	OP_BEGIN("chown", 4, 4)
-	int uid, gid, follow, ret, err = 0;
+	int uid, gid, follow, ret;
 	uint64_t res;
-	if (get_int(a[2], -1, &uid) < 0 || get_int(a[3], -1, &gid) < 0 ||
-	    get_bool(a[4], 1, &follow) < 0 || get_u64(a[5], RESOLVE_DEFAULT, &res) < 0)
+	PARSE("chown", 4, 4);
+	if (get_int(c.a[2], -1, &uid) < 0 || get_int(c.a[3], -1, &gid) < 0 ||
+	    get_bool(c.a[4], 1, &follow) < 0 || get_u64(c.a[5], RESOLVE_DEFAULT, &res) < 0 ||
+	    call_begin(&c, 0, 1) < 0)
 		return NULL;
-	WITH_ROOT_PATH(a[0], a[1], {
-		CALL_RETRY(ret, safe_fchownat_beneath(rootfd, cpath, (uid_t)uid, (gid_t)gid,
-						      res | follow_flag(follow)));
-		err = errno;
-	});
-	return finish(ret, err, a[1], NULL);
+	CALL_RETRY(ret, safe_fchownat_beneath(c.r.fd, c.path, (uid_t)uid, (gid_t)gid,
+					      res | follow_flag(follow)));
+	return call_end(&c, ret, errno);
 }
 
 static int time_pair(PyObject *o, int ns, struct timespec ts[2])
@@ -741,142 +926,141 @@ static int time_pair(PyObject *o, int ns, struct timespec ts[2])
 	return 0;
 }
 
-PyDoc_STRVAR(utime_doc, "utime(root, path, times=None, *, ns=None, follow_symlinks=True, resolve=RESOLVE_BENEATH)\n\n"
+PyDoc_STRVAR(utime_doc, "utime($module, /, root, path, times=None, *, ns=None, follow_symlinks=True, resolve=RESOLVE_BENEATH)\n--\n\n"
 "os.utime() of path beneath root: times=(atime, mtime) in seconds or\n"
 "ns=(atime_ns, mtime_ns); neither sets both to the current time.");
 
-static PyObject *so_utime(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
-			  PyObject *kwnames)
+WRAPPER(so_utime)
 {
 	static const char *const names[] = { "root", "path", "times", "ns", "follow_symlinks", "resolve", NULL };
-	OP_BEGIN("utime", 3, 2)
-	int follow, ret, err = 0;
+	int follow, ret;
 	uint64_t res;
 	struct timespec ts[2], *tsp = NULL;
-	if (get_bool(a[4], 1, &follow) < 0 || get_u64(a[5], RESOLVE_DEFAULT, &res) < 0)
+	PARSE("utime", 3, 2);
+	if (get_bool(c.a[4], 1, &follow) < 0 || get_u64(c.a[5], RESOLVE_DEFAULT, &res) < 0)
 		return NULL;
-	int have_t = a[2] && a[2] != Py_None, have_ns = a[3] && a[3] != Py_None;
+	int have_t = c.a[2] && c.a[2] != Py_None, have_ns = c.a[3] && c.a[3] != Py_None;
 	if (have_t && have_ns) {
 		PyErr_SetString(PyExc_ValueError, "utime: you may specify either 'times' or 'ns' but not both");
 		return NULL;
 	}
 	if (have_t || have_ns) {
-		if (time_pair(have_t ? a[2] : a[3], have_ns, ts) < 0)
+		if (time_pair(have_t ? c.a[2] : c.a[3], have_ns, ts) < 0)
 			return NULL;
 		tsp = ts;
 	}
-	WITH_ROOT_PATH(a[0], a[1], {
-		CALL_RETRY(ret, safe_utimensat_beneath(rootfd, cpath, tsp, res | follow_flag(follow)));
-		err = errno;
-	});
-	return finish(ret, err, a[1], NULL);
+	if (call_begin(&c, 0, 1) < 0)
+		return NULL;
+	CALL_RETRY(ret, safe_utimensat_beneath(c.r.fd, c.path, tsp, res | follow_flag(follow)));
+	return call_end(&c, ret, errno);
 }
 
-PyDoc_STRVAR(getxattr_doc, "getxattr(root, path, attribute, *, follow_symlinks=True, resolve=RESOLVE_BENEATH) -> bytes\n\n"
+/* The xattr calls: root, path, the attribute's name (as bytes in *nb) and
+ * the follow/resolve flags at a[ifollow], a[ifollow + 1]. */
+static int xattr_begin(struct call *c, int ifollow, PyObject **nb, uint64_t *flags)
+{
+	int follow;
+	uint64_t res;
+	if (get_bool(c->a[ifollow], 1, &follow) < 0 ||
+	    get_u64(c->a[ifollow + 1], RESOLVE_DEFAULT, &res) < 0)
+		return -1;
+	*flags = res | follow_flag(follow);
+	*nb = fspath_bytes(c->a[2]);
+	if (!*nb)
+		return -1;
+	if (call_begin(c, 0, 1) < 0) {
+		Py_CLEAR(*nb);
+		return -1;
+	}
+	return 0;
+}
+
+PyDoc_STRVAR(getxattr_doc, "getxattr($module, /, root, path, attribute, *, follow_symlinks=True, resolve=RESOLVE_BENEATH)\n--\n\n"
 "The value of the extended attribute of path beneath root.");
 
-static PyObject *so_getxattr(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
-			     PyObject *kwnames)
+WRAPPER(so_getxattr)
 {
 	static const char *const names[] = { "root", "path", "attribute", "follow_symlinks", "resolve", NULL };
-	OP_BEGIN("getxattr", 3, 3)
-	int follow, err = 0;
-	ssize_t ret = -1;
-	uint64_t res;
+	ssize_t ret;
+	uint64_t flags;
+	PyObject *nb;
 	char buf[65536];
-	if (get_bool(a[3], 1, &follow) < 0 || get_u64(a[4], RESOLVE_DEFAULT, &res) < 0)
+	PARSE("getxattr", 3, 3);
+	if (xattr_begin(&c, 3, &nb, &flags) < 0)
 		return NULL;
-	PyObject *nb = fspath_bytes(a[2]);
-	if (!nb)
-		return NULL;
-	WITH_ROOT_PATH(a[0], a[1], {
-		CALL_RETRY(ret, safe_getxattr_beneath(rootfd, cpath, PyBytes_AS_STRING(nb), buf,
-						      sizeof(buf), res | follow_flag(follow)));
-		err = errno;
-	});
+	CALL_RETRY(ret, safe_getxattr_beneath(c.r.fd, c.path, PyBytes_AS_STRING(nb), buf,
+					      sizeof(buf), flags));
+	int err = errno;
 	Py_DECREF(nb);
 	if (ret < 0)
-		return finish(ret, err, a[1], NULL);
+		return call_end(&c, ret, err);
+	call_release(&c);
 	return PyBytes_FromStringAndSize(buf, ret);
 }
 
-PyDoc_STRVAR(setxattr_doc, "setxattr(root, path, attribute, value, flags=0, *, follow_symlinks=True, resolve=RESOLVE_BENEATH)\n\n"
+PyDoc_STRVAR(setxattr_doc, "setxattr($module, /, root, path, attribute, value, flags=0, *, follow_symlinks=True, resolve=RESOLVE_BENEATH)\n--\n\n"
 "Set an extended attribute of path beneath root (flags: os.XATTR_CREATE,\n"
 "os.XATTR_REPLACE).");
 
-static PyObject *so_setxattr(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
-			     PyObject *kwnames)
+WRAPPER(so_setxattr)
 {
 	static const char *const names[] = { "root", "path", "attribute", "value", "flags", "follow_symlinks", "resolve", NULL };
-	OP_BEGIN("setxattr", 5, 4)
-	int xflags, follow, ret, err = 0;
-	uint64_t res;
-	if (get_int(a[4], 0, &xflags) < 0 || get_bool(a[5], 1, &follow) < 0 ||
-	    get_u64(a[6], RESOLVE_DEFAULT, &res) < 0)
-		return NULL;
+	int xflags, ret;
+	uint64_t flags;
+	PyObject *nb;
 	Py_buffer val;
-	if (PyObject_GetBuffer(a[3], &val, PyBUF_SIMPLE) < 0)
+	PARSE("setxattr", 5, 4);
+	if (get_int(c.a[4], 0, &xflags) < 0 || PyObject_GetBuffer(c.a[3], &val, PyBUF_SIMPLE) < 0)
 		return NULL;
-	PyObject *nb = fspath_bytes(a[2]);
-	if (!nb) {
+	if (xattr_begin(&c, 5, &nb, &flags) < 0) {
 		PyBuffer_Release(&val);
 		return NULL;
 	}
-	WITH_ROOT_PATH(a[0], a[1], {
-		CALL_RETRY(ret, safe_setxattr_beneath(rootfd, cpath, PyBytes_AS_STRING(nb), val.buf,
-						      (size_t)val.len, xflags, res | follow_flag(follow)));
-		err = errno;
-	});
+	CALL_RETRY(ret, safe_setxattr_beneath(c.r.fd, c.path, PyBytes_AS_STRING(nb), val.buf,
+					      (size_t)val.len, xflags, flags));
+	int err = errno;
 	Py_DECREF(nb);
 	PyBuffer_Release(&val);
-	return finish(ret, err, a[1], NULL);
+	return call_end(&c, ret, err);
 }
 
-PyDoc_STRVAR(removexattr_doc, "removexattr(root, path, attribute, *, follow_symlinks=True, resolve=RESOLVE_BENEATH)\n\n"
+PyDoc_STRVAR(removexattr_doc, "removexattr($module, /, root, path, attribute, *, follow_symlinks=True, resolve=RESOLVE_BENEATH)\n--\n\n"
 "Remove an extended attribute of path beneath root.");
 
-static PyObject *so_removexattr(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
-				PyObject *kwnames)
+WRAPPER(so_removexattr)
 {
 	static const char *const names[] = { "root", "path", "attribute", "follow_symlinks", "resolve", NULL };
-	OP_BEGIN("removexattr", 3, 3)
-	int follow, ret, err = 0;
-	uint64_t res;
-	if (get_bool(a[3], 1, &follow) < 0 || get_u64(a[4], RESOLVE_DEFAULT, &res) < 0)
+	int ret;
+	uint64_t flags;
+	PyObject *nb;
+	PARSE("removexattr", 3, 3);
+	if (xattr_begin(&c, 3, &nb, &flags) < 0)
 		return NULL;
-	PyObject *nb = fspath_bytes(a[2]);
-	if (!nb)
-		return NULL;
-	WITH_ROOT_PATH(a[0], a[1], {
-		CALL_RETRY(ret, safe_removexattr_beneath(rootfd, cpath, PyBytes_AS_STRING(nb),
-							 res | follow_flag(follow)));
-		err = errno;
-	});
+	CALL_RETRY(ret, safe_removexattr_beneath(c.r.fd, c.path, PyBytes_AS_STRING(nb), flags));
+	int err = errno;
 	Py_DECREF(nb);
-	return finish(ret, err, a[1], NULL);
+	return call_end(&c, ret, err);
 }
 
-PyDoc_STRVAR(listxattr_doc, "listxattr(root, path, *, follow_symlinks=True, resolve=RESOLVE_BENEATH) -> list[str]\n\n"
+PyDoc_STRVAR(listxattr_doc, "listxattr($module, /, root, path, *, follow_symlinks=True, resolve=RESOLVE_BENEATH)\n--\n\n"
 "The names of the extended attributes of path beneath root.");
 
-static PyObject *so_listxattr(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
-			      PyObject *kwnames)
+WRAPPER(so_listxattr)
 {
 	static const char *const names[] = { "root", "path", "follow_symlinks", "resolve", NULL };
-	OP_BEGIN("listxattr", 2, 2)
-	int follow, err = 0;
-	ssize_t ret = -1;
+	int follow;
+	ssize_t ret;
 	uint64_t res;
 	char buf[65536];
-	if (get_bool(a[2], 1, &follow) < 0 || get_u64(a[3], RESOLVE_DEFAULT, &res) < 0)
+	PARSE("listxattr", 2, 2);
+	if (get_bool(c.a[2], 1, &follow) < 0 || get_u64(c.a[3], RESOLVE_DEFAULT, &res) < 0 ||
+	    call_begin(&c, 0, 1) < 0)
 		return NULL;
-	WITH_ROOT_PATH(a[0], a[1], {
-		CALL_RETRY(ret, safe_listxattr_beneath(rootfd, cpath, buf, sizeof(buf),
-						       res | follow_flag(follow)));
-		err = errno;
-	});
+	CALL_RETRY(ret, safe_listxattr_beneath(c.r.fd, c.path, buf, sizeof(buf),
+					       res | follow_flag(follow)));
 	if (ret < 0)
-		return finish(ret, err, a[1], NULL);
+		return call_end(&c, ret, errno);
+	call_release(&c);
 	PyObject *list = PyList_New(0);
 	for (ssize_t i = 0; list && i < ret;) {
 		size_t len = strnlen(buf + i, (size_t)(ret - i));
@@ -898,35 +1082,33 @@ typedef struct {
 	PyObject_HEAD
 	struct safe_tmpfile *tmp; /* NULL once linked or discarded */
 	int fd;                   /* safe_tmpfile_fd(), lent by the handle */
+	PyObject *path;           /* the caller's path, for errors */
 } TmpFileObject;
 
 static PyTypeObject TmpFileType;
 
 PyDoc_STRVAR(tmpfile_open_doc,
-"tmpfile_open(root, path, mode=0o644, *, flags=0, resolve=RESOLVE_BENEATH) -> TmpFile\n\n"
+"tmpfile_open($module, /, root, path, mode=0o644, *, flags=0, resolve=RESOLVE_BENEATH)\n--\n\n"
 "Start a file that appears at path beneath root only when complete:\n"
 "write to tmp.fileno(), then tmp.link(...) publishes it (with its xattrs\n"
 "already set) or tmp.discard() leaves nothing behind. flags: TMPFILE_*\n"
 "bits for the opening (see the header). safeopen.write_atomic() is the\n"
 "one-call form.");
 
-static PyObject *so_tmpfile_open(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
-				 PyObject *kwnames)
+WRAPPER(so_tmpfile_open)
 {
 	static const char *const names[] = { "root", "path", "mode", "flags", "resolve", NULL };
-	OP_BEGIN("tmpfile_open", 3, 2)
-	int mode, ret = -1, err = 0;
+	int mode, ret;
 	uint64_t res, flags;
 	struct safe_tmpfile *tmp = NULL;
-	if (get_int(a[2], 0644, &mode) < 0 || get_u64(a[3], 0, &flags) < 0 ||
-	    get_u64(a[4], RESOLVE_DEFAULT, &res) < 0)
+	PARSE("tmpfile_open", 3, 2);
+	if (get_int(c.a[2], 0644, &mode) < 0 || get_u64(c.a[3], 0, &flags) < 0 ||
+	    get_u64(c.a[4], RESOLVE_DEFAULT, &res) < 0 || call_begin(&c, 0, 1) < 0)
 		return NULL;
-	WITH_ROOT_PATH(a[0], a[1], {
-		CALL_RETRY(ret, safe_tmpfile_open(rootfd, cpath, (mode_t)mode, res | flags, &tmp));
-		err = errno;
-	});
+	CALL_RETRY(ret, safe_tmpfile_open(c.r.fd, c.path, (mode_t)mode, res | flags, &tmp));
 	if (ret < 0)
-		return finish(ret, err, a[1], NULL);
+		return call_end(&c, ret, errno);
+	call_release(&c);
 	TmpFileObject *t = PyObject_New(TmpFileObject, &TmpFileType);
 	if (!t) {
 		(void)safe_tmpfile_discard(tmp);
@@ -934,6 +1116,8 @@ static PyObject *so_tmpfile_open(PyObject *self, PyObject *const *args, Py_ssize
 	}
 	t->tmp = tmp;
 	t->fd = safe_tmpfile_fd(tmp);
+	Py_INCREF(c.a[1]);
+	t->path = c.a[1];
 	return (PyObject *)t;
 }
 
@@ -1000,7 +1184,7 @@ fail:
 	return -1;
 }
 
-PyDoc_STRVAR(tmp_link_doc, "link(xattrs=None, flags=0) -> int\n\n"
+PyDoc_STRVAR(tmp_link_doc, "link($self, /, xattrs=None, flags=0)\n--\n\n"
 "Publish the file at its name with the extended attributes xattrs (a\n"
 "mapping or (name, value) pairs) set first. flags: TMPFILE_REPLACE to\n"
 "replace an existing file atomically, TMPFILE_SYNC for durability.\n"
@@ -1043,13 +1227,13 @@ static PyObject *tmp_link(TmpFileObject *t, PyObject *const *args, Py_ssize_t na
 			return NULL;
 		/* still pending: link() again (after EEXIST, with REPLACE) or
 		 * discard(), which is all that remains after EBADF */
-		return raise_errno(err, NULL, NULL);
+		return raise_errno(err, t->path, NULL);
 	}
 	/* the library freed the handle; the descriptor is the caller's now */
 	return PyLong_FromLong(ret);
 }
 
-PyDoc_STRVAR(tmp_discard_doc, "discard()\n\n"
+PyDoc_STRVAR(tmp_discard_doc, "discard($self, /)\n--\n\n"
 "Abandon the file: nothing is published, no temporary name is left, and\n"
 "the descriptor of fileno() is closed. Idempotent.");
 
@@ -1064,7 +1248,7 @@ static PyObject *tmp_discard(TmpFileObject *t, PyObject *unused)
 		ret = safe_tmpfile_discard(tmp);
 		Py_END_ALLOW_THREADS
 		if (ret < 0)
-			return raise_errno(errno, NULL, NULL);
+			return raise_errno(errno, t->path, NULL);
 	}
 	Py_RETURN_NONE;
 }
@@ -1086,17 +1270,18 @@ static void tmp_dealloc(TmpFileObject *t)
 {
 	if (t->tmp)
 		(void)safe_tmpfile_discard(t->tmp);
+	Py_XDECREF(t->path);
 	PyObject_Free(t);
 }
 
 static PyMethodDef tmp_methods[] = {
 	{ "fileno", (PyCFunction)tmp_fileno, METH_NOARGS,
-	  "fileno() -> int\n\nThe descriptor to write the data to (lent: do not close it)." },
+	  "fileno($self, /)\n--\n\nThe descriptor to write the data to (lent: do not close it)." },
 	{ "link", (PyCFunction)(void (*)(void))tmp_link, METH_FASTCALL | METH_KEYWORDS, tmp_link_doc },
 	{ "discard", (PyCFunction)tmp_discard, METH_NOARGS, tmp_discard_doc },
-	{ "__enter__", tmp_enter, METH_NOARGS, "Return self." },
+	{ "__enter__", tmp_enter, METH_NOARGS, "__enter__($self, /)\n--\n\nReturn self." },
 	{ "__exit__", (PyCFunction)tmp_exit, METH_VARARGS,
-	  "Discard the file unless it was linked." },
+	  "__exit__($self, *exc)\n--\n\nDiscard the file unless it was linked." },
 	{ NULL, NULL, 0, NULL },
 };
 
@@ -1110,39 +1295,169 @@ static PyTypeObject TmpFileType = {
 	.tp_methods = tmp_methods,
 };
 
-PyDoc_STRVAR(sweep_doc, "tmpfile_sweep(root, path='.', *, min_age=3600, resolve=RESOLVE_BENEATH) -> int\n\n"
+PyDoc_STRVAR(sweep_doc, "tmpfile_sweep($module, /, root, path='.', *, min_age=3600, resolve=RESOLVE_BENEATH)\n--\n\n"
 "Remove the hidden temporaries that interrupted writers of the fallback\n"
 "strategy left in the directory path beneath root, if older than min_age\n"
 "seconds. Returns how many were removed.");
 
-static PyObject *so_tmpfile_sweep(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
-				  PyObject *kwnames)
+WRAPPER(so_tmpfile_sweep)
 {
 	static const char *const names[] = { "root", "path", "min_age", "resolve", NULL };
-	OP_BEGIN("tmpfile_sweep", 2, 1)
-	int age, ret, err = 0;
+	static PyObject *dot;
+	int age, ret;
 	uint64_t res;
-	if (get_int(a[2], 3600, &age) < 0 || get_u64(a[3], RESOLVE_DEFAULT, &res) < 0)
+	PARSE("tmpfile_sweep", 2, 1);
+	if (get_int(c.a[2], 3600, &age) < 0 || get_u64(c.a[3], RESOLVE_DEFAULT, &res) < 0)
 		return NULL;
 	if (age < 0) {
 		PyErr_SetString(PyExc_ValueError, "min_age must be >= 0");
 		return NULL;
 	}
-	PyObject *dot = NULL;
-	if (!a[1]) {
-		dot = PyUnicode_FromString(".");
-		if (!dot)
+	if (!c.a[1]) {
+		if (!dot && !(dot = PyUnicode_InternFromString(".")))
 			return NULL;
-		a[1] = dot;
+		c.a[1] = dot;
 	}
-	WITH_ROOT_PATH(a[0], a[1], {
-		CALL_RETRY(ret, safe_tmpfile_sweep_beneath(rootfd, cpath, (unsigned)age, res, NULL));
-		err = errno;
-	});
-	PyObject *out = ret < 0 ? finish(ret, err, a[1], NULL) : PyLong_FromLong(ret);
-	Py_XDECREF(dot);
-	return out;
+	if (call_begin(&c, 0, 1) < 0)
+		return NULL;
+	CALL_RETRY(ret, safe_tmpfile_sweep_beneath(c.r.fd, c.path, (unsigned)age, res, NULL));
+	return call_end_int(&c, ret, errno);
 }
+
+/* ------------------------------------------------------------------ walk */
+
+/* The library's confined walk as an iterator of raw entries, for
+ * safeopen.fwalk()/walk() (safeopen/__init__.py): each entry is
+ * (visit, path, name, dirfd, fd, error, depth, mode), path and name as bytes,
+ * dirfd and fd lent until the next entry. */
+typedef struct {
+	PyObject_HEAD
+	struct safe_walk *w; /* NULL once closed */
+	int busy;            /* a next()/skip() is running without the GIL */
+} WalkObject;
+
+static PyTypeObject WalkType;
+
+PyDoc_STRVAR(walk_doc, "_walk($module, /, root, path, flags)\n--\n\n"
+"The library's confined walk (safe_walk_open(3)) of path beneath root:\n"
+"an iterator of (visit, path, name, dirfd, fd, error, depth, mode), the\n"
+"descriptors lent until the next entry. flags: RESOLVE_* and WALK_* bits.\n"
+"safeopen.fwalk() and safeopen.walk() are the os-style forms.");
+
+WRAPPER(so_walk)
+{
+	static const char *const names[] = { "root", "path", "flags", NULL };
+	uint64_t flags;
+	struct safe_walk *w = NULL;
+	int ret;
+	PARSE("_walk", 3, 3);
+	if (get_u64(c.a[2], 0, &flags) < 0 || call_begin(&c, 0, 1) < 0)
+		return NULL;
+	CALL_RETRY(ret, safe_walk_open(c.r.fd, c.path, flags, &w));
+	if (ret < 0)
+		return call_end(&c, ret, errno);
+	call_release(&c); /* the walk holds descriptors of its own */
+	WalkObject *o = PyObject_New(WalkObject, &WalkType);
+	if (!o) {
+		safe_walk_close(w);
+		return NULL;
+	}
+	o->w = w;
+	o->busy = 0;
+	return (PyObject *)o;
+}
+
+static int walk_usable(WalkObject *o)
+{
+	if (!o->w) {
+		PyErr_SetString(PyExc_ValueError, "walk closed");
+		return 0;
+	}
+	if (o->busy) {
+		PyErr_SetString(PyExc_ValueError, "walk already executing");
+		return 0;
+	}
+	return 1;
+}
+
+static PyObject *walk_next(WalkObject *o)
+{
+	if (!o->w)
+		return NULL;
+	if (!walk_usable(o))
+		return NULL;
+	struct safe_walk_entry e;
+	int ret;
+	o->busy = 1;
+	CALL_RETRY(ret, safe_walk_next(o->w, &e));
+	int err = errno;
+	o->busy = 0;
+	if (ret <= 0) {
+		if (ret < 0 && !PyErr_Occurred())
+			raise_errno(err, NULL, NULL);
+		return NULL;
+	}
+	unsigned mode = e.stx && (e.stx->stx_mask & STATX_TYPE) ? e.stx->stx_mode : 0;
+	return Py_BuildValue("(Iy#y#iiinI)", e.visit, e.path, (Py_ssize_t)strlen(e.path), e.name,
+			     (Py_ssize_t)strlen(e.name), e.dirfd, e.fd, e.error, (Py_ssize_t)e.depth,
+			     mode);
+}
+
+static PyObject *walk_skip(WalkObject *o, PyObject *unused)
+{
+	(void)unused;
+	if (!walk_usable(o))
+		return NULL;
+	if (safe_walk_skip(o->w) < 0)
+		return raise_errno(errno, NULL, NULL);
+	Py_RETURN_NONE;
+}
+
+static PyObject *walk_close(WalkObject *o, PyObject *unused)
+{
+	(void)unused;
+	if (o->busy) {
+		PyErr_SetString(PyExc_ValueError, "walk already executing");
+		return NULL;
+	}
+	safe_walk_close(o->w);
+	o->w = NULL;
+	Py_RETURN_NONE;
+}
+
+static PyObject *walk_exit(WalkObject *o, PyObject *args)
+{
+	(void)args;
+	return walk_close(o, NULL);
+}
+
+static void walk_dealloc(WalkObject *o)
+{
+	safe_walk_close(o->w);
+	PyObject_Free(o);
+}
+
+static PyMethodDef walk_methods[] = {
+	{ "skip", (PyCFunction)walk_skip, METH_NOARGS,
+	  "skip($self, /)\n--\n\nDo not enter the directory just reported as WALK_PRE." },
+	{ "close", (PyCFunction)walk_close, METH_NOARGS,
+	  "close($self, /)\n--\n\nEnd the walk (its descriptors are closed). Idempotent." },
+	{ "__enter__", tmp_enter, METH_NOARGS, "__enter__($self, /)\n--\n\nReturn self." },
+	{ "__exit__", (PyCFunction)walk_exit, METH_VARARGS,
+	  "__exit__($self, *exc)\n--\n\nClose the walk." },
+	{ NULL, NULL, 0, NULL },
+};
+
+static PyTypeObject WalkType = {
+	PyVarObject_HEAD_INIT(NULL, 0).tp_name = "safeopen._safeopen._Walk",
+	.tp_basicsize = sizeof(WalkObject),
+	.tp_dealloc = (destructor)walk_dealloc,
+	.tp_flags = Py_TPFLAGS_DEFAULT,
+	.tp_doc = "A confined walk in progress (see _walk()).",
+	.tp_iter = PyObject_SelfIter,
+	.tp_iternext = (iternextfunc)walk_next,
+	.tp_methods = walk_methods,
+};
 
 static PyObject *so_version(PyObject *self, PyObject *unused)
 {
@@ -1179,7 +1494,9 @@ static PyMethodDef methods[] = {
 	FC("listxattr", so_listxattr, listxattr_doc),
 	FC("tmpfile_open", so_tmpfile_open, tmpfile_open_doc),
 	FC("tmpfile_sweep", so_tmpfile_sweep, sweep_doc),
-	{ "version", so_version, METH_NOARGS, "version() -> str\n\nThe version of libsafeopen in use." },
+	FC("_walk", so_walk, walk_doc),
+	{ "version", so_version, METH_NOARGS,
+	  "version($module, /)\n--\n\nThe version of libsafeopen in use (safe_version())." },
 	{ NULL, NULL, 0, NULL },
 };
 
@@ -1203,19 +1520,28 @@ static const struct so_const constants[] = {
 	{ NULL, 0 },
 };
 
+static int add_type(PyObject *m, const char *name, PyTypeObject *type)
+{
+	if (PyType_Ready(type) < 0)
+		return -1;
+	Py_INCREF(type);
+	if (PyModule_AddObject(m, name, (PyObject *)type) < 0) {
+		Py_DECREF(type);
+		return -1;
+	}
+	return 0;
+}
+
 PyMODINIT_FUNC PyInit__safeopen(void);
 PyMODINIT_FUNC PyInit__safeopen(void)
 {
 	PyObject *m = PyModule_Create(&moduledef);
 	if (!m)
 		return NULL;
-	if (PyType_Ready(&TmpFileType) < 0)
+	if (add_type(m, "TmpFile", &TmpFileType) < 0 || add_type(m, "_Root", &RootType) < 0 ||
+	    add_type(m, "_Walk", &WalkType) < 0 ||
+	    PyModule_AddStringConstant(m, "__version__", SAFEOPEN_PY_VERSION) < 0)
 		goto fail;
-	Py_INCREF(&TmpFileType);
-	if (PyModule_AddObject(m, "TmpFile", (PyObject *)&TmpFileType) < 0) {
-		Py_DECREF(&TmpFileType);
-		goto fail;
-	}
 	EscapeError = PyErr_NewExceptionWithDoc(
 		"safeopen.EscapeError",
 		"A path would resolve outside its root (errno EXDEV): '..', an absolute\n"

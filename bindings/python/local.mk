@@ -17,7 +17,7 @@ PYPKG_FILES = bindings/python/safeopen/__init__.py bindings/python/safeopen/__in
 	bindings/python/safeopen/py.typed
 PYTEST_FILES = bindings/python/tests/conftest.py bindings/python/tests/test_api.py \
 	bindings/python/tests/test_resolve.py bindings/python/tests/test_race.py bindings/python/tests/test_extract.py \
-	bindings/python/tests/racer.py bindings/python/tests/test_cookbook.py bindings/python/examples/webfiles.py
+	bindings/python/tests/racer.py bindings/python/tests/test_cookbook.py bindings/python/tests/test_root.py bindings/python/examples/webfiles.py
 EXTRA_DIST += bindings/python/_safeopen.c bindings/python/gen-constants.py bindings/python/safeopen/_safeopen.pyi.in \
 	$(PYPKG_FILES) $(PYTEST_FILES) bindings/python/tests/run-pytest.sh bindings/python/tests/pytest.ini \
 	bench/python-bench.py
@@ -40,7 +40,8 @@ safeopenpyexecdir = $(PYTHON_SITEDIR)/safeopen
 safeopenpyexec_LTLIBRARIES = bindings/python/_safeopen.la
 bindings_python__safeopen_la_SOURCES = bindings/python/_safeopen.c
 nodist_bindings_python__safeopen_la_SOURCES = bindings/python/safeopen-constants.h
-bindings_python__safeopen_la_CPPFLAGS = $(AM_CPPFLAGS) -Ibindings/python $(PYTHON_CPPFLAGS)
+bindings_python__safeopen_la_CPPFLAGS = $(AM_CPPFLAGS) -Ibindings/python $(PYTHON_CPPFLAGS) \
+	-DSAFEOPEN_PY_VERSION='"$(PACKAGE_VERSION)"'
 # Python's headers trip -Wredundant-decls and friends; the module's own code
 # is held to the rest of WARN_CFLAGS.
 bindings_python__safeopen_la_CFLAGS = $(AM_CFLAGS) -fvisibility=hidden -fno-strict-aliasing \

@@ -36,17 +36,18 @@ import stat as _stat
 
 from . import _safeopen
 from ._safeopen import *  # noqa: F401,F403  (functions and generated constants)
-from ._safeopen import EscapeError, TmpFile  # noqa: F401
+from ._safeopen import EscapeError, TmpFile, __version__  # noqa: F401
 
-__all__ = [n for n in dir(_safeopen) if not n.startswith("_")] + [
+__all__ = [n for n in dir(_safeopen) if not n.startswith("_") and n != "symlink"] + [
     "Root", "open_beneath", "makedirs", "listdir", "scandir", "DirEntry",
-    "write_atomic", "extract", "ExtractError",
+    "write_atomic", "extract", "ExtractError", "symlink", "lstat", "exists", "isdir",
+    "isfile", "islink", "getsize", "opendir", "walk", "fwalk",
 ]
 
 _BENEATH = _safeopen.RESOLVE_BENEATH
 
 
-class Root:
+class Root(_safeopen._Root):
     """A directory held open with an O_PATH descriptor: the root of the
     operations of this module.
 
@@ -57,35 +58,30 @@ class Root:
     ``/``, plus any of ``RESOLVE_NO_SYMLINKS``, ...).
 
     A Root is a context manager (closed on exit), can be passed wherever a
-    root is taken (it has ``fileno()``), and has the module's operations as
-    methods: ``root.open(path, 'rb')`` is ``open_beneath(root, path, 'rb')``,
+    root is taken, and has the module's operations as methods:
+    ``root.open(path, 'rb')`` is ``open_beneath(root, path, 'rb')``,
     ``root.stat(path)`` is ``stat(root, path, resolve=root.resolve)``...
+
+    A Root may be shared between threads: close() waits for the calls in
+    flight through it, and calls made after close() fail with EBADF, so
+    that no call ever resolves beneath another directory that reused the
+    descriptor's number. (A number taken out with fileno() has no such
+    protection.) An unclosed Root is closed when collected, with a
+    ResourceWarning, but silently at interpreter exit: a module-level Root
+    opened once for the program's life needs no close().
     """
 
     def __init__(self, path_or_fd, *, resolve=_BENEATH):
         self.resolve = resolve
-        if isinstance(path_or_fd, int):
-            self._fd = _os.dup(path_or_fd)
-        else:
-            self._fd = _os.open(path_or_fd, _os.O_PATH | _os.O_DIRECTORY | _os.O_CLOEXEC)
         self.path = path_or_fd
-
-    def fileno(self):
-        """The O_PATH descriptor (owned by the Root: do not close it)."""
-        if self._fd < 0:
-            raise ValueError("I/O operation on closed Root")
-        return self._fd
-
-    @property
-    def closed(self):
-        """True once close() was called."""
-        return self._fd < 0
-
-    def close(self):
-        """Close the descriptor. Idempotent."""
-        fd, self._fd = self._fd, -1
-        if fd >= 0:
-            _os.close(fd)
+        if isinstance(path_or_fd, int):
+            fd = _os.dup(path_or_fd)
+        else:
+            try:
+                fd = _os.open(path_or_fd, _os.O_PATH | _os.O_DIRECTORY | _os.O_CLOEXEC)
+            except OSError as e:
+                raise _with_name(e, path_or_fd) from None
+        super().__init__(fd)
 
     def __enter__(self):
         return self
@@ -93,17 +89,9 @@ class Root:
     def __exit__(self, *exc):
         self.close()
 
-    def __del__(self):
-        if getattr(self, "_fd", -1) >= 0:
-            try:
-                import warnings
-                warnings.warn("unclosed safeopen.Root %r" % (self.path,), ResourceWarning,
-                              stacklevel=2, source=self)
-            finally:  # at interpreter shutdown the import itself may fail
-                self.close()
-
     def __repr__(self):
-        return "<safeopen.Root %r fd=%d>" % (self.path, self._fd)
+        return "<safeopen.Root %r%s>" % (getattr(self, "path", None),
+                                        " closed" if self.closed else "")
 
     def open(self, path, mode="r", *args, **kwargs):
         """open_beneath(self, path, mode, ...): a file object."""
@@ -112,16 +100,25 @@ class Root:
 
     def open_fd(self, path, flags, mode=0o777):
         """open(path, flags, mode, dir_fd=self): a descriptor."""
-        return _safeopen.open(path, flags, mode, dir_fd=self.fileno(), resolve=self.resolve)
+        return _safeopen.open(path, flags, mode, dir_fd=self, resolve=self.resolve)
 
     def subroot(self, path):
-        """A new Root for the directory path beneath this one."""
-        fd = _safeopen.open(path, _os.O_PATH | _os.O_DIRECTORY, dir_fd=self.fileno(),
-                            resolve=self.resolve)
+        """A new Root for the directory path beneath this one (its path
+        attribute is path)."""
+        fd = _safeopen.open(path, _os.O_PATH | _os.O_DIRECTORY, dir_fd=self, resolve=self.resolve)
         try:
-            return Root(fd, resolve=self.resolve)
+            sub = Root(fd, resolve=self.resolve)
         finally:
             _os.close(fd)
+        sub.path = path
+        return sub
+
+
+def _with_name(e, path, path2=None):
+    """e (an OSError) naming path (and path2), as raised by the os module."""
+    if e.filename is not None and (path2 is None or e.filename2 is not None):
+        return e
+    return type(e)(e.errno, e.strerror, path, None, path2)
 
 
 def _root_method(fn):
@@ -171,8 +168,10 @@ def open_beneath(root, path, mode="r", buffering=-1, encoding=None, errors=None,
     fd = _safeopen.open(path, oflags | flags, perm, dir_fd=root, resolve=resolve)
     try:
         raw = _io.FileIO(fd, mode.replace("b", "").replace("t", ""), closefd=True)
-    except BaseException:
+    except BaseException as e:
         _os.close(fd)  # FileIO leaves a descriptor it refused (a directory, ...) open
+        if isinstance(e, OSError):  # it names the descriptor: name the path
+            raise type(e)(e.errno, e.strerror, path) from None
         raise
     try:
         raw.name = path
@@ -229,7 +228,10 @@ def makedirs(root, path, mode=0o777, exist_ok=False, *, resolve=_BENEATH):
     sep = b"/" if isinstance(p, bytes) else "/"
     head, _, tail = p.rstrip(sep).rpartition(sep)
     if head and tail:
-        _os.close(_safeopen.mkdir_all(root, head, mode, resolve=resolve))
+        try:
+            _os.close(_safeopen.mkdir_all(root, head, mode, resolve=resolve))
+        except OSError as e:  # it names head: name the caller's path
+            raise type(e)(e.errno, e.strerror, path) from None
     _safeopen.mkdir(root, path, mode, resolve=resolve)
 
 
@@ -243,6 +245,8 @@ def listdir(root, path=".", *, resolve=_BENEATH):
     fd = _open_dir(root, path, resolve)
     try:
         names = _os.listdir(fd)
+    except OSError as e:
+        raise _with_name(e, path) from None
     finally:
         _os.close(fd)
     if isinstance(path, bytes):
@@ -370,19 +374,21 @@ def write_atomic(root, path, data, *, mode=0o644, xattrs=None, replace=True, syn
         fd = tmp.fileno()
         off = 0
         while off < len(view):
-            off += _os.write(fd, view[off:])
+            try:
+                off += _os.write(fd, view[off:])
+            except OSError as e:  # ENOSPC, EDQUOT...: name the file
+                raise _with_name(e, path) from None
         link_flags = (_safeopen.TMPFILE_REPLACE if replace else 0) | \
             (_safeopen.TMPFILE_SYNC if sync else 0)
         _os.close(tmp.link(xattrs, link_flags))
 
 
-for _name in ("stat", "mkdir", "mknod", "unlink", "rmdir", "rmtree", "rename", "link",
-              "symlink", "readlink", "realpath", "chmod", "chown", "utime", "getxattr",
-              "setxattr", "removexattr", "listxattr", "tmpfile_open", "tmpfile_sweep"):
-    setattr(Root, _name, _root_method(getattr(_safeopen, _name)))
-for _fn in (makedirs, listdir, scandir, write_atomic):
-    setattr(Root, _fn.__name__, _root_method(_fn))
-del _name, _fn
+def symlink(root, src, dst, *, resolve=_BENEATH):
+    """os.symlink(src, dst) beneath root: create the symbolic link dst
+    beneath root whose body is src (stored as it is: a body is data, and
+    the library never follows it outside the root later). The order of
+    os.symlink() since 1.0.0 (safeopen 0.x took (root, path, target))."""
+    _safeopen.symlink(root, dst, src, resolve=resolve)
 
 
 def lstat(root, path, *, resolve=_BENEATH):
@@ -390,9 +396,154 @@ def lstat(root, path, *, resolve=_BENEATH):
     return _safeopen.stat(root, path, follow_symlinks=False, resolve=resolve)
 
 
+def _mode_is(root, path, test, follow, resolve):
+    try:
+        st = _safeopen.stat(root, path, follow_symlinks=follow, resolve=resolve)
+    except (OSError, ValueError):
+        return False
+    return test(st.st_mode)
+
+
+def exists(root, path, *, follow_symlinks=True, resolve=_BENEATH):
+    """os.path.exists() beneath root: False for a path that fails to
+    resolve (missing, EscapeError: a link that leaves the root, ...)."""
+    return _mode_is(root, path, lambda m: True, follow_symlinks, resolve)
+
+
+def isdir(root, path, *, resolve=_BENEATH):
+    """os.path.isdir() beneath root (a link followed beneath it only)."""
+    return _mode_is(root, path, _stat.S_ISDIR, True, resolve)
+
+
+def isfile(root, path, *, resolve=_BENEATH):
+    """os.path.isfile() beneath root (a link followed beneath it only)."""
+    return _mode_is(root, path, _stat.S_ISREG, True, resolve)
+
+
+def islink(root, path, *, resolve=_BENEATH):
+    """os.path.islink() beneath root."""
+    return _mode_is(root, path, _stat.S_ISLNK, False, resolve)
+
+
+def getsize(root, path, *, resolve=_BENEATH):
+    """os.path.getsize() beneath root: the size of what path names
+    (OSError if it cannot be resolved)."""
+    return _safeopen.stat(root, path, resolve=resolve).st_size
+
+
+def opendir(root, path=".", *, resolve=_BENEATH):
+    """A new O_RDONLY|O_DIRECTORY descriptor of the directory path beneath
+    root, for os.scandir(fd), os.listdir(fd), os.fstat(fd)...; the caller
+    closes it. (root.subroot(path) is the Root of that directory.)"""
+    return _open_dir(root, path, resolve)
+
+
+def fwalk(root, top=".", topdown=True, onerror=None, *, xdev=False, resolve=_BENEATH):
+    """os.fwalk() beneath root, on the library's confined walk.
+
+    Yields (dirpath, dirnames, filenames, dirfd) for each directory of the
+    tree at top beneath root: top first and then each subdirectory
+    (topdown, where removing names from dirnames prunes the walk), or each
+    directory after its subdirectories (topdown=False). dirpath is top
+    joined with the names walked; dirfd is the directory's descriptor, valid
+    until the next iteration (do not close it). Names are str, or bytes if
+    top is bytes.
+
+    Unlike os.fwalk(), the walk never leaves root whatever is renamed or
+    swapped meanwhile (every directory is entered by its single name,
+    O_NOFOLLOW, from its parent; never through '..'), and the number of
+    descriptors is bounded whatever the depth. Symbolic links are never
+    followed and are listed in filenames, a link to a directory included.
+    Errors (a directory that cannot be opened, one moved out of the tree
+    while walked: EAGAIN) go to onerror(OSError) if given, else are
+    ignored, as os.fwalk(). xdev=True does not enter other mounts.
+    """
+    top = _os.fspath(top)
+    isbytes = isinstance(top, bytes)
+    name = (lambda b: b) if isbytes else _os.fsdecode
+    flags = resolve | (_safeopen.WALK_XDEV if xdev else 0) | _safeopen.WALK_NO_STAT | \
+        (0 if topdown else _safeopen.WALK_POSTORDER)
+    try:
+        it = _safeopen._walk(root, top, flags)
+    except OSError as e:
+        if onerror is not None:
+            onerror(_with_name(e, top))
+        return
+    with it:
+        frames = []  # per depth being walked: (dirpath, dirnames, filenames)
+        skipped = False  # the next entry is the WALK_POST of a skipped directory
+        for visit, path, nm, _dirfd, fd, err, depth, _mode in it:
+            path = name(path)
+            if visit == _safeopen.WALK_POST:
+                if skipped:
+                    skipped = False
+                elif err:  # its listing ended early (EAGAIN: moved out)
+                    if onerror is not None:
+                        onerror(OSError(err, _os.strerror(err), path))
+                elif not topdown and depth < len(frames):
+                    yield frames[depth] + (fd,)
+                del frames[depth:]
+                continue
+            wanted = depth == 0 or (depth <= len(frames) and name(nm) in frames[depth - 1][1])
+            if visit != _safeopen.WALK_PRE:  # LEAF, MOUNT: not entered
+                if err and wanted and onerror is not None:  # a directory that did not open
+                    onerror(OSError(err, _os.strerror(err), path))
+                continue
+            del frames[depth:]
+            try:
+                if not wanted:
+                    raise StopIteration
+                dirs, files = _listing(fd, isbytes)
+            except (OSError, StopIteration) as e:
+                if isinstance(e, OSError) and onerror is not None:
+                    onerror(_with_name(e, path))
+                it.skip()
+                skipped = not topdown
+                continue
+            frames.append((path, dirs, files))
+            if topdown:
+                yield path, dirs, files, fd
+
+
+def _listing(fd, isbytes):
+    """The subdirectories and the other names of the directory fd (a walk's
+    lent descriptor, read through a descriptor of its own)."""
+    own = _os.open(".", _os.O_RDONLY | _os.O_DIRECTORY | _os.O_NOFOLLOW | _os.O_CLOEXEC,
+                   dir_fd=fd)
+    dirs, files = [], []
+    try:
+        with _os.scandir(own) as it:
+            for entry in it:
+                n = _os.fsencode(entry.name) if isbytes else entry.name
+                try:
+                    isdir = entry.is_dir(follow_symlinks=False)
+                except OSError:
+                    isdir = False
+                (dirs if isdir else files).append(n)
+    finally:
+        _os.close(own)
+    return dirs, files
+
+
+def walk(root, top=".", topdown=True, onerror=None, *, xdev=False, resolve=_BENEATH):
+    """os.walk() beneath root: (dirpath, dirnames, filenames) per directory,
+    as fwalk() (the same confinement, the same treatment of links)."""
+    for dirpath, dirnames, filenames, _fd in fwalk(root, top, topdown, onerror, xdev=xdev,
+                                                   resolve=resolve):
+        yield dirpath, dirnames, filenames
+
+
+for _name in ("stat", "mkdir", "mknod", "unlink", "rmdir", "rmtree", "rename", "link",
+              "readlink", "realpath", "chmod", "chown", "utime", "getxattr",
+              "setxattr", "removexattr", "listxattr", "tmpfile_open", "tmpfile_sweep"):
+    setattr(Root, _name, _root_method(getattr(_safeopen, _name)))
+for _fn in (makedirs, listdir, scandir, write_atomic, symlink, lstat, exists, isdir, isfile,
+            islink, getsize, opendir, fwalk, walk):
+    setattr(Root, _fn.__name__, _root_method(_fn))
+del _name, _fn
+
+
 from ._extract import extract, ExtractError  # noqa: E402
 
-__all__.append("lstat")
-Root.lstat = _root_method(lstat)
 Root.extract = lambda self, archive, **kw: extract(archive, self, **{"resolve": self.resolve, **kw})
 Root.extract.__doc__ = "extract(archive, self, ...) with resolve=self.resolve by default."

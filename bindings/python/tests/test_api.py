@@ -144,8 +144,9 @@ def test_open_paths_and_errors(tree):
         os.close(fd)
     with pytest.raises(ValueError):
         r.fileno()
-    with pytest.raises(ValueError):
+    with pytest.raises(OSError) as ei:  # a closed Root: EBADF, naming the path
         safeopen.open("dir/file", os.O_RDONLY, dir_fd=r)
+    assert ei.value.errno == errno.EBADF and ei.value.filename == "dir/file"
     with pytest.raises(FileNotFoundError):
         safeopen.open("x", os.O_RDONLY, dir_fd=tree / "no-such-root")
 
@@ -224,7 +225,7 @@ def test_operations(tree):
         r.rmdir("m/a/b/c")
         r.rmtree("m")
         assert not (tree / "m").exists()
-        r.symlink("ln", "dir/file")
+        r.symlink("dir/file", "ln")  # os.symlink(src, dst)'s order
         assert os.readlink(tree / "ln") == "dir/file"
         r.rename("ln", "ln2")
         with pytest.raises(FileExistsError):
@@ -398,10 +399,27 @@ def test_version():
 
 
 def test_signature_of_open():
-    """The documented signature of safeopen.open (os.open's plus resolve)."""
-    doc = safeopen.open.__doc__
-    assert doc.startswith("open(path, flags, mode=0o777, *, dir_fd, resolve=RESOLVE_BENEATH)")
+    """The signature of safeopen.open (os.open's plus resolve), for
+    inspect.signature() (the C functions' __text_signature__)."""
+    sig = inspect.signature(safeopen.open)
+    assert str(sig) == "(path, flags, mode=511, *, dir_fd, resolve=%d)" % safeopen.RESOLVE_BENEATH
     assert inspect.isbuiltin(safeopen.open)
+
+
+def test_signatures_of_every_function():
+    """inspect.signature() works on every function and method of the
+    package, C or Python, and names what the function accepts."""
+    for name in safeopen.__all__:
+        obj = getattr(safeopen, name)
+        if callable(obj) and not isinstance(obj, type):
+            params = inspect.signature(obj).parameters
+            if name not in ("reopen", "version"):
+                assert "resolve" in params, name
+    for name, obj in vars(safeopen.TmpFile).items():
+        if callable(obj) and not name.startswith("__"):
+            inspect.signature(obj)
+    assert list(inspect.signature(safeopen.Root.fileno).parameters) == ["self"]
+    assert list(inspect.signature(safeopen.symlink).parameters)[:3] == ["root", "src", "dst"]
 
 
 def test_package_stub():

@@ -269,7 +269,7 @@ def test_operations_refuse_escapes(tmp_path, path):
                 lambda: r.mkdir(path + "/d"), lambda: r.makedirs(path + "/d/e/f"),
                 lambda: r.unlink(path + "/x"), lambda: r.rmtree(path + "/x"),
                 lambda: r.rename("file", path + "/moved"), lambda: r.rename(path + "/x", "m"),
-                lambda: r.link(path, "hl", follow_symlinks=True), lambda: r.symlink(path + "/l", "x"),
+                lambda: r.link(path, "hl", follow_symlinks=True), lambda: r.symlink("x", path + "/l"),
                 lambda: r.chmod(path, 0o777), lambda: r.utime(path, (0, 0)),
                 lambda: r.setxattr(path, "user.x", b"1"), lambda: r.getxattr(path, "user.x"),
                 lambda: r.listdir(path), lambda: r.realpath(path),
