@@ -54,12 +54,12 @@ static int url_decode(const char *in, char *out, size_t size)
 	return 0;
 }
 
-/* The HTTP status for a failed call: the library's one rule
- * (libsafeopen(7), README, safe-httpd). An escape is refused, not missing:
- * 403. Under IN_ROOT most climbing paths name something inside the root
- * that does not exist (404); EXDEV and ELOOP come from magic links and
- * link loops. */
-static int status_for(int err)
+/* The HTTP status for a failed call: the library's one rule, README's
+ * http_status() (also libsafeopen(7), safe-httpd, safeopen.http_status() in
+ * Python). An escape is refused, not missing: 403. Under IN_ROOT most
+ * climbing paths name something inside the root that does not exist (404);
+ * EXDEV and ELOOP come from magic links and link loops. */
+static int http_status(int err)
 {
 	switch (err) {
 	case ENOENT:
@@ -75,6 +75,13 @@ static int status_for(int err)
 		return 414;
 	case EINVAL:
 		return 400;
+	case EISDIR:
+	case EEXIST:
+	case ENOTEMPTY:
+		return 409;
+	case ENOSPC:
+	case EDQUOT:
+		return 507;
 	case EAGAIN:
 	case EMFILE:
 	case ENFILE:
@@ -139,7 +146,7 @@ int main(int argc, char *argv[])
 	}
 	int rc;
 	if (fd < 0) {
-		printf("%d\n", status_for(errno));
+		printf("%d\n", http_status(errno));
 		rc = 1;
 	} else {
 		rc = send_file(fd);

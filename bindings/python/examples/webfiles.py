@@ -8,6 +8,7 @@ or Django view as they are).
 """
 import errno
 import hashlib
+import http
 import os
 import stat
 import sys
@@ -15,9 +16,9 @@ import urllib.parse
 
 import safeopen
 
-# ENOENT, ENOTDIR, ELOOP and EXDEV (EscapeError) all mean "no such file
-# here": an attack gets the answer a typo gets.
-NOT_FOUND = (errno.ENOENT, errno.ENOTDIR, errno.ELOOP, errno.EXDEV)
+
+def status_line(code):
+    return "%d %s" % (code, http.HTTPStatus(code).phrase)
 
 
 def send_file(root, url_path):
@@ -31,22 +32,20 @@ def send_file(root, url_path):
     """
     path = urllib.parse.unquote(url_path, errors="strict")
     if "\0" in path:
-        return "400 Bad Request", [], None
+        return status_line(400), [], None
     try:
         f = safeopen.open_beneath(root, path, "rb", flags=os.O_NONBLOCK | os.O_NOCTTY,
                                   resolve=safeopen.RESOLVE_IN_ROOT |
                                   safeopen.RESOLVE_NO_MAGICLINKS)
-    except OSError as e:
-        if e.errno in NOT_FOUND:
-            return "404 Not Found", [], None
-        if e.errno in (errno.EACCES, errno.EPERM, errno.EISDIR):
-            return "403 Forbidden", [], None
-        raise
+    except IsADirectoryError:  # not a regular file: as a FIFO below
+        return status_line(403), [], None
+    except OSError as e:  # the one rule: 404 not here, 403 refused (an escape), ...
+        return status_line(safeopen.http_status(e)), [], None
     st = os.fstat(f.fileno())  # what we checked is what we send: same open file
     if not stat.S_ISREG(st.st_mode):
         f.close()
-        return "403 Forbidden", [], None
-    return "200 OK", [("Content-Length", str(st.st_size)),
+        return status_line(403), [], None
+    return status_line(200), [("Content-Length", str(st.st_size)),
                       ("Content-Type", "application/octet-stream")], f
 
 
@@ -84,11 +83,13 @@ def make_app(root):
             try:
                 n = int(environ.get("CONTENT_LENGTH") or 0)
                 digest = store_upload(root, url, environ["wsgi.input"], n)
-            except (ValueError, safeopen.EscapeError, NotADirectoryError,
-                    FileExistsError, IsADirectoryError):
-                start_response("403 Forbidden", [])
+            except ValueError:
+                start_response(status_line(400), [])
                 return [b""]
-            start_response("201 Created", [("Content-Type", "text/plain")])
+            except OSError as e:
+                start_response(status_line(safeopen.http_status(e)), [])
+                return [b""]
+            start_response(status_line(201), [("Content-Type", "text/plain")])
             return [digest.encode() + b"\n"]
         status, headers, f = send_file(root, url)
         start_response(status, headers)

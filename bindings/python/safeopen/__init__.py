@@ -41,7 +41,7 @@ from ._safeopen import EscapeError, TmpFile, __version__  # noqa: F401
 __all__ = [n for n in dir(_safeopen) if not n.startswith("_") and n != "symlink"] + [
     "Root", "open_beneath", "makedirs", "listdir", "scandir", "DirEntry",
     "write_atomic", "extract", "ExtractError", "symlink", "lstat", "exists", "isdir",
-    "isfile", "islink", "getsize", "opendir", "walk", "fwalk",
+    "isfile", "islink", "getsize", "opendir", "walk", "fwalk", "http_status",
 ]
 
 _BENEATH = _safeopen.RESOLVE_BENEATH
@@ -389,6 +389,32 @@ def symlink(root, src, dst, *, resolve=_BENEATH):
     the library never follows it outside the root later). The order of
     os.symlink() since 1.0.0 (safeopen 0.x took (root, path, target))."""
     _safeopen.symlink(root, dst, src, resolve=resolve)
+
+
+# One errno -> HTTP status rule for every function: README's http_status(),
+# the C cookbook's and safe-httpd's.
+_HTTP_STATUS = {
+    _errno.ENOENT: 404, _errno.ENOTDIR: 404,  # no such name beneath the root
+    _errno.EXDEV: 403, _errno.ELOOP: 403,  # built to leave the root, a refused link
+    _errno.EACCES: 403, _errno.EPERM: 403, _errno.EBUSY: 403,
+    _errno.ENAMETOOLONG: 414,
+    _errno.EINVAL: 400,
+    _errno.EISDIR: 409, _errno.EEXIST: 409, _errno.ENOTEMPTY: 409,
+    _errno.ENOSPC: 507, _errno.EDQUOT: 507,
+    _errno.EAGAIN: 503, _errno.EMFILE: 503, _errno.ENFILE: 503, _errno.ENOMEM: 503,
+}
+
+
+def http_status(err):
+    """The HTTP status for a failed call (err: an OSError or its errno),
+    by the rule of README's http_status() for C: 404 no such name
+    (ENOENT, ENOTDIR); 403 refused (EXDEV, i.e. EscapeError, ELOOP, EACCES,
+    EPERM, EBUSY); 414 ENAMETOOLONG; 400 EINVAL; 409 EISDIR, EEXIST,
+    ENOTEMPTY; 507 ENOSPC, EDQUOT; 503 EAGAIN, EMFILE, ENFILE, ENOMEM; 500
+    anything else."""
+    if isinstance(err, OSError):
+        err = err.errno
+    return _HTTP_STATUS.get(err, 500)
 
 
 def lstat(root, path, *, resolve=_BENEATH):

@@ -54,11 +54,43 @@ def test_send_file(site):
     assert call(app, "GET", "/../../index.html") == ("200", b"home")
     assert call(app, "GET", "/%2e%2e/sub/a.txt") == ("200", b"aaa")
     assert call(app, "GET", "/home") == ("200", b"home")
-    for evil in ("/rel", "/abs/secret", "/magic", "/../outside/secret", "/%00x"):
+    # IN_ROOT: links and climbs are scoped to the root, where there is no
+    # such name (404: /proc/self/root... is looked up as ROOT/proc/...); NUL: 400
+    for evil, want in (("/rel", "404"), ("/abs/secret", "404"), ("/magic", "404"),
+                       ("/../outside/secret", "404"), ("/%00x", "400")):
         status, data = call(app, "GET", evil)
-        assert status in ("404", "400") and b"secret" not in data, evil
+        assert status == want and b"secret" not in data, evil
     assert call(app, "GET", "/fifo")[0] == "403"
     assert call(app, "GET", "/sub")[0] == "403"
+
+
+def test_http_status_is_the_readme_rule():
+    """safeopen.http_status() is README's http_status(): the table is read
+    from README.md's C function and compared errno by errno."""
+    import re
+    readme = os.path.join(os.environ.get("top_srcdir", ""), "README.md")
+    if not os.path.exists(readme):
+        pytest.skip("top_srcdir not set (run by make check)")
+    with open(readme, encoding="utf-8") as f:
+        text = f.read()
+    body = text[text.index("int http_status(int err)"):]
+    body = body[:body.index("\n}\n")]
+    rule, pending = {}, []
+    for line in body.splitlines():
+        pending += re.findall(r"case (E[A-Z]+):", line)
+        m = re.search(r"return (\d+);", line)
+        if m:
+            for name in pending:
+                rule[name] = int(m.group(1))
+            pending = []
+    default = int(re.findall(r"return (\d+);", body)[-1])
+    assert len(rule) >= 15 and default == 500
+    for name, code in rule.items():
+        assert safeopen.http_status(getattr(errno, name)) == code, name
+        assert safeopen.http_status(OSError(getattr(errno, name), "x")) == code, name
+    assert safeopen.http_status(safeopen.EscapeError(errno.EXDEV, "x")) == 403
+    for name in ("EIO", "EBADF", "EROFS"):
+        assert safeopen.http_status(getattr(errno, name)) == default
 
 
 def test_upload(site):
@@ -68,7 +100,7 @@ def test_upload(site):
     assert status == "201" and len(digest.strip()) == 64
     assert call(app, "GET", "/new/dir/f.txt") == ("200", b"payload")
     for evil in ("/rel", "/abs/x", "/../../outside/x", "/sub/a.txt/x", "/"):
-        assert call(app, "PUT", evil, b"evil")[0] in ("403", "201"), evil
+        assert call(app, "PUT", evil, b"evil")[0] in ("403", "201", "400", "409"), evil
     # "/rel" replaced the link itself (a name in the root), never its target
     assert (top / "outside" / "secret").read_bytes() == b"secret"
     assert sorted(os.listdir(top / "outside")) == ["secret"]
