@@ -26,7 +26,10 @@ render() { (cd "$src/doc/man" && MANWIDTH=80 LC_ALL=C.UTF-8 man -l "$1" 2>/dev/n
 	for p in "$src"/doc/man/man7/*.7 "$src"/doc/man/man3/*.3; do
 		head -n 1 "$p" | grep -q '^\.so ' && continue
 		b=$(basename "$p"); n=${b%.*}; s=${b##*.}
-		names=$(awk '/^\.SH NAME/ {getline; sub(/ \\-.*/, ""); print; exit}' "$p")
+		# The NAME section has one "names \- summary" line per summary.
+		names=$(awk '/^\.SH/ { on = ($0 == ".SH NAME"); next }
+			on && / \\- / { sub(/ \\-.*/, ""); out = out (out == "" ? "" : ", ") $0 }
+			END { print out }' "$p")
 		echo "- \\subpage man_$n \"$n($s)\": $names"
 	done
 } > "$md"

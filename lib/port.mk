@@ -10,7 +10,7 @@
 # members are merged into one relocatable object (cc -r), every hidden symbol
 # of that object is made local (objcopy --localize-hidden), and the archive
 # is rewritten with that single member. Only the public API (the symbols the
-# header marks SAFE_PUBLIC, default visibility) stays global; libtool then
+# header marks SAFEOPEN_PUBLIC, default visibility) stays global; libtool then
 # installs the rewritten archive as usual. tests/docs/check-symbols.sh checks the
 # archive's globals against lib/libsafeopen.sym and links an application that
 # defines every internal name.

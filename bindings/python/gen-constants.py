@@ -15,9 +15,9 @@ the header appear in or leave the module at the next build.
 import re
 import sys
 
-# Macros that are not flags: the visibility/attribute helpers, the sizes of
-# struct safe_open_how, and helpers ending in '_'.
-SKIP = re.compile(r"^SAFE_(PUBLIC|NODISCARD|OPEN_HOW_SIZE_\w+|\w+_)$")
+# Macros that are not flags: the sizes of struct safe_open_how, and helpers
+# ending in '_' (the header's own helpers are SAFEOPEN_*, not matched).
+SKIP = re.compile(r"^SAFE_(OPEN_HOW_SIZE_\w+|\w+_)$")
 DEFINE = re.compile(r"^\s*#\s*define\s+(SAFE_[A-Z0-9_]+)\s+(\(?\s*(?:0x[0-9a-fA-F]+|\d+)\w*.*)$")
 
 

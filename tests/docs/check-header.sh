@@ -7,7 +7,10 @@
 #    they do fire on a wrong value (a header whose checks never run fails);
 #  - every ```c block of README.md compiles as it stands, and those of
 #    doc/cookbook.md as one file.
-# C++ is checked by tests/docs/check-header-cxx.sh.
+#  - its comments stay summaries (the man pages are the reference): at most
+#    500 lines hold comment text.
+# C++ is checked by tests/docs/check-header-cxx.sh; the summaries against the
+# man pages by tests/docs/check-man-symbols.sh.
 set -eu
 srcdir=${top_srcdir:-.}
 # HEADER_CC may carry options (e.g. "clang -shared-libasan"): it is split
@@ -87,5 +90,31 @@ if [ "$nb" -lt 2 ]; then
 else
 	try "doc/cookbook.md: its $nb C blocks" $cc -std=c11 -Wall -Wextra -Werror -I"$inc" \
 		-c "$tmp/cookbook.c" -o "$tmp/o"
+fi
+
+# Lines holding comment text: inside a /* */ comment (its first and last
+# lines included) or with a // comment.
+budget=500
+nc=$(awk '{
+	line = $0; has = incomment
+	while (line != "") {
+		if (incomment) {
+			i = index(line, "*/")
+			if (!i) break
+			line = substr(line, i + 2); incomment = 0
+		} else {
+			i = index(line, "/*"); j = index(line, "//")
+			if (j && (!i || j < i)) { has = 1; break }
+			if (!i) break
+			has = 1; incomment = 1; line = substr(line, i + 2)
+		}
+	}
+	n += has
+} END { print n + 0 }' "$inc/safeopen.h")
+if [ "$nc" -le "$budget" ]; then
+	echo "ok: include/safeopen.h has $nc comment lines (at most $budget)"
+else
+	echo "FAIL: include/safeopen.h has $nc comment lines, more than $budget: move the detail to the man page"
+	fail=1
 fi
 exit $fail

@@ -1,8 +1,10 @@
 #!/bin/sh
 # Every function of the version script has a section 3 man page (directly or
-# through a `.so` link) whose NAME line lists it, whose SYNOPSIS includes
-# <safeopen.h> and declares it with the header's prototype, and which has
-# RETURN VALUE and ERRORS sections. Every page listed in doc/local.mk exists,
+# through a `.so` link) whose NAME section gives it a summary line
+# ("name \- summary") equal to the @brief of its declaration in
+# include/safeopen.h, whose SYNOPSIS includes <safeopen.h> and declares it
+# with the header's prototype, and which has RETURN VALUE and ERRORS
+# sections; and the header's comment names that page (@see page(3)). Every page listed in doc/local.mk exists,
 # and no page in doc/man is left out of it. (One awk pass per symbol reads
 # its page: the test forks a few processes per symbol, not dozens.)
 set -eu
@@ -23,17 +25,31 @@ target() {
 	echo "$p"
 }
 
-# The prototypes of the header, one per line: "name<TAB>prototype without
-# blanks" (SAFE_PUBLIC / SAFE_NODISCARD dropped).
+# The declarations of the header, one per line: "name<TAB>prototype without
+# blanks<TAB>summary<TAB>page", the prototype without SAFEOPEN_PUBLIC /
+# SAFEOPEN_NODISCARD, the summary the @brief of the comment before it (its
+# first letter lowered, Doxygen's @c / @p / # markup and a final period
+# dropped, blanks collapsed), the page that comment's @see names.
 protos=$(awk '
-	/^SAFE_PUBLIC/ { on = 1; text = "" }
+	/^\/\*\*/ { brief = ""; see = ""; inbrief = 0 }
+	/^ \*\/|\*\// { inbrief = 0 }
+	/^ \* @brief / { t = $0; sub(/^ \* @brief /, "", t); brief = t; inbrief = 1; next }
+	inbrief && /^ \* *(@|$)/ { inbrief = 0 }
+	inbrief && /^ \* / { t = $0; sub(/^ \* +/, "", t); brief = brief " " t }
+	/^ \* @see / { see = $3 }
+	/^SAFEOPEN_PUBLIC/ { on = 1; text = "" }
 	on { text = text $0 }
 	on && /;/ {
 		on = 0
-		gsub(/SAFE_PUBLIC|SAFE_NODISCARD/, "", text)
+		gsub(/SAFEOPEN_PUBLIC|SAFEOPEN_NODISCARD/, "", text)
 		name = text; sub(/\(.*/, "", name); sub(/.*[^A-Za-z0-9_]/, "", name)
 		gsub(/[ \t]/, "", text)
-		print name "\t" text
+		b = brief
+		gsub(/@[cp] /, "", b); gsub(/#/, "", b); gsub(/[ \t]+/, " ", b)
+		sub(/^ /, "", b); sub(/[ .]*$/, "", b)
+		b = tolower(substr(b, 1, 1)) substr(b, 2)
+		print name "\t" text "\t" b "\t" see
+		brief = ""; see = ""
 	}' "$srcdir/include/safeopen.h")
 
 syms=$(sed -n 's/^[[:space:]]*\([a-z_][a-z0-9_]*\);$/\1/p' "$srcdir/lib/libsafeopen.sym")
@@ -46,6 +62,10 @@ for s in $syms; do
 		function word(t) { return t ~ ("(^|[^A-Za-z0-9_])" s "([^A-Za-z0-9_]|$)") }
 		/^\.SH/ { sec = $0; sub(/^\.SH[ \t]+/, "", sec); gsub(/"/, "", sec); next }
 		sec == "NAME" && word($0) { name = 1 }
+		sec == "NAME" && word($0) && / \\- / {
+			t = $0; sub(/^.* \\- /, "", t); gsub(/\\-/, "-", t)
+			gsub(/[ \t]+/, " ", t); sub(/[ .]*$/, "", t); summary = t
+		}
 		sec == "SYNOPSIS" { syn = 1 }
 		sec == "SYNOPSIS" && /#include <safeopen\.h>/ { inc = 1 }
 		sec == "SYNOPSIS" && $0 ~ ("(^|[^A-Za-z0-9_])" s "\\(") { decl = 1 }
@@ -67,9 +87,10 @@ for s in $syms; do
 			if (!errs) print "errors"
 			if (!ret) print "return"
 			gsub(/[ \t]/, "", proto); print "proto\t" proto
+			print "summary\t" summary
 		}' "$p")
 	case $out in *nosyn*) fail "$s: $rel has no SYNOPSIS"; continue ;; esac
-	for k in $(printf '%s\n' "$out" | grep -v '^proto' || true); do
+	for k in $(printf '%s\n' "$out" | grep -v '^proto\|^summary' || true); do
 		case $k in
 		name) fail "$s: not named in the NAME section of $rel" ;;
 		include) fail "$s: SYNOPSIS of $rel lacks #include <safeopen.h>" ;;
@@ -85,6 +106,17 @@ for s in $syms; do
 	[ "$hdr" = "$pg" ] || fail "$s: prototype in $rel differs from include/safeopen.h:
    header: $hdr
    page:   $pg"
+	# Its NAME summary must be the header's @brief, and the header's comment
+	# must point at this page.
+	ps=$(printf '%s\n' "$out" | sed -n 's/^summary	//p')
+	hb=$(printf '%s\n' "$protos" | awk -F '\t' -v s="$s" '$1 == s { print $3; exit }')
+	[ -n "$ps" ] || fail "$s: the NAME section of $rel has no \"$s \\- summary\" line"
+	[ "$hb" = "$ps" ] || fail "$s: the NAME summary in $rel differs from the @brief in include/safeopen.h:
+   header: $hb
+   page:   $ps"
+	pn=${rel##*/}; pn=${pn%.3}
+	hs=$(printf '%s\n' "$protos" | awk -F '\t' -v s="$s" '$1 == s { print $4; exit }')
+	[ "$hs" = "$pn(3)" ] || fail "$s: its comment in include/safeopen.h says @see '$hs', not $pn(3)"
 done
 
 # doc/local.mk lists exactly the pages that exist (so all are installed).
@@ -96,5 +128,5 @@ if [ "$listed" != "$present" ]; then
 	diff "${TMPDIR:-/tmp}/cms.$$.a" "${TMPDIR:-/tmp}/cms.$$.b" || true
 	rm -f "${TMPDIR:-/tmp}/cms.$$.a" "${TMPDIR:-/tmp}/cms.$$.b"
 fi
-[ $status -eq 0 ] && echo "check-man-symbols: $n symbols, each with a page with NAME, SYNOPSIS (matching the header), RETURN VALUE, ERRORS"
+[ $status -eq 0 ] && echo "check-man-symbols: $n symbols, each with a page with NAME (its summary the header's @brief), SYNOPSIS (matching the header), RETURN VALUE, ERRORS"
 exit $status

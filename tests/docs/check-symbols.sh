@@ -18,8 +18,8 @@ grep -v '^LIBSAFEOPEN_1.0$' "$tmp/exported-raw" | sed 's/@@*.*//' | sort -u > "$
 sed -n 's/@@*LIBSAFEOPEN_1\.0$//p' "$tmp/exported-raw" | sort -u > "$tmp/exported"
 unversioned=$(grep -v '@' "$tmp/exported-raw" | grep -v '^LIBSAFEOPEN_1.0$' || true)
 sed -n 's/^[[:space:]]*\([a-z_][a-z0-9_]*\);$/\1/p' "$srcdir/lib/libsafeopen.sym" | sort -u > "$tmp/script"
-# Declarations start with SAFE_PUBLIC and name the function on the same line.
-grep '^SAFE_PUBLIC' "$srcdir/include/safeopen.h" | grep -o '\bsafe_[a-z0-9_]*(' | sed 's/($//' \
+# Declarations start with SAFEOPEN_PUBLIC and name the function on the same line.
+grep '^SAFEOPEN_PUBLIC' "$srcdir/include/safeopen.h" | grep -o '\bsafe_[a-z0-9_]*(' | sed 's/($//' \
 	| sort -u > "$tmp/header"
 
 status=0
