@@ -84,6 +84,14 @@ int so_path_len(const char *path, size_t *len);
 
 /* Maximum number of symlinks followed in one resolution (the kernel's MAXSYMLINKS). */
 #define SO_MAXSYMLINKS 40
+/* The descriptors of its own that each algorithm holds at most, whatever the
+ * depth: the resolver's walker, the tree walk, rmtree. The code that holds
+ * them asserts its own sum against these; the pages quote them once each
+ * (safe_openat2(3), safe_walk_open(3), safe_rmtree_beneath(3)) and
+ * tests/docs/check-numbers.sh compares. */
+#define SO_RESOLVE_MAX_FDS 68
+#define SO_WALK_MAX_FDS 59
+#define SO_RMTREE_MAX_FDS 61
 /* Internal resolve bit (never accepted from a caller: validation is done
  * before it is set): the fast path's openat2 answered ELOOP, and the walker
  * runs only to confirm it (open.c). */

@@ -75,8 +75,8 @@
  * With NO_XDEV the name is checked O_PATH first, so the real open never
  * crosses a mount that was there before it.
  *
- * The walker holds at most WALK_FDS + 4 descriptors of its own whatever the
- * depth (the ring, cur among them; the checkpoints; up to WALK_RETIRED levels
+ * The walker holds at most WALK_FDS + 4 (SO_RESOLVE_MAX_FDS) descriptors of
+ * its own whatever the depth (the ring, cur among them; the checkpoints; up to WALK_RETIRED levels
  * left by ".." or by an IN_ROOT jump that wait to be closed in one batch; the
  * pinned cwd for AT_FDCWD; at most three while examining the last
  * component), all O_CLOEXEC, closed on every path. Under EMFILE/ENFILE it
@@ -132,6 +132,9 @@
 #define WALK_RETIRED 8
 /* Every descriptor the chain may hold at once. */
 #define WALK_FDS (WALK_HELD + WALK_CKPT + WALK_RETIRED)
+/* With the pinned cwd and three while examining the last component: the
+ * walker's documented bound. */
+_Static_assert(WALK_FDS + 4 == SO_RESOLVE_MAX_FDS, "the walker's descriptor bound");
 #define WALK_NAMES ((size_t)PATH_MAX)
 #define WALK_BUF ((size_t)2 * PATH_MAX)
 

@@ -40,7 +40,7 @@
  *
  * Cost: memory O(depth) (one record and the name of each level) plus one
  * getdents buffer per ring slot that is in use; descriptors at most
- * SW_HELD + SW_CKPT + 3 whatever the depth (ring, checkpoints, level 0, the
+ * SW_HELD + SW_CKPT + 3 (SO_WALK_MAX_FDS) whatever the depth (ring, checkpoints, level 0, the
  * start's parent, one being opened); under EMFILE/ENFILE the shallowest held
  * level below cur is given back and the open retried. A re-descent opens the
  * levels between the deepest held one above and the target, and refills the
@@ -59,6 +59,9 @@
 #define SW_HELD 32
 /* Checkpoints below the ring (bound of ck_keep()'s choice). */
 #define SW_CKPT 24
+/* Ring, checkpoints, level 0, the start's parent, one being opened: the
+ * walk's documented bound. */
+_Static_assert(SW_HELD + SW_CKPT + 3 == SO_WALK_MAX_FDS, "the walk's descriptor bound");
 /* getdents buffer of one ring slot. */
 #define SW_BATCH 32768
 #define SW_NONE ((size_t)-1)

@@ -179,6 +179,9 @@ TESTS += tests/docs/check-man-symbols.sh tests/docs/check-man-groff.sh tests/doc
 EXTRA_DIST += tests/docs/check-man-symbols.sh tests/docs/check-man-groff.sh tests/docs/check-man-examples.sh
 AM_TESTS_ENVIRONMENT += MAN_CPPFLAGS='-I$(abs_top_srcdir)/include'; export MAN_CPPFLAGS; \
 	MAN_LIBS='$(abs_top_builddir)/lib/.libs/libsafeopen.so'; export MAN_LIBS;
+# The numbers the documents quote (descriptor bounds, limits) are the code's.
+TESTS += tests/docs/check-numbers.sh
+EXTRA_DIST += tests/docs/check-numbers.sh
 
 # The cookbook's programs (examples/cookbook), run against a temp dir.
 TESTS += tests/docs/test-cookbook.sh tests/docs/test-readme.sh

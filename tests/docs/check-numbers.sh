@@ -1,0 +1,72 @@
+#!/bin/sh
+# Every number the documentation quotes about the library's own limits is
+# the code's: each is defined once, as a macro in lib/ (the truth), quoted by
+# one page (its home; the other documents point at that page), and this test
+# compares the two. Also: every "`MACRO` = N" written in doc/design.md names a
+# macro of lib/ with that value, and every "N symbolic links" of the manual
+# is the code's limit.
+set -eu
+srcdir=${top_srcdir:-.}
+status=0
+n=0
+fail() { echo "check-numbers: $*"; status=1; }
+
+# The value of a macro of lib/, wherever it is defined (an integer literal).
+val() {
+	v=$(sed -n "s/^#define $1 \\([0-9][0-9]*\\)\\([^0-9].*\\)\\{0,1\\}\$/\\1/p" \
+		"$srcdir"/lib/*.h "$srcdir"/lib/*.c | head -n 1)
+	[ -n "$v" ] || { fail "no '#define $1 NUMBER' in lib/"; return 1; }
+	echo "$v"
+}
+# row MACRO FILE PATTERN [UNIT]: FILE quotes MACRO (divided by UNIT, e.g.
+# 1024 for KiB) where the extended regexp PATTERN (one parenthesised group:
+# the number; one line of the file, starting with a non-digit) matches.
+row() {
+	m=$1 f=$2 pat=$3 unit=${4:-1}
+	n=$((n + 1))
+	want=$(val "$m") || return 0
+	[ "$unit" = 1 ] || want=$((want / unit))
+	got=$(sed -n -E "s/.*$pat.*/\\1/p" "$srcdir/$f" | sort -u)
+	if [ -z "$got" ]; then
+		fail "$f does not quote $m (no match for: $pat)"
+	elif [ "$got" != "$want" ]; then
+		fail "$f quotes $m as $(echo $got) but lib/ defines $want"
+	fi
+}
+
+# Descriptors held whatever the depth.
+row SO_RESOLVE_MAX_FDS doc/man/man3/safe_openat2.3 'holds at most ([0-9]+) descriptors'
+row SO_WALK_MAX_FDS doc/man/man3/safe_walk_open.3 'at most ([0-9]+) descriptors'
+row SO_RMTREE_MAX_FDS doc/man/man3/safe_rmtree_beneath.3 'at most ([0-9]+) descriptors'
+# Sizes and counts of the walk and of rmtree.
+row SW_BATCH doc/man/man3/safe_walk_open.3 'a ([0-9]+) KiB batch' 1024
+row SW_HELD doc/man/man3/safe_walk_open.3 '^deepest ([0-9]+) levels'
+row RMTREE_PASSES doc/man/man3/safe_rmtree_beneath.3 '^most ([0-9]+), while a pass'
+# The mode of the parents of SAFE_TMPFILE_PARENTS (octal, as written).
+row PARENTS_MODE doc/man/man3/safe_tmpfile_xattr.3 'with mode ([0-7]+) minus the umask'
+# The symlink limit, everywhere the manual states it.
+lim=$(val SO_MAXSYMLINKS) || lim=
+if [ -n "$lim" ]; then
+	bad=$(cd "$srcdir" && grep -n -E '([Mm]ore than|at most|follows at most) [0-9]+ symbolic links' \
+		doc/man/man3/*.3 doc/man/man7/*.7 | grep -v -E "(than|most) $lim symbolic links" || true)
+	n=$((n + 1))
+	[ -z "$bad" ] || fail "a symlink limit other than SO_MAXSYMLINKS = $lim:
+$bad"
+fi
+# A descriptor bound is quoted only in its home page: elsewhere the text
+# points at the page.
+stray=$(cd "$srcdir" && grep -n -E 'at most [0-9]+ descriptors' doc/man/man3/*.3 doc/man/man7/*.7 \
+	doc/*.md README.md SECURITY.md lib/*.c lib/*.h include/safeopen.h 2>/dev/null |
+	grep -v -E '^doc/man/man3/(safe_openat2|safe_walk_open|safe_rmtree_beneath)\.3:' || true)
+n=$((n + 1))
+[ -z "$stray" ] || fail "a descriptor bound quoted outside its page (name the page or the macro):
+$stray"
+# doc/design.md: "`MACRO` = N" must be the code's.
+for pair in $(cd "$srcdir" && grep -o -E '`[A-Z][A-Z0-9_]*` = [0-9]+' doc/design.md | sed 's/`//g; s/ = /=/' | sort -u); do
+	m=${pair%=*} v=${pair#*=}
+	n=$((n + 1))
+	want=$(val "$m") || continue
+	[ "$want" = "$v" ] || fail "doc/design.md says $m = $v, lib/ defines $want"
+done
+[ $status -eq 0 ] && echo "check-numbers: $n checks: the numbers the documents quote are the code's"
+exit $status
