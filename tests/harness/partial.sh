@@ -1,14 +1,27 @@
-# Sourced by the shell tests. A part of a script that cannot run here is a
-# skip; a script that left a part out ends in SKIP (exit 77) naming every
-# such part, never in PASS. A failed check still makes it FAIL.
+# Sourced by the shell tests: they print TAP (version 13), one line per check,
+# which Automake's TAP driver counts (tests/harness/tap-run.sh runs them).
+# The script defines ok/not_ok/check, counting in n and failed; from here it
+# has:
 #
-# skip REASON: record a part that was not run (and say so in the log).
+# skip REASON: a part that cannot run here is one "ok N - PART # SKIP WHY"
+#   line (REASON is "PART: WHY"); every other check still counts.
+# skip_all REASON: nothing can run here: the plan "1..0 # SKIP REASON", exit 77.
+# bail REASON: the test cannot start (a program not built): "Bail out!", exit 1.
+# tap_end NAME: the plan; exit 0, or 1 when a check failed.
+echo "TAP version 13"
 skips=
-skip() { skips="${skips:+$skips; }$1"; echo "# SKIP $1"; }
-# skips_exit NAME N: call once no check failed; exits 77 if a part was
-# skipped, else returns.
-skips_exit() {
-	[ -z "$skips" ] && return 0
-	echo "SKIP: $1: the $2 checks that ran passed; not run: $skips"
-	exit 77
+skip() {
+	n=$((n + 1)); skips="${skips:+$skips; }$1"
+	echo "ok $n - ${1%%: *} # SKIP ${1#*: }"
+}
+skip_all() { echo "1..0 # SKIP $1"; exit 77; }
+bail() { echo "Bail out! $1"; exit 1; }
+tap_end() {
+	echo "1..$n"
+	if [ "$failed" -ne 0 ]; then
+		echo "# FAIL: $1: $failed of $n checks failed"
+		exit 1
+	fi
+	echo "# PASS: $1: $n checks${skips:+ (skipped: $skips)}"
+	exit 0
 }

@@ -1,9 +1,9 @@
 # SPDX-License-Identifier: MIT
 # Sourced by the tests of `safeopen extract` (tests/tools/test-extract.sh):
 # `extract_env NAME` sets SAFEOPEN (the binary itself, not the libtool
-# wrapper) and PYTHON (generates the archives), or ends the test: FAIL if
-# safeopen is not built, SKIP (77) with the reason if it was built without
-# libarchive or no python3 is found.
+# wrapper) and PYTHON (generates the archives), or ends the test: bail out
+# if safeopen is not built, skip_all (77) with the reason if it was built
+# without libarchive or no python3 is found.
 : "${top_builddir:=.}"
 : "${top_srcdir:=.}"
 SAFEOPEN=${SAFEOPEN:-"$top_builddir/tools/safeopen/safeopen"}
@@ -12,12 +12,11 @@ SAFEOPEN=${SAFEOPEN:-"$top_builddir/tools/safeopen/safeopen"}
 
 extract_env() {
 	[ -x "$SAFEOPEN" ] && direct_binary SAFEOPEN
-	[ -x "$SAFEOPEN" ] || { echo "FAIL: $1: $SAFEOPEN not built"; exit 1; }
+	[ -x "$SAFEOPEN" ] || bail "$1: $SAFEOPEN not built"
 	if "$SAFEOPEN" . extract --help | grep -q 'built without libarchive'; then
-		echo "SKIP: $1: safeopen was built without libarchive (configure --with-libarchive)"
-		exit 77
+		skip_all "$1: safeopen was built without libarchive (configure --with-libarchive)"
 	fi
 	# the system's python3 first: a version-manager shim (pyenv) costs ~0.3 s a start
 	PYTHON=${PYTHON:-$(command -v /usr/bin/python3 python3 | head -1)}
-	[ -n "$PYTHON" ] || { echo "SKIP: $1: python3 (generates the archives) not found"; exit 77; }
+	[ -n "$PYTHON" ] || skip_all "$1: python3 (generates the archives) not found"
 }

@@ -2,13 +2,13 @@
 # SPDX-License-Identifier: MIT
 # tests/tools/test-cli.sh: the safeopen command-line tool. Every command, the exit
 # codes (0 success, 1 failure, 2 usage), the error message format, escapes
-# refused, put with xattrs. Prints one line per check and a PASS/FAIL line.
+# refused, put with xattrs. Prints TAP, one line per check.
 set -u
 : "${top_builddir:=.}"
 SAFEOPEN=${SAFEOPEN:-"$top_builddir/tools/safeopen/safeopen"}
-[ -x "$SAFEOPEN" ] || { echo "FAIL: test-cli: $SAFEOPEN not built"; exit 1; }
 . "${top_srcdir:-.}/tests/harness/direct.sh"
 . "${top_srcdir:-.}/tests/harness/partial.sh"
+[ -x "$SAFEOPEN" ] || bail "test-cli: $SAFEOPEN not built"
 direct_binary SAFEOPEN
 
 T=$(mktemp -d "${TMPDIR:-/tmp}/test-cli.XXXXXX") || exit 99
@@ -216,10 +216,4 @@ check "--help prints the usage" grep -q '^Usage: safeopen' "$T/out"
 so --version; expect "--version" 0
 check "--version prints the version" grep -q '^safeopen (libsafeopen) [0-9]' "$T/out"
 
-if [ $failed -eq 0 ]; then
-	skips_exit test-cli $n
-	echo "PASS: test-cli ($n checks)"
-	exit 0
-fi
-echo "FAIL: test-cli ($failed of $n checks failed)"
-exit 1
+tap_end test-cli

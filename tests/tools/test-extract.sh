@@ -65,7 +65,7 @@ sentinel_same() { quick >"$T/sentinel.after" && cmp -s "$T/sentinel.before" "$T/
 
 # ---------------------------------------------------------------- 1. hostile archives
 A=$T/archives
-$GEN "$A" "$O" || { echo "FAIL: test-extract: gen-archives.py failed"; exit 1; }
+$GEN "$A" "$O" || bail "test-extract: gen-archives.py failed"
 
 # verify EXPECTFILE CLASS DEST: the expectations of one run; prints failures
 verify() {
@@ -656,7 +656,4 @@ check "sentinel unchanged at the end (checksums, modes, mtimes, xattrs)" \
 	cmp -s "$T/sentinel.full" "$T/sentinel.full.after"
 
 echo "test-extract: $n checks, $failed failed"
-if [ $failed -ne 0 ]; then echo "FAIL: test-extract"; exit 1; fi
-skips_exit test-extract $n
-echo "PASS: test-extract"
-exit 0
+tap_end test-extract

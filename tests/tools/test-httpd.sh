@@ -22,16 +22,16 @@
 # idle keep-alive and stalled bodies time out, 50 concurrent keep-alive
 # clients, 503 only when every connection is busy. Last, a PUT on ramfs
 # (no user xattrs) in a private mount namespace.
-# Prints one line per check and a PASS/FAIL line. Bounded: about 15 s.
+# Prints TAP, one line per check (tests/harness/partial.sh).
 set -u
 : "${top_builddir:=.}"
 HTTPD=${HTTPD:-"$top_builddir/tools/safe-httpd/safe-httpd"}
 SWAP=${SWAP:-"$top_builddir/tests/tools/race-swap"}
 CURL=${CURL:-curl}
 . "${top_srcdir:-.}/tests/harness/partial.sh"
-command -v "$CURL" >/dev/null 2>&1 || { echo "SKIP: test-httpd: curl not found"; exit 77; }
+command -v "$CURL" >/dev/null 2>&1 || skip_all "test-httpd: curl not found"
 for p in "$HTTPD" "$SWAP"; do
-	[ -x "$p" ] || { echo "FAIL: test-httpd: $p not built"; exit 1; }
+	[ -x "$p" ] || bail "test-httpd: $p not built"
 done
 
 # the system's python3 first: a version-manager shim can take seconds to start
@@ -371,7 +371,7 @@ elif grep -qi 'not supported' "$T/xattr.err"; then
 	xattrs=no
 	skip "Content-Type from user.mime_type: no user xattrs on ${TMPDIR:-/tmp}"
 else
-	echo "FAIL: test-httpd: safeopen put --xattr: $(cat "$T/xattr.err")"; exit 1
+	bail "test-httpd: safeopen put --xattr: $(cat "$T/xattr.err")"
 fi
 ln -s ../secret.txt "$R/link-out"
 ln -s "$T/secret.txt" "$R/abs-out"
@@ -411,7 +411,7 @@ stop() {
 	PID=
 }
 if ! start "$T/port" "$HTTPD" --writable --timeout 2 --max-body 3000000 "$R" 0; then
-	echo "FAIL: test-httpd: server did not start"; cat "$T/port.log"; exit 1
+	sed 's/^/# /' "$T/port.log"; bail "test-httpd: server did not start"
 fi
 ok "server listening on 127.0.0.1:$PORT (port 0 picked one and printed it)"
 
@@ -1081,12 +1081,8 @@ for o in bind writable read-only auth-file mkdirs dotfiles mime-types in-root wa
 done
 check "--help documents every option" test $help_ok = yes
 
-if [ $failed -eq 0 ]; then
-	skips_exit test-httpd $n
-	echo "PASS: test-httpd ($n checks)"
-	exit 0
+if [ $failed -ne 0 ]; then
+	echo "# server log (tail):"
+	tail -20 "$T/port.log" | sed 's/^/#   /'
 fi
-echo "# server log (tail):"
-tail -20 "$T/port.log" | sed 's/^/#   /'
-echo "FAIL: test-httpd ($failed of $n checks failed)"
-exit 1
+tap_end test-httpd

@@ -16,9 +16,9 @@ SWAP=${SWAP:-"$top_builddir/tests/tools/race-swap"}
 # attack at the quick size, 2 to 3 s under make check-long).
 RACE_SECS=2
 [ -z "${SAFEOPEN_CHECK_LONG:-}" ] || RACE_SECS=3
-[ -x "$SAFEOPEN" ] || { echo "FAIL: test-tree: $SAFEOPEN not built"; exit 1; }
 . "${top_srcdir:-.}/tests/harness/direct.sh"
 . "${top_srcdir:-.}/tests/harness/partial.sh"
+[ -x "$SAFEOPEN" ] || bail "test-tree: $SAFEOPEN not built"
 direct_binary SAFEOPEN
 
 T=$(mktemp -d "${TMPDIR:-/tmp}/test-tree.XXXXXX") || exit 99
@@ -194,10 +194,4 @@ race "move out"
  done; echo $i >"$T/rounds") & apid=$!; pids=$apid
 race "inode reuse"
 
-if [ $failed -eq 0 ]; then
-	skips_exit test-tree $n
-	echo "PASS: test-tree ($n checks)"
-	exit 0
-fi
-echo "FAIL: test-tree ($failed of $n checks failed)"
-exit 1
+tap_end test-tree

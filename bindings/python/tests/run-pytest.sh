@@ -4,35 +4,49 @@
 # `-X dev` (debug hooks, ResourceWarning shown) with ResourceWarning and
 # unraisable exceptions made errors (bindings/python/tests/pytest.ini), against the
 # package in the build tree (bindings/python/build) and lib/.libs/libsafeopen.so.
-# SKIP (77), with the reason, when the module is not built or pytest is missing.
+# Prints TAP, one line per test (the plugin tests/harness/tap_report.py; pytest's
+# own report is kept in the log as comments); the plan "1..0 # SKIP" (exit
+# 77), with the reason, when the module is not built or pytest is missing.
 set -u
 : "${top_srcdir:?}" "${top_builddir:?}"
+echo "TAP version 13"
 if [ -z "${PYTHON_BIN:-}" ]; then
-	echo "SKIP: the Python module is not built: configure found no python3 with its headers (Debian: python3-dev; see 'python:' in configure's summary)"
+	echo "1..0 # SKIP the Python module is not built: configure found no python3 with its headers (Debian: python3-dev; see 'python:' in configure's summary)"
 	exit 77
 fi
 if ! "$PYTHON_BIN" -c 'import pytest' 2>/dev/null; then
-	echo "SKIP: $PYTHON_BIN cannot import pytest (Debian: python3-pytest; scripts/install-deps)"
+	echo "1..0 # SKIP $PYTHON_BIN cannot import pytest (Debian: python3-pytest; scripts/install-deps)"
 	exit 77
 fi
 case " ${SAFEOPEN_SAN_CFLAGS:-} " in
 *" -fsanitize="*)
-	echo "SKIP: a sanitizer build (${SAFEOPEN_SAN_CFLAGS}): $PYTHON_BIN is not built with the sanitizer runtime, so the module cannot be loaded; the plain build runs these tests"
+	echo "1..0 # SKIP a sanitizer build (${SAFEOPEN_SAN_CFLAGS}): $PYTHON_BIN is not built with the sanitizer runtime, so the module cannot be loaded; the plain build runs these tests"
 	exit 77 ;;
 esac
 if [ ! -f "$top_builddir/bindings/python/build/.stamp" ]; then
-	echo "FAIL: $top_builddir/bindings/python/build is not built (make)"
+	echo "Bail out! $top_builddir/bindings/python/build is not built (make)"
 	exit 1
 fi
 # pytest writes nothing into the source tree (read-only under distcheck):
-# no cache, no bytecode. Its temporary trees go under the build directory
-# (or $SAFEOPEN_TEST_DIR, as the other tests'), removed afterwards.
-base="${SAFEOPEN_TEST_DIR:-$top_builddir/bindings/python/tests}/pytest-tmp.$$"
-mkdir -p "$base" || exit 1
+# no cache, no bytecode. Its temporary trees go in a directory of their own
+# outside the directory it collects (in $SAFEOPEN_TEST_DIR, as the other
+# tests', or $TMPDIR), removed afterwards: an interrupted run leaves nothing
+# that the next collection would read.
+base=$(mktemp -d "${SAFEOPEN_TEST_DIR:-${TMPDIR:-/tmp}}/safeopen-pytest.XXXXXX") || exit 99
 trap 'rm -rf "$base"' EXIT
-PYTHONPATH="$top_builddir/bindings/python/build" \
+: >"$base/tap"
+{
+PYTHONPATH="$top_builddir/bindings/python/build:$top_srcdir/tests/harness" \
 LD_LIBRARY_PATH="$top_builddir/lib/.libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
 PYTHONDONTWRITEBYTECODE=1 SAFEOPEN_TEST_BUILD="$top_builddir/bindings/python/build" \
-	"$PYTHON_BIN" -X dev -m pytest -p no:cacheprovider \
+SAFEOPEN_TAP_OUT="$base/tap" \
+	"$PYTHON_BIN" -X dev -m pytest -p no:cacheprovider -p tap_report \
 	-c "$top_srcdir/bindings/python/tests/pytest.ini" --rootdir="$top_srcdir/bindings/python/tests" \
 	--basetemp="$base/t" -rs -s -v "$top_srcdir/bindings/python/tests"
+echo $? >"$base/rc"
+} 2>&1 | sed 's/^/# /'
+rc=$(cat "$base/rc")
+cat "$base/tap"
+# a run that collected nothing (an error in collection) is a failure, not "1..0"
+case $rc in 0) ;; *) grep -q '^not ok' "$base/tap" || echo "Bail out! pytest exited with status $rc" ;; esac
+exit "$rc"
