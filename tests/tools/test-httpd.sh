@@ -7,8 +7,8 @@
 # the xattr, index.html and listings (with sizes and dates), single ranges
 # through sendfile and several as multipart/byteranges (byte for byte),
 # ETag with If-None-Match and If-Range, the access log, malformed requests,
-# 40 traversal attempts (none may return a byte of the token), then 200
-# concurrent requests while an attacker swaps a directory for a symlink to
+# 40 traversal attempts (none may return a byte of the token), then 80
+# concurrent requests (200 under make check-long) while an attacker swaps a directory for a symlink to
 # outside: no escape, the server survives and holds no more descriptors
 # afterwards; SIGTERM exits cleanly. The safe defaults: read-only (405)
 # unless --writable, --writable refused on a non-loopback address without
@@ -17,9 +17,10 @@
 # temporary names 404 and unlisted (--dotfiles serves dotfiles only), -D,
 # --mime-types with the built-in table as fallback, --log FILE, --bind ::1.
 # Then the connection model
-# with raw-socket clients (python3): 200 idle connections do not delay a GET,
+# with raw-socket clients (python3): 50 idle connections (200 under make
+# check-long) do not delay a GET,
 # a client sending a header byte every quarter second is cut off at --head-timeout,
-# idle keep-alive and stalled bodies time out, 50 concurrent keep-alive
+# idle keep-alive and stalled bodies time out, 10 concurrent keep-alive (50)
 # clients, 503 only when every connection is busy. Last, a PUT on ramfs
 # (no user xattrs) in a private mount namespace.
 # Prints TAP, one line per check (tests/harness/partial.sh).
@@ -28,6 +29,11 @@ set -u
 HTTPD=${HTTPD:-"$top_builddir/tools/safe-httpd/safe-httpd"}
 SWAP=${SWAP:-"$top_builddir/tests/tools/race-swap"}
 CURL=${CURL:-curl}
+# make check runs the quick sizes, make check-long (SAFEOPEN_CHECK_LONG=1)
+# the big: concurrent GETs and PUTs under attack, idle connections,
+# keep-alive clients x requests each
+NGET=60 NPUT=20 NIDLE=50 NKA=10 NKAREQ=10
+case ${SAFEOPEN_CHECK_LONG:-0} in 0) ;; *) NGET=150 NPUT=50 NIDLE=200 NKA=50 NKAREQ=20 ;; esac
 . "${top_srcdir:-.}/tests/harness/partial.sh"
 command -v "$CURL" >/dev/null 2>&1 || skip_all "test-httpd: curl not found"
 for p in "$HTTPD" "$SWAP"; do
@@ -771,10 +777,10 @@ SWAPPID=$!
 : >"$T/get.cfg"
 : >"$T/put.cfg"
 printf 'uploaded\n' >"$T/upfile"
-for i in $(seq 150); do
+for i in $(seq $NGET); do
 	printf 'url = "%s/race/file.txt"\noutput = "%s/r.%d"\n' "$BASE" "$T" "$i" >>"$T/get.cfg"
 done
-for i in $(seq 50); do
+for i in $(seq $NPUT); do
 	printf 'upload-file = "%s"\nurl = "%s/race/put-%d"\noutput = "%s/p.%d"\n' \
 		"$T/upfile" "$BASE" "$i" "$T" "$i" >>"$T/put.cfg"
 done
@@ -786,13 +792,13 @@ CURLPID=$!
 	-w '%{http_code}\n' >"$T/codes" 2>/dev/null
 wait $CURLPID
 cat "$T/codes.put" >>"$T/codes"
-echo "# 200 requests in $(($(date +%s) - start)) s"
+echo "# $((NGET + NPUT)) requests in $(($(date +%s) - start)) s"
 kill "$SWAPPID" 2>/dev/null
 wait "$SWAPPID"
 SWAPPID=
 check "attacker swapped race/ and a symlink to outside ($(cat "$T/swaps") swaps)" \
 	test -s "$T/swaps" -a ! -s "$T/swap.err"
-check "200 requests answered" test "$(grep -c . "$T/codes")" = 200
+check "$((NGET + NPUT)) requests answered" test "$(grep -c . "$T/codes")" = $((NGET + NPUT))
 check "every answer is 200/201/204 (inside) or 403 (escape refused)" \
 	test -z "$(grep -vxE '200|201|204|403' "$T/codes")"
 echo "# statuses: $(sort "$T/codes" | uniq -c | tr '\n' ' ')"
@@ -826,7 +832,7 @@ race_lines() {
 	grep -cE "$CLF\"(GET /race/file.txt|PUT /race/put-[0-9]+) HTTP/1.1\" [0-9]{3} [0-9-]+\$" \
 		"$T/port.log"
 }
-# (200 requests, and the extra batches' GETs when they ran)
+# (NGET + NPUT requests, and the extra batches' GETs when they ran)
 NRACE=$(grep -c . "$T/codes.all")
 for _ in $(seq 100); do [ "$(race_lines)" -ge "$NRACE" ] && break; sleep 0.05; done
 check "access log: one whole line for each of the $NRACE requests (lines gathered per loop)" \
@@ -1021,11 +1027,11 @@ if [ -n "$PYTHON" ]; then
 	cpids+=($!)
 	client body-stall 1 /docs/stalled >"$T/c.stall" &
 	cpids+=($!)
-	client idle 200 "$R/index.html" >"$T/c.idle"
-	client keepalive-clients 50 20 "$R/index.html" >"$T/c.ka"
+	client idle $NIDLE "$R/index.html" >"$T/c.idle"
+	client keepalive-clients $NKA $NKAREQ "$R/index.html" >"$T/c.ka"
 	wait "${cpids[@]}"
 	cres() { cat "$T/c.$1"; grep -q "^[a-z-]*: ok " "$T/c.$1"; }
-	check "200 idle connections open, a GET still answers in under 1 s: $(cat "$T/c.idle")" \
+	check "$NIDLE idle connections open, a GET still answers in under 1 s: $(cat "$T/c.idle")" \
 		cres idle
 	check "a header byte every 1/4 s: 408 and closed at --head-timeout: $(cat "$T/c.slow")" \
 		cres slow
@@ -1034,7 +1040,7 @@ if [ -n "$PYTHON" ]; then
 	check "idle keep-alive closed at --idle-timeout: $(cat "$T/c.kaidle")" cres kaidle
 	check "a stalled PUT body: 408 at --body-timeout: $(cat "$T/c.stall")" \
 		sh -c "grep -q ': ok ' '$T/c.stall' && test ! -e '$R/docs/stalled'"
-	check "50 concurrent keep-alive clients: $(cat "$T/c.ka")" cres ka
+	check "$NKA concurrent keep-alive clients: $(cat "$T/c.ka")" cres ka
 	check "no temporary names left by the stalled PUT" \
 		test "$(ls -a "$R/docs" | tr '\n' ' ')" = "$(cat "$T/ls")"
 	stop TERM

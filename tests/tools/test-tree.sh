@@ -12,10 +12,11 @@ set -u
 : "${top_builddir:=.}"
 SAFEOPEN=${SAFEOPEN:-"$top_builddir/tools/safeopen/safeopen"}
 SWAP=${SWAP:-"$top_builddir/tests/tools/race-swap"}
-# Each attacker runs for RACE_SECS whole seconds of the clock (1 to 2 s of
-# attack at the quick size, 2 to 3 s under make check-long).
-RACE_SECS=2
-[ -z "${SAFEOPEN_CHECK_LONG:-}" ] || RACE_SECS=3
+# Each attacker runs while the commands run RUNS times (3 at the quick size,
+# 20 under make check-long), then is stopped (SIGTERM; at most 30 s).
+RUNS=3
+[ -z "${SAFEOPEN_CHECK_LONG:-}" ] || RUNS=20
+RACE_SECS=30
 . "${top_srcdir:-.}/tests/harness/direct.sh"
 . "${top_srcdir:-.}/tests/harness/partial.sh"
 [ -x "$SAFEOPEN" ] || bail "test-tree: $SAFEOPEN not built"
@@ -158,10 +159,10 @@ run_cmds() {
 	"$SAFEOPEN" cp -a "$R" t "$T/cpdst" c 2>/dev/null
 	find "$T/cpdst" -name victim >>"$T/copied"
 }
-race() { # race NAME: run the commands until the attacker ($apid) has done its rounds
+race() { # race NAME: run the commands RUNS times under the attacker ($apid), then stop it
 	: >"$T/found"; : >"$T/copied"; runs=0
-	while kill -0 "$apid" 2>/dev/null; do run_cmds; runs=$((runs + 1)); done
-	wait "$apid"; pids=
+	while [ $runs -lt $RUNS ] && kill -0 "$apid" 2>/dev/null; do run_cmds; runs=$((runs + 1)); done
+	kill -TERM "$apid" 2>/dev/null; wait "$apid"; pids=
 	rounds=$(cat "$T/rounds" 2>/dev/null || echo 0)
 	check "$1: the attacker ran ($rounds rounds, $runs runs of the commands)" \
 		[ "${rounds:-0}" -gt 0 ] && [ "$runs" -gt 0 ]
@@ -172,23 +173,23 @@ race() { # race NAME: run the commands until the attacker ($apid) has done its r
 }
 
 if [ -x "$SWAP" ]; then
-	("$SWAP" "$R/t/s" dir lnk $RACE_SECS >"$T/rounds") & apid=$!; pids=$apid
+	"$SWAP" "$R/t/s" dir lnk $RACE_SECS >"$T/rounds" & apid=$!; pids=$apid
 	race "link swap"
 else
 	skip "link swap race: tests/tools/race-swap not built"
 fi
 
 # Move R/t/m/a out into O/moved and back.
-(i=0; end=$(($(date +%s) + RACE_SECS))
- while [ "$(date +%s)" -lt "$end" ]; do
+(trap 'stop=1' TERM; i=0 stop=; end=$(($(date +%s) + RACE_SECS))
+ while [ -z "$stop" ] && [ "$(date +%s)" -lt "$end" ]; do
 	mv "$R/t/m/a" "$O/moved/a" 2>/dev/null && i=$((i + 1))
 	mv "$O/moved/a" "$R/t/m/a" 2>/dev/null
  done; echo $i >"$T/rounds") & apid=$!; pids=$apid
 race "move out"
 
 # Remove and recreate directories inside and outside (inode numbers reused).
-(i=0; end=$(($(date +%s) + RACE_SECS))
- while [ "$(date +%s)" -lt "$end" ]; do
+(trap 'stop=1' TERM; i=0 stop=; end=$(($(date +%s) + RACE_SECS))
+ while [ -z "$stop" ] && [ "$(date +%s)" -lt "$end" ]; do
 	rmdir "$R/t/r/x" 2>/dev/null && i=$((i + 1))
 	rmdir "$O/reuse" 2>/dev/null; mkdir "$O/reuse" "$R/t/r/x" 2>/dev/null
  done; echo $i >"$T/rounds") & apid=$!; pids=$apid
