@@ -33,13 +33,13 @@ if HAVE_CHECK
 #   test_resolve (the resolver table, each case three ways) test_resolve_system
 #   (procfs, mounts, sysctls, privileges, the rename race; sharing
 #   tests/lib/resolve-env.c) test_fuzz (differential random testing against openat2)
-#   test_fault (fault injection) test_limits test_concurrency test_api
+#   test_fault (fault injection) test_limits test_concurrency
 #   test_reuse (".." and rmtree's climb under inode-number reuse) test_walk
 # They are also what check-valgrind runs under memcheck and check-kernels
 # under each seccomp profile.
 SUITES = tests/lib/test_ops tests/lib/test_ops_attr tests/lib/test_walk tests/lib/test_limits tests/lib/test_resolve \
 	tests/lib/test_resolve_system \
-	tests/lib/test_rmtree tests/lib/test_api tests/lib/test_tmpfile tests/lib/test_realpath \
+	tests/lib/test_rmtree tests/lib/test_tmpfile tests/lib/test_realpath \
 	tests/lib/test_tmpfile_sandbox tests/lib/test_concurrency tests/lib/test_fault tests/lib/test_sweep \
 	tests/lib/test_fuzz tests/lib/test_parents tests/lib/test_reuse tests/lib/test_base
 check_PROGRAMS += $(SUITES)

@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -140,4 +141,48 @@ void *swap_thread(void *arg)
 			usleep(50);
 	}
 	return NULL;
+}
+
+/*
+ * The verdict on one refusal row: the library's errno `e` and, when the
+ * oracle was asked, its errno `ke` must both be `want`, and the tree under
+ * `tree` must still read as `before` (fx_tree_snapshot()). Otherwise the row
+ * (described by fmt...) is printed with what each said, and false returned.
+ */
+static bool __attribute__((format(printf, 8, 9)))
+refusal_holds(const char *tree, const char *before, int e, int want, const char *oracle,
+	      bool asked, int ke, const char *fmt, ...)
+{
+	char *now = fx_tree_snapshot(tree);
+	bool same = !strcmp(before, now);
+	free(now);
+	if (e == want && (!asked || ke == want) && same)
+		return true;
+	va_list ap;
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, ": got %s, want %s, %s %s%s\n", e ? strerrorname_np(e) : "0",
+		strerrorname_np(want), oracle,
+		!asked ? "not asked" : ke ? strerrorname_np(ke) : "0",
+		same ? "" : "; the tree changed");
+	return false;
+}
+
+void run_refusals(const char *tree, size_t n, uint64_t m, refusal_fn try)
+{
+	char *before = fx_tree_snapshot(tree);
+	for (size_t k = 0; k < n; k++) {
+		struct refusal_try t = { .oracle = "" };
+		errno = 0;
+		try(k, m, &t);
+		if (t.skip)
+			continue;
+		if (!refusal_holds(tree, before, t.e, t.want, t.oracle, t.asked, t.ke, "%s (%s)",
+				   t.name, WAY(m))) {
+			free(before);
+			ck_abort_msg("%s (%s) failed: see above", t.name, WAY(m));
+		}
+	}
+	free(before);
 }

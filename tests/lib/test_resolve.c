@@ -604,8 +604,8 @@ START_TEST(beneath_wrapper_and_cloexec)
 	close(fd);
 	ck_assert_int_eq(safe_openat_beneath(e.rootfd, "labs", O_RDONLY, 0), -1);
 	ck_assert_int_eq(errno, EXDEV);
-	/* openat()'s habit: a mode without O_CREAT/O_TMPFILE is ignored (test_api
-	 * has the cases; safe_openat2() keeps openat2()'s EINVAL). */
+	/* openat()'s habit: a mode without O_CREAT/O_TMPFILE is ignored (test_ops's
+	 * short_forms has the cases; safe_openat2() keeps openat2()'s EINVAL). */
 	fd = safe_openat_beneath(e.rootfd, "file", O_RDONLY, 0644);
 	ck_assert_int_ge(fd, 0);
 	close(fd);
