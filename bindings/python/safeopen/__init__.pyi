@@ -111,8 +111,8 @@ class _ScandirIterator(Iterator[DirEntry]):
     def __exit__(self, *exc: object) -> None: ...
 
 class ExtractError(tarfile.ExtractError):
-    errors: List[Tuple[str, OSError]]
-    def __init__(self, errors: Iterable[Tuple[str, OSError]]) -> None: ...
+    errors: List[Tuple[str, Exception]]  # OSError, OverflowError or ValueError
+    def __init__(self, errors: Iterable[Tuple[str, Exception]]) -> None: ...
 
 @overload
 def open_beneath(root: _Root, path: _Path, mode: _OpenTextMode = ..., buffering: int = ...,

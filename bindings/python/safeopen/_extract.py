@@ -23,16 +23,50 @@ _XATTR_ERRNOS = {_errno.EPERM, _errno.EOPNOTSUPP, _errno.E2BIG, _errno.ENOSPC, _
                  _errno.EACCES, _errno.ERANGE, _errno.EDQUOT}
 
 
+def _reason(exc):
+    """Why an entry was refused, without the name of the component that
+    failed (the message names the entry): 'No such file or directory
+    (ENOENT)', or the exception's type and text for what is not an OSError
+    (an mtime beyond time_t, a NUL in a name)."""
+    if isinstance(exc, OSError) and exc.errno is not None:
+        return "%s (%s)" % (exc.strerror or _os.strerror(exc.errno),
+                            _errno.errorcode.get(exc.errno, "errno %d" % exc.errno))
+    return "%s: %s" % (type(exc).__name__, exc)
+
+
 class ExtractError(_tarfile.ExtractError):
     """Entries of the archive were refused or failed; the others were
-    extracted. ``errors`` lists ``(member name, OSError)`` in archive order;
-    an escape attempt is an :class:`safeopen.EscapeError` there."""
+    extracted. ``errors`` lists ``(member name, exception)`` in archive
+    order, the name as the archive stores it: an OSError (an escape attempt
+    is an :class:`safeopen.EscapeError`), or the OverflowError or ValueError
+    of an entry that cannot be made (an mtime beyond time_t, a NUL in a
+    name). The message names every entry (the first 20) with its reason."""
+
+    SHOWN = 20
 
     def __init__(self, errors):
         self.errors = list(errors)
-        first = self.errors[0] if self.errors else ("?", None)
-        super().__init__("%d entr%s not extracted, first %r: %s" % (
-            len(self.errors), "y" if len(self.errors) == 1 else "ies", first[0], first[1]))
+        n = len(self.errors)
+        shown = "; ".join("%r: %s" % (name, _reason(e)) for name, e in self.errors[:self.SHOWN])
+        more = "; and %d more" % (n - self.SHOWN) if n > self.SHOWN else ""
+        super().__init__("%d entr%s not extracted: %s%s" % (
+            n, "y" if n == 1 else "ies", shown, more))
+
+
+# What one entry can raise that refuses that entry only: the system's
+# answer (OSError), an mtime beyond what time_t or a timespec holds
+# (OverflowError), a NUL or an unpaired surrogate in a name or link
+# (ValueError, UnicodeError).
+_ENTRY_ERRORS = (OSError, OverflowError, ValueError)
+
+
+def _mtime_ns(m):
+    """The member's mtime in nanoseconds (OverflowError beyond time_t: the
+    kernel could not store it)."""
+    ns = int(m.mtime * 1e9) if isinstance(m.mtime, float) else int(m.mtime) * 10**9
+    if not -(2**63) <= ns < 2**63:
+        raise OverflowError("mtime %r out of range" % (m.mtime,))
+    return ns
 
 
 def _umask():
@@ -185,7 +219,7 @@ class _Extraction:
                 out = tmp.link(good, flags)
         try:
             _os.fchmod(out, perm)
-            _os.utime(out, ns=(_os.fstat(out).st_atime_ns, int(m.mtime * 1e9)))
+            _os.utime(out, ns=(_os.fstat(out).st_atime_ns, _mtime_ns(m)))
         finally:
             _os.close(out)
 
@@ -195,12 +229,13 @@ class _Extraction:
         if chmod:
             _safeopen.chmod(pfd, name, self.perm(m, False), follow_symlinks=False,
                             resolve=self.resolve)
-        mt = int(m.mtime * 1e9)
+        mt = _mtime_ns(m)
         st = _safeopen.stat(pfd, name, follow_symlinks=False, resolve=self.resolve)
         _safeopen.utime(pfd, name, ns=(st.st_atime_ns, mt), follow_symlinks=False,
                         resolve=self.resolve)
 
     def entry(self, tf, m):
+        _mtime_ns(m)  # an mtime that cannot be stored refuses the entry before it is made
         path = _normalize(m.name)
         if m.isdir():
             return self.extract_dir(m, path)
@@ -250,15 +285,16 @@ class _Extraction:
                 continue
             seen.add(path)
             try:
+                mtime_ns = _mtime_ns(m)
                 if self.same_owner:
                     _safeopen.chown(self.root, path, m.uid, m.gid, follow_symlinks=False,
                                     resolve=self.resolve)
                 _safeopen.chmod(self.root, path, self.perm(m, True), follow_symlinks=False,
                                 resolve=self.resolve)
                 st = _safeopen.stat(self.root, path, follow_symlinks=False, resolve=self.resolve)
-                _safeopen.utime(self.root, path, ns=(st.st_atime_ns, int(m.mtime * 1e9)),
+                _safeopen.utime(self.root, path, ns=(st.st_atime_ns, mtime_ns),
                                 follow_symlinks=False, resolve=self.resolve)
-            except OSError as e:
+            except _ENTRY_ERRORS as e:
                 self.fail(m, e)
 
 
@@ -290,8 +326,11 @@ def extract(archive, dest, *, members=None, resolve=_safeopen.RESOLVE_BENEATH, o
     set-ID bits of a file only with same_owner); same_owner restores the
     numeric owner and group (root only).
 
-    Refused or failed entries do not stop the others: at the end,
-    ExtractError lists them (strict=True raises at the first).
+    Refused or failed entries do not stop the others (whatever the error of
+    one entry: OSError, or the OverflowError or ValueError of an mtime
+    beyond time_t or a NUL in a name): at the end, ExtractError lists them
+    by their names in the archive, with the reason of each (strict=True
+    raises at the first).
     """
     own_tf = not isinstance(archive, _tarfile.TarFile)
     if own_tf:
@@ -312,8 +351,8 @@ def extract(archive, dest, *, members=None, resolve=_safeopen.RESOLVE_BENEATH, o
                     x.entry(tf, m)
                 except ExtractError:
                     raise
-                except OSError as e:
-                    if e.filename is None:
+                except _ENTRY_ERRORS as e:
+                    if isinstance(e, OSError) and e.filename is None:
                         e.filename = m.name
                     x.fail(m, e)
             x.finish_dirs()

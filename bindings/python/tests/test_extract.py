@@ -193,6 +193,53 @@ def test_strict_and_tarfile_object(tmp_path):
     assert isinstance(ei.value, tarfile.ExtractError)
 
 
+def test_entry_errors_are_refusals(tmp_path):
+    """An mtime beyond time_t (OverflowError), a NUL in a name or a link
+    (ValueError) and an escape (OSError) each refuse their entry only: the
+    later entries are extracted, nothing of the refused ones is left, and
+    ExtractError names each entry as the archive stores it, with its reason
+    (not the component that failed)."""
+    arc = make_tar(tmp_path / "e.tar", [
+        dict(name="first", data=b"1"),
+        dict(name="future", data=b"f", pax={"mtime": "99999999999999999999"}),
+        dict(name="infinite", data=b"i", pax={"mtime": "1e400"}),
+        dict(name="dir-future", kind=tarfile.DIRTYPE, pax={"mtime": "99999999999999999999"}),
+        dict(name="nul", data=b"n", pax={"path": "bad\0name"}),
+        dict(name="sym", kind=tarfile.SYMTYPE, linkname="x", pax={"linkpath": "a\0b"}),
+        dict(name="../up", data=b"u"),
+        dict(name="last", data=b"2"),
+    ])
+    dest = tmp_path / "dest"
+    dest.mkdir()
+    with pytest.raises(safeopen.ExtractError) as ei:
+        safeopen.extract(arc, dest)
+    refused = dict(ei.value.errors)
+    assert set(refused) == {"future", "infinite", "dir-future", "bad\0name", "sym", "../up"}, \
+        ei.value.errors
+    assert [n for n, _ in ei.value.errors] == ["future", "infinite", "dir-future", "bad\0name",
+                                               "sym", "../up"]
+    assert isinstance(refused["future"], OverflowError)
+    assert isinstance(refused["infinite"], OverflowError)
+    assert isinstance(refused["bad\0name"], ValueError)
+    assert isinstance(refused["sym"], ValueError)
+    assert isinstance(refused["../up"], safeopen.EscapeError)
+    assert sorted(os.listdir(dest)) == ["first", "last"]
+    assert (dest / "last").read_bytes() == b"2"
+    msg = str(ei.value)
+    assert msg.startswith("6 entries not extracted: 'future': OverflowError: ")
+    assert "'../up': " in msg and "(EXDEV)" in msg and "'..'" not in msg.replace("'../up'", "")
+    for name in refused:
+        assert repr(name) in msg
+
+
+def test_extract_error_message_caps_the_list():
+    errs = [("e%d" % i, FileExistsError(errno.EEXIST, "File exists")) for i in range(25)]
+    e = safeopen.ExtractError(errs)
+    assert e.errors == errs
+    assert str(e).startswith("25 entries not extracted: 'e0': File exists (EEXIST); 'e1': ")
+    assert str(e).endswith("'e19': File exists (EEXIST); and 5 more")
+
+
 N_RACE = 1000
 RACE_SECONDS = 20
 
