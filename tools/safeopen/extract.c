@@ -59,11 +59,18 @@ static const char extract_usage[] =
 	"GNU), cpio, zip and whatever else libarchive reads, compressed or not.\n"
 	"Standard input when ARCHIVE is '-' or absent.\n"
 	"\n"
-	"Every entry is created beneath DEST by libsafeopen. An entry whose name or\n"
-	"link would lead outside DEST (an absolute name, \"..\", a symbolic link from\n"
-	"the archive or already in DEST, even one swapped in during the extraction)\n"
-	"is refused with a message naming it; the others are extracted. With the\n"
-	"global option --in-root, absolute names and links start at DEST instead.\n"
+	"Every entry is created beneath DEST by libsafeopen. An entry whose name\n"
+	"leads outside DEST (an absolute name, \"..\", a path through a symbolic link\n"
+	"that leads outside, from the archive or already in DEST, even one swapped\n"
+	"in during the extraction), or a hard link to a file outside, is refused\n"
+	"with a message naming it; the others are extracted. With the global option\n"
+	"--in-root, absolute names and links start at DEST instead.\n"
+	"\n"
+	"A symbolic link is stored as it is, also one that points outside DEST, as\n"
+	"tar and bsdtar store it: its body is data, and nothing is ever written\n"
+	"through it to outside (Python's 'data' filter refuses such links instead;\n"
+	"a program that later follows links in DEST should open with libsafeopen).\n"
+	"Names are read in the user's locale (the C locale reads UTF-8).\n"
 	"\n"
 	"Options:\n"
 	"  -v, --verbose           print the name of each entry as it is extracted\n"
@@ -89,9 +96,10 @@ static const char extract_usage[] =
 	"      --no-xattrs         do not restore extended attributes\n"
 	"  -h, --help              show this help and exit\n"
 	"\n"
-	"Exit status: 0 everything extracted, 1 an entry was refused or failed or\n"
-	"the archive is damaged (every complete entry before the damage is\n"
-	"extracted, the damaged one is not), 2 usage error.\n";
+	"Exit status (bsdtar's): 0 everything extracted, 1 an entry was refused or\n"
+	"failed, libarchive warned about one, or the archive is damaged (every\n"
+	"complete entry before the damage is extracted, the damaged one is not),\n"
+	"2 usage error. Data after the end of a compressed stream is a warning.\n";
 
 #ifndef HAVE_LIBARCHIVE
 
