@@ -391,6 +391,111 @@ START_TEST(magic_links_refused)
 END_TEST
 
 /* Bad arguments: exact errno, nothing changed. */
+/*
+ * The arguments each call checks itself, as named rows: a flag that belongs
+ * to another operation, a NULL buffer or second path, NO_DOTDOT on any "..",
+ * the last component included. Each row is one call (argument_call()).
+ */
+struct argument_row {
+	const char *name;
+	int err;
+};
+
+static const struct argument_row argument_refusals[] = {
+	{ "unlink: SAFE_FOLLOW is not its flag", EINVAL },
+	{ "mkdir: SAFE_REMOVEDIR is not its flag", EINVAL },
+	{ "symlink: SAFE_FOLLOW is not its flag", EINVAL },
+	{ "readlink: SAFE_FOLLOW is not its flag", EINVAL },
+	{ "opendir: SAFE_REMOVEDIR is not its flag", EINVAL },
+	{ "opendir: SAFE_REPLACE is not its flag", EINVAL },
+	{ "mkdir: SAFE_REPLACE is not its flag", EINVAL },
+	{ "link: SAFE_REPLACE is not its flag", EINVAL },
+	{ "rmtree: SAFE_REMOVEDIR is not its flag", EINVAL },
+	{ "rename: NOREPLACE and EXCHANGE together", EINVAL },
+	{ "realpath: SAFE_FOLLOW is not its flag", EINVAL },
+	{ "fstatat: a NULL struct stat", EFAULT },
+	{ "statx: a NULL struct statx", EFAULT },
+	{ "rename: a NULL new path", EFAULT },
+	{ "link: a NULL new path", EFAULT },
+	{ "symlink: a NULL body", EFAULT },
+	{ "readlink: a NULL buffer", EFAULT },
+	{ "realpath: a NULL buffer", EFAULT },
+	{ "getxattr: a NULL name", EFAULT },
+	{ "getxattr: a NULL buffer with a size", EFAULT },
+	{ "setxattr: a NULL name", EFAULT },
+	{ "removexattr: a NULL name", EFAULT },
+	{ "statx: a reserved mask bit", EINVAL },
+	{ "mkdir: NO_DOTDOT, a last \"..\"", EXDEV },
+	{ "rmdir: NO_DOTDOT, a last \"..\"", EXDEV },
+	{ "rename: NO_DOTDOT, a last \"..\"", EXDEV },
+	{ "fstatat: NO_DOTDOT, a last \"..\"", EXDEV },
+	{ "rmtree: NO_DOTDOT, \"..\" in the middle", EXDEV },
+	{ "mkdir -p: NO_DOTDOT, \"..\" in the middle", EXDEV },
+	{ "realpath: NO_DOTDOT, a last \"..\"", EXDEV },
+	{ "readlink: a buffer of size 0", EINVAL },
+	{ "symlink: an empty body", ENOENT },
+};
+
+/* The call of argument_refusals[k]; -1 with errno, or 0. */
+static int argument_call(size_t k, uint64_t m)
+{
+	int r = E.rootfd;
+	uint64_t nd = m | SAFE_RESOLVE_BENEATH | SAFE_RESOLVE_NO_DOTDOT;
+	char buf[8] = { 0 };
+	struct stat st;
+	struct statx sx;
+	int fd;
+	switch (k) {
+	case 0: return safe_unlinkat_beneath(r, "file", m | SAFE_FOLLOW);
+	case 1: return safe_mkdirat_beneath(r, "x", 0755, m | SAFE_REMOVEDIR);
+	case 2: return safe_symlinkat_beneath("x", r, "y", m | SAFE_FOLLOW);
+	case 3: return (int)safe_readlinkat_beneath(r, "chain", buf, 8, m | SAFE_FOLLOW);
+	case 4: return safe_opendir_beneath(r, "a", m | SAFE_REMOVEDIR) ? 0 : -1;
+	case 5: return safe_opendir_beneath(r, "a", m | SAFE_REPLACE) ? 0 : -1;
+	case 6: return safe_mkdirat_beneath(r, "x", 0755, m | SAFE_REPLACE);
+	case 7: return safe_linkat_beneath(r, "file", r, "x", m | SAFE_REPLACE);
+	case 8: return safe_rmtree_beneath(r, "a", m | SAFE_REMOVEDIR);
+	case 9:
+		return safe_renameat_beneath(r, "file", r, "x",
+					     m | SAFE_RENAME_NOREPLACE | SAFE_RENAME_EXCHANGE);
+	case 10: return (int)safe_realpath_beneath(r, "file", buf, 8, m | SAFE_FOLLOW);
+	case 11: return safe_fstatat_beneath(r, "file", NULL, m);
+	case 12: return safe_statx_beneath(r, "file", m, STATX_BASIC_STATS, NULL);
+	case 13: return safe_renameat_beneath(r, "file", r, NULL, m);
+	case 14: return safe_linkat_beneath(r, "file", r, NULL, m);
+	case 15: return safe_symlinkat_beneath(NULL, r, "x", m);
+	case 16: return (int)safe_readlinkat_beneath(r, "chain", NULL, 8, m);
+	case 17: return (int)safe_realpath_beneath(r, "file", NULL, 8, m);
+	case 18: return (int)safe_getxattr_beneath(r, "file", NULL, NULL, 0, m);
+	case 19: return (int)safe_getxattr_beneath(r, "file", "user.x", NULL, 8, m);
+	case 20: return safe_setxattr_beneath(r, "file", NULL, "v", 1, 0, m);
+	case 21: return safe_removexattr_beneath(r, "file", NULL, m);
+	case 22: return safe_statx_beneath(r, "file", m, 0x80000000U, &sx);
+	case 23: return safe_mkdirat_beneath(r, "a/..", 0755, nd);
+	case 24: return safe_unlinkat_beneath(r, "a/..", nd | SAFE_REMOVEDIR);
+	case 25: return safe_renameat_beneath(r, "a/b/..", r, "x", nd);
+	case 26: return safe_fstatat_beneath(r, "a/..", &st, nd);
+	case 27: return safe_rmtree_beneath(r, "a/b/../b", nd);
+	case 28:
+		fd = safe_mkdir_all_beneath(r, "a/../q", 0755, nd);
+		if (fd >= 0)
+			close(fd);
+		return fd < 0 ? -1 : 0;
+	case 29: return (int)safe_realpath_beneath(r, "a/..", buf, 8, nd);
+	case 30: return (int)safe_readlinkat_beneath(r, "chain", buf, 0, m);
+	case 31: return safe_symlinkat_beneath("", r, "x", m);
+	}
+	ck_abort_msg("argument row %zu has no call", k);
+	return 0;
+}
+
+static void argument_try(size_t k, uint64_t m, struct refusal_try *t)
+{
+	t->e = argument_call(k, m) < 0 ? errno : 0;
+	t->want = argument_refusals[k].err;
+	snprintf(t->name, sizeof(t->name), "argument row \"%s\"", argument_refusals[k].name);
+}
+
 START_TEST(argument_errors)
 {
 	env_open();
@@ -432,47 +537,7 @@ START_TEST(argument_errors)
 		ck_assert_msg(op->fn(E.rootfd, longname, m) == -1 && errno == want,
 			      "%s long name", op->name);
 	}
-	/* Flags that belong to another operation are unknown here. */
-	ck_fails(safe_unlinkat_beneath(E.rootfd, "file", m | SAFE_FOLLOW), EINVAL);
-	ck_fails(safe_mkdirat_beneath(E.rootfd, "x", 0755, m | SAFE_REMOVEDIR), EINVAL);
-	ck_fails(safe_symlinkat_beneath("x", E.rootfd, "y", m | SAFE_FOLLOW), EINVAL);
-	ck_fails(safe_readlinkat_beneath(E.rootfd, "chain", (char[8]){ 0 }, 8, m | SAFE_FOLLOW),
-		 EINVAL);
-	ck_fails(safe_opendir_beneath(E.rootfd, "a", m | SAFE_REMOVEDIR) ? 0 : -1, EINVAL);
-	ck_fails(safe_opendir_beneath(E.rootfd, "a", m | SAFE_REPLACE) ? 0 : -1, EINVAL);
-	ck_fails(safe_mkdirat_beneath(E.rootfd, "x", 0755, m | SAFE_REPLACE), EINVAL);
-	ck_fails(safe_linkat_beneath(E.rootfd, "file", E.rootfd, "x", m | SAFE_REPLACE), EINVAL);
-	ck_fails(safe_rmtree_beneath(E.rootfd, "a", m | SAFE_REMOVEDIR), EINVAL);
-	ck_fails(safe_renameat_beneath(E.rootfd, "file", E.rootfd, "x",
-				       m | SAFE_RENAME_NOREPLACE | SAFE_RENAME_EXCHANGE),
-		 EINVAL);
-	ck_fails(safe_realpath_beneath(E.rootfd, "file", (char[8]){ 0 }, 8, m | SAFE_FOLLOW),
-		 EINVAL);
-	/* NULL buffers and second paths. */
-	ck_fails(safe_fstatat_beneath(E.rootfd, "file", NULL, m), EFAULT);
-	ck_fails(safe_statx_beneath(E.rootfd, "file", m, STATX_BASIC_STATS, NULL), EFAULT);
-	ck_fails(safe_renameat_beneath(E.rootfd, "file", E.rootfd, NULL, m), EFAULT);
-	ck_fails(safe_linkat_beneath(E.rootfd, "file", E.rootfd, NULL, m), EFAULT);
-	ck_fails(safe_symlinkat_beneath(NULL, E.rootfd, "x", m), EFAULT);
-	ck_fails(safe_readlinkat_beneath(E.rootfd, "chain", NULL, 8, m), EFAULT);
-	ck_fails(safe_realpath_beneath(E.rootfd, "file", NULL, 8, m), EFAULT);
-	ck_fails(safe_getxattr_beneath(E.rootfd, "file", NULL, NULL, 0, m), EFAULT);
-	ck_fails(safe_getxattr_beneath(E.rootfd, "file", "user.x", NULL, 8, m), EFAULT);
-	ck_fails(safe_setxattr_beneath(E.rootfd, "file", NULL, "v", 1, 0, m), EFAULT);
-	ck_fails(safe_removexattr_beneath(E.rootfd, "file", NULL, m), EFAULT);
-	ck_fails(safe_statx_beneath(E.rootfd, "file", m, 0x80000000U, &(struct statx){ 0 }),
-		 EINVAL);
-	/* NO_DOTDOT: any "..", the last component included, is EXDEV. */
-	uint64_t nd = m | SAFE_RESOLVE_BENEATH | SAFE_RESOLVE_NO_DOTDOT;
-	ck_fails(safe_mkdirat_beneath(E.rootfd, "a/..", 0755, nd), EXDEV);
-	ck_fails(safe_unlinkat_beneath(E.rootfd, "a/..", nd | SAFE_REMOVEDIR), EXDEV);
-	ck_fails(safe_renameat_beneath(E.rootfd, "a/b/..", E.rootfd, "x", nd), EXDEV);
-	ck_fails(safe_fstatat_beneath(E.rootfd, "a/..", &(struct stat){ 0 }, nd), EXDEV);
-	ck_fails(safe_rmtree_beneath(E.rootfd, "a/b/../b", nd), EXDEV);
-	ck_fails(safe_mkdir_all_beneath(E.rootfd, "a/../q", 0755, nd), EXDEV);
-	ck_fails(safe_realpath_beneath(E.rootfd, "a/..", (char[8]){ 0 }, 8, nd), EXDEV);
-	ck_fails(safe_readlinkat_beneath(E.rootfd, "chain", (char[8]){ 0 }, 0, m), EINVAL);
-	ck_fails(safe_symlinkat_beneath("", E.rootfd, "x", m), ENOENT);
+	run_refusals(E.base, N_ROWS(argument_refusals), m, argument_try);
 	char *after = fx_tree_snapshot(E.base);
 	ck_assert_str_eq(before, after);
 	free(before);
@@ -1994,6 +2059,64 @@ static bool no_hidden_names(int dirfd, const char *path)
 	return ok;
 }
 
+/* SAFE_REPLACE refusals as named rows, under BENEATH and IN_ROOT (err_in_root
+ * 0: not a refusal there): never a directory, nor "." / ".." / a trailing
+ * slash; the exact errnos of bad inputs; escapes. */
+enum replace_op { RP_SYMLINK, RP_MKNOD };
+struct replace_row {
+	const char *name;
+	enum replace_op op;
+	const char *body; /* symlink */
+	const char *path;
+	mode_t mode;      /* mknod */
+	uint64_t flags;
+	int err, err_in_root;
+};
+
+#define SL RP_SYMLINK
+#define MN RP_MKNOD
+#define FIFO (S_IFIFO | 0600)
+static const struct replace_row replace_refusals[] = {
+	{ "symlink over a directory", SL, "t", "a", 0, 0, EISDIR, EISDIR },
+	{ "mknod over a directory", MN, NULL, "empty", FIFO, 0, EISDIR, EISDIR },
+	{ "symlink over \"a/.\"", SL, "t", "a/.", 0, 0, EEXIST, EEXIST },
+	{ "symlink over \"a/..\"", SL, "t", "a/..", 0, 0, EEXIST, EEXIST },
+	{ "mknod over \"a/..\"", MN, NULL, "a/..", FIFO, 0, EEXIST, EEXIST },
+	{ "symlink with a trailing slash", SL, "t", "a/s/", 0, 0, EEXIST, EEXIST },
+	{ "symlink: an empty body", SL, "", "a/new", 0, 0, ENOENT, ENOENT },
+	{ "symlink: a NULL body", SL, NULL, "a/new", 0, 0, EFAULT, EFAULT },
+	{ "symlink: a NULL path", SL, "t", NULL, 0, 0, EFAULT, EFAULT },
+	{ "symlink: an empty path", SL, "t", "", 0, 0, ENOENT, ENOENT },
+	{ "mknod: a directory mode", MN, NULL, "a/new", S_IFDIR | 0700, 0, EPERM, EPERM },
+	{ "mknod: an unknown type", MN, NULL, "a/new", 0170000 | 0600, 0, EINVAL, EINVAL },
+	{ "mknod: a missing parent", MN, NULL, "nodir/x", FIFO, 0, ENOENT, ENOENT },
+	{ "symlink: SAFE_FOLLOW is not its flag", SL, "t", "a/new", 0, SAFE_FOLLOW, EINVAL, EINVAL },
+	{ "symlink through a link to outside", SL, "t", "up/victim", 0, 0, EXDEV, ENOENT },
+	{ "mknod through an absolute link", MN, NULL, "abs/victim", FIFO, 0, EXDEV, 0 },
+	{ "symlink through \"..\" to outside", SL, "t", "../outside/victim", 0, 0, EXDEV, 0 },
+};
+#undef SL
+#undef MN
+#undef FIFO
+
+static bool rp_in_root;
+
+static void replace_try(size_t k, uint64_t m, struct refusal_try *t)
+{
+	const struct replace_row *r = &replace_refusals[k];
+	t->want = rp_in_root ? r->err_in_root : r->err;
+	if (!t->want) {
+		t->skip = true;
+		return;
+	}
+	uint64_t f = m | (rp_in_root ? SAFE_RESOLVE_IN_ROOT : 0) | SAFE_REPLACE | r->flags;
+	int rc = r->op == RP_SYMLINK ? safe_symlinkat_beneath(r->body, E.rootfd, r->path, f)
+				     : safe_mknodat_beneath(E.rootfd, r->path, r->mode, 0, f);
+	t->e = rc < 0 ? errno : 0;
+	snprintf(t->name, sizeof(t->name), "replace row \"%s\" (%s%s)", r->name,
+		 r->path ? r->path : "NULL", rp_in_root ? ", IN_ROOT" : "");
+}
+
 START_TEST(replace_symlink_mknod)
 {
 	api_env_open();
@@ -2026,37 +2149,15 @@ START_TEST(replace_symlink_mknod)
 	ck_ok(safe_mknodat_beneath(E.rootfd, "up_new", S_IFIFO | 0600, 0, m | SAFE_REPLACE));
 	ck_assert(S_ISFIFO(lmode(E.rootfd, "up_new")));
 	umask(old);
-	/* Never a directory, nor "." / ".." / a trailing slash. */
-	ck_fails(safe_symlinkat_beneath("t", E.rootfd, "a", m | SAFE_REPLACE), EISDIR);
-	ck_fails(safe_mknodat_beneath(E.rootfd, "empty", S_IFIFO | 0600, 0, m | SAFE_REPLACE), EISDIR);
 	/* A symlink to a directory is a non-directory: replaced itself. */
 	ck_ok(safe_symlinkat_beneath("a", E.rootfd, "link_dir", m | SAFE_REPLACE));
 	ck_assert(S_ISLNK(lmode(E.rootfd, "link_dir")) && S_ISDIR(lmode(E.rootfd, "a")));
-	ck_fails(safe_symlinkat_beneath("t", E.rootfd, "a/.", m | SAFE_REPLACE), EEXIST);
-	ck_fails(safe_symlinkat_beneath("t", E.rootfd, "a/..", m | SAFE_REPLACE), EEXIST);
-	ck_fails(safe_mknodat_beneath(E.rootfd, "a/..", S_IFIFO | 0600, 0, m | SAFE_REPLACE), EEXIST);
-	ck_fails(safe_symlinkat_beneath("t", E.rootfd, "a/s/", m | SAFE_REPLACE), EEXIST);
-	ck_assert(S_ISDIR(lmode(E.rootfd, "a")));
-	ck_assert(S_ISDIR(lmode(E.rootfd, "empty")));
-	/* Exact errnos for the bad inputs, nothing created. */
-	ck_fails(safe_symlinkat_beneath("", E.rootfd, "a/new", m | SAFE_REPLACE), ENOENT);
-	ck_fails(safe_symlinkat_beneath(NULL, E.rootfd, "a/new", m | SAFE_REPLACE), EFAULT);
-	ck_fails(safe_symlinkat_beneath("t", E.rootfd, NULL, m | SAFE_REPLACE), EFAULT);
-	ck_fails(safe_symlinkat_beneath("t", E.rootfd, "", m | SAFE_REPLACE), ENOENT);
-	ck_fails(safe_mknodat_beneath(E.rootfd, "a/new", S_IFDIR | 0700, 0, m | SAFE_REPLACE), EPERM);
-	ck_fails(safe_mknodat_beneath(E.rootfd, "a/new", 0170000 | 0600, 0, m | SAFE_REPLACE), EINVAL);
-	ck_fails(safe_mknodat_beneath(E.rootfd, "nodir/x", S_IFIFO | 0600, 0, m | SAFE_REPLACE), ENOENT);
-	ck_fails(safe_symlinkat_beneath("t", E.rootfd, "a/new", m | SAFE_REPLACE | SAFE_FOLLOW), EINVAL);
+	rp_in_root = _i & 2;
+	/* the outside is the tree that must not change: a refused replacement
+	 * made and removed its temporary name in the root (its mtime moved) */
+	run_refusals(E.outside, N_ROWS(replace_refusals), MODE(_i), replace_try);
 	ck_assert(!exists_at(E.rootfd, "a/new"));
-	if (!(_i & 2)) {
-		ck_fails(safe_symlinkat_beneath("t", E.rootfd, "up/victim", m | SAFE_REPLACE), EXDEV);
-		ck_fails(safe_mknodat_beneath(E.rootfd, "abs/victim", S_IFIFO | 0600, 0, m | SAFE_REPLACE),
-			 EXDEV);
-		ck_fails(safe_symlinkat_beneath("t", E.rootfd, "../outside/victim", m | SAFE_REPLACE),
-			 EXDEV);
-	} else {
-		ck_fails(safe_symlinkat_beneath("t", E.rootfd, "up/victim", m | SAFE_REPLACE), ENOENT);
-	}
+	ck_assert(S_ISDIR(lmode(E.rootfd, "a")) && S_ISDIR(lmode(E.rootfd, "empty")));
 	ck_assert(no_hidden_names(E.rootfd, "."));
 	ck_assert(no_hidden_names(E.rootfd, "a"));
 	char *after = fx_tree_snapshot(E.outside);
@@ -2120,6 +2221,58 @@ END_TEST
 
 /* ---------------------------------------------------------------- open_parent */
 
+/* safe_open_parent_beneath() refusals as named rows, under BENEATH and under
+ * IN_ROOT (where the errno differs, or 0: not a refusal there). The parent
+ * is resolved first: "/" is an escape under BENEATH. */
+struct open_parent_row {
+	const char *name;
+	const char *path;
+	uint64_t flags;
+	int err, err_in_root;
+};
+
+static const struct open_parent_row open_parent_refusals[] = {
+	{ "no name: \".\"", ".", 0, EINVAL, EINVAL },
+	{ "no name: \"./\"", "./", 0, EINVAL, EINVAL },
+	{ "no name: \"a/.\"", "a/.", 0, EINVAL, EINVAL },
+	{ "no name: \"a/..\"", "a/..", 0, EINVAL, EINVAL },
+	{ "no name: \"..\"", "..", 0, EINVAL, EINVAL },
+	{ "no name: \"a/b/../..\"", "a/b/../..", 0, EINVAL, EINVAL },
+	{ "no name: \"//\"", "//", 0, EXDEV, EINVAL },
+	{ "a parent through a link to outside", "up/victim", 0, EXDEV, ENOENT },
+	{ "a parent through \"..\" to outside", "../outside/victim", 0, EXDEV, 0 },
+	{ "a parent through an absolute link", "abs/victim", 0, EXDEV, 0 },
+	{ "a parent through a link climbing out", "deep/victim", 0, EXDEV, 0 },
+	{ "a file as the parent", "file/x", 0, ENOTDIR, ENOTDIR },
+	{ "a missing parent", "nodir/x", 0, ENOENT, ENOENT },
+	{ "an empty path", "", 0, ENOENT, ENOENT },
+	{ "a NULL path", NULL, 0, EFAULT, EFAULT },
+	{ "SAFE_FOLLOW is not its flag", "x", SAFE_FOLLOW, EINVAL, EINVAL },
+	{ "NO_DOTDOT with \"..\" in the parent", "a/b/../x", SAFE_RESOLVE_NO_DOTDOT, EXDEV, EXDEV },
+	{ "NO_SYMLINKS with a link in the parent", "link_dir/x", SAFE_RESOLVE_NO_SYMLINKS, ELOOP,
+	  ELOOP },
+};
+
+static bool op_in_root;
+
+static void open_parent_try(size_t k, uint64_t m, struct refusal_try *t)
+{
+	const struct open_parent_row *r = &open_parent_refusals[k];
+	t->want = op_in_root ? r->err_in_root : r->err;
+	if (!t->want) {
+		t->skip = true;
+		return;
+	}
+	char name[NAME_MAX + 1];
+	uint64_t scope = op_in_root ? SAFE_RESOLVE_IN_ROOT : 0;
+	int fd = safe_open_parent_beneath(E.rootfd, r->path, m | scope | r->flags, name, sizeof(name));
+	t->e = fd < 0 ? errno : 0;
+	if (fd >= 0)
+		close(fd);
+	snprintf(t->name, sizeof(t->name), "open_parent row \"%s\" (%s%s)", r->name,
+		 r->path ? r->path : "NULL", op_in_root ? ", IN_ROOT" : "");
+}
+
 START_TEST(open_parent_cases)
 {
 	api_env_open();
@@ -2159,41 +2312,15 @@ START_TEST(open_parent_cases)
 	ck_assert_str_eq(name, "keep");
 	ck_fails(safe_open_parent_beneath(E.rootfd, "a/b/file", m, NULL, 0), ERANGE);
 	ck_fails(safe_open_parent_beneath(E.rootfd, "a/b/file", m, NULL, 8), EFAULT);
-	/* No name in a parent. */
-	static const char *const none[] = { ".", "./", "a/.", "a/..", "..", "a/b/../..", "//" };
-	for (size_t i = 0; i < sizeof(none) / sizeof(none[0]); i++) {
-		errno = 0;
-		int r = safe_open_parent_beneath(E.rootfd, none[i], m, name, sizeof(name));
-		int e = errno;
-		/* The parent is resolved first: "/" is an escape under BENEATH. */
-		int want = (!(_i & 2) && !strcmp(none[i], "//")) ? EXDEV : EINVAL;
-		ck_assert_msg(r == -1 && e == want, "%s: got %d %s", none[i], r, strerror(e));
-	}
-	/* The parent must stay beneath the root. */
-	if (!(_i & 2)) {
-		ck_fails(safe_open_parent_beneath(E.rootfd, "up/victim", m, name, sizeof(name)), EXDEV);
-		ck_fails(safe_open_parent_beneath(E.rootfd, "../outside/victim", m, name, sizeof(name)),
-			 EXDEV);
-		ck_fails(safe_open_parent_beneath(E.rootfd, "abs/victim", m, name, sizeof(name)), EXDEV);
-		ck_fails(safe_open_parent_beneath(E.rootfd, "deep/victim", m, name, sizeof(name)), EXDEV);
-	} else {
-		ck_fails(safe_open_parent_beneath(E.rootfd, "up/victim", m, name, sizeof(name)), ENOENT);
+	/* The refusals: no name in a parent, a parent not beneath the root. */
+	op_in_root = _i & 2;
+	run_refusals(E.base, N_ROWS(open_parent_refusals), MODE(_i), open_parent_try);
+	if (_i & 2) {
 		fd = safe_open_parent_beneath(E.rootfd, "/../a/b/file", m, name, sizeof(name));
 		ck_assert_int_ge(fd, 0);
 		ck_assert(fx_same_object(fd, E.rootfd, "a/b"));
 		close(fd);
 	}
-	ck_fails(safe_open_parent_beneath(E.rootfd, "file/x", m, name, sizeof(name)), ENOTDIR);
-	ck_fails(safe_open_parent_beneath(E.rootfd, "nodir/x", m, name, sizeof(name)), ENOENT);
-	ck_fails(safe_open_parent_beneath(E.rootfd, "", m, name, sizeof(name)), ENOENT);
-	ck_fails(safe_open_parent_beneath(E.rootfd, NULL, m, name, sizeof(name)), EFAULT);
-	ck_fails(safe_open_parent_beneath(E.rootfd, "x", m | SAFE_FOLLOW, name, sizeof(name)), EINVAL);
-	ck_fails(safe_open_parent_beneath(E.rootfd, "a/b/../x", m | SAFE_RESOLVE_NO_DOTDOT, name,
-					  sizeof(name)),
-		 EXDEV);
-	ck_fails(safe_open_parent_beneath(E.rootfd, "link_dir/x", m | SAFE_RESOLVE_NO_SYMLINKS, name,
-					  sizeof(name)),
-		 ELOOP);
 	api_env_close();
 }
 END_TEST
@@ -2296,33 +2423,62 @@ START_TEST(rename_link_two_roots)
 END_TEST
 
 /* Flag and argument errors are the same whichever side is wrong. */
+/* rename and link across two roots: the arguments each checks, as named rows
+ * (the from side in the main root, the to side in the second, A2). */
+enum two_root_op { TR_RENAME, TR_LINK };
+struct two_root_row {
+	const char *name;
+	enum two_root_op op;
+	bool bad_from, bad_to; /* that dirfd is -1 */
+	const char *from, *to;
+	uint64_t flags;
+	int err;
+};
+
+#define RN TR_RENAME
+#define LN TR_LINK
+static const struct two_root_row two_root_refusals[] = {
+	{ "rename: a bad old dirfd", RN, true, false, "file", "x", 0, EBADF },
+	{ "rename: a bad new dirfd", RN, false, true, "file", "x", 0, EBADF },
+	{ "link: a bad old dirfd", LN, true, false, "file", "x", 0, EBADF },
+	{ "link: a bad new dirfd", LN, false, true, "file", "x", 0, EBADF },
+	{ "rename: a NULL old path", RN, false, false, NULL, "x", 0, EFAULT },
+	{ "rename: a NULL new path", RN, false, false, "file", NULL, 0, EFAULT },
+	{ "link: a NULL old path", LN, false, false, NULL, "x", 0, EFAULT },
+	{ "link: a NULL new path", LN, false, false, "file", NULL, 0, EFAULT },
+	{ "rename: an empty old path", RN, false, false, "", "x", 0, ENOENT },
+	{ "rename: an empty new path", RN, false, false, "file", "", 0, ENOENT },
+	{ "rename: NOREPLACE and EXCHANGE together", RN, false, false, "file", "x",
+	  SAFE_RENAME_NOREPLACE | SAFE_RENAME_EXCHANGE, EINVAL },
+	{ "rename: SAFE_FOLLOW is not its flag", RN, false, false, "file", "x", SAFE_FOLLOW, EINVAL },
+	{ "link: NOREPLACE is not its flag", LN, false, false, "file", "x", SAFE_RENAME_NOREPLACE,
+	  EINVAL },
+	{ "rename: BENEATH and IN_ROOT together", RN, false, false, "file", "x",
+	  SAFE_RESOLVE_BENEATH | SAFE_RESOLVE_IN_ROOT, EINVAL },
+	{ "rename: an old path ending in \".\"", RN, false, false, "a/.", "x", 0, EBUSY },
+	{ "rename: a new path ending in \"..\"", RN, false, false, "file", "a/..", 0, EBUSY },
+	{ "link: a directory", LN, false, false, "a", "x", 0, EPERM },
+	{ "link: onto an existing name", LN, false, false, "file", "file", 0, EEXIST },
+};
+#undef RN
+#undef LN
+
+static void two_root_try(size_t k, uint64_t m, struct refusal_try *t)
+{
+	const struct two_root_row *r = &two_root_refusals[k];
+	int from = r->bad_from ? -1 : E.rootfd, to = r->bad_to ? -1 : A2.fd;
+	int rc = r->op == TR_RENAME ? safe_renameat_beneath(from, r->from, to, r->to, m | r->flags)
+				    : safe_linkat_beneath(from, r->from, to, r->to, m | r->flags);
+	t->e = rc < 0 ? errno : 0;
+	t->want = r->err;
+	snprintf(t->name, sizeof(t->name), "two-root row \"%s\" (%s -> %s)", r->name,
+		 r->from ? r->from : "NULL", r->to ? r->to : "NULL");
+}
+
 START_TEST(rename_link_arguments)
 {
 	api_env_open();
-	uint64_t m = MODE(_i);
-	ck_fails(safe_renameat_beneath(-1, "file", A2.fd, "x", m), EBADF);
-	ck_fails(safe_renameat_beneath(E.rootfd, "file", -1, "x", m), EBADF);
-	ck_fails(safe_linkat_beneath(-1, "file", A2.fd, "x", m), EBADF);
-	ck_fails(safe_linkat_beneath(E.rootfd, "file", -1, "x", m), EBADF);
-	ck_fails(safe_renameat_beneath(E.rootfd, NULL, A2.fd, "x", m), EFAULT);
-	ck_fails(safe_renameat_beneath(E.rootfd, "file", A2.fd, NULL, m), EFAULT);
-	ck_fails(safe_linkat_beneath(E.rootfd, NULL, A2.fd, "x", m), EFAULT);
-	ck_fails(safe_linkat_beneath(E.rootfd, "file", A2.fd, NULL, m), EFAULT);
-	ck_fails(safe_renameat_beneath(E.rootfd, "", A2.fd, "x", m), ENOENT);
-	ck_fails(safe_renameat_beneath(E.rootfd, "file", A2.fd, "", m), ENOENT);
-	ck_fails(safe_renameat_beneath(E.rootfd, "file", A2.fd, "x",
-				       m | SAFE_RENAME_NOREPLACE | SAFE_RENAME_EXCHANGE),
-		 EINVAL);
-	ck_fails(safe_renameat_beneath(E.rootfd, "file", A2.fd, "x", m | SAFE_FOLLOW), EINVAL);
-	ck_fails(safe_linkat_beneath(E.rootfd, "file", A2.fd, "x", m | SAFE_RENAME_NOREPLACE),
-		 EINVAL);
-	ck_fails(safe_renameat_beneath(E.rootfd, "file", A2.fd, "x",
-				       m | SAFE_RESOLVE_BENEATH | SAFE_RESOLVE_IN_ROOT),
-		 EINVAL);
-	ck_fails(safe_renameat_beneath(E.rootfd, "a/.", A2.fd, "x", m), EBUSY);
-	ck_fails(safe_renameat_beneath(E.rootfd, "file", A2.fd, "a/..", m), EBUSY);
-	ck_fails(safe_linkat_beneath(E.rootfd, "a", A2.fd, "x", m), EPERM);
-	ck_fails(safe_linkat_beneath(E.rootfd, "file", A2.fd, "file", m), EEXIST);
+	run_refusals(E.base, N_ROWS(two_root_refusals), MODE(_i), two_root_try);
 	ck_assert(S_ISREG(lmode(E.rootfd, "file")));
 	api_env_close();
 }

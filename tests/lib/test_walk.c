@@ -226,25 +226,50 @@ START_TEST(data_rows)
 }
 END_TEST
 
+/* safe_walk_open() refusals as named rows: each returns -1 with the errno
+ * and sets *walk to NULL. */
+struct walk_open_row {
+	const char *name;
+	const char *path;
+	uint64_t flags;
+	int err;
+	bool no_out; /* walk (the out-parameter) NULL */
+};
+
+static const struct walk_open_row walk_open_refusals[] = {
+	{ "an unknown flag bit", ".", 1ULL << 62, EINVAL, false },
+	{ "BENEATH and IN_ROOT together", ".", SAFE_RESOLVE_BENEATH | SAFE_RESOLVE_IN_ROOT, EINVAL,
+	  false },
+	{ "a NULL path", NULL, 0, EFAULT, false },
+	{ "a NULL out-parameter", ".", 0, EFAULT, true },
+	{ "an empty path", "", 0, ENOENT, false },
+	{ "a missing name", "nope", 0, ENOENT, false },
+	{ "\"..\" escapes", "..", 0, EXDEV, false },
+	{ "a link to outside on the way", "a/up/x", 0, EXDEV, false },
+	{ "an absolute path", "/etc", 0, EXDEV, false },
+	{ "a file with a trailing slash", "top/", 0, ENOTDIR, false },
+	{ "a link to a directory: never followed", "a/dir/", 0, ENOTDIR, false },
+};
+
 START_TEST(api_errors)
 {
 	char *base = fx_mkdtemp("walk-api");
 	int root = open(base, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	ck_assert(root >= 0);
 	fx_build(root, tree_spec);
-	struct safe_walk *w = (struct safe_walk *)1;
-	ck_fails(safe_walk_open(root, ".", 1ULL << 62, &w), EINVAL);
-	ck_assert_ptr_null(w);
-	ck_fails(safe_walk_open(root, ".", SAFE_RESOLVE_BENEATH | SAFE_RESOLVE_IN_ROOT, &w), EINVAL);
-	ck_fails(safe_walk_open(root, NULL, 0, &w), EFAULT);
-	ck_fails(safe_walk_open(root, ".", 0, NULL), EFAULT);
-	ck_fails(safe_walk_open(root, "", 0, &w), ENOENT);
-	ck_fails(safe_walk_open(root, "nope", 0, &w), ENOENT);
-	ck_fails(safe_walk_open(root, "..", 0, &w), EXDEV);
-	ck_fails(safe_walk_open(root, "a/up/x", 0, &w), EXDEV);
-	ck_fails(safe_walk_open(root, "/etc", 0, &w), EXDEV);
-	ck_fails(safe_walk_open(root, "top/", 0, &w), ENOTDIR);
-	ck_fails(safe_walk_open(root, "a/dir/", 0, &w), ENOTDIR); /* a link: never followed */
+	struct safe_walk *w;
+	for (size_t k = 0; k < sizeof(walk_open_refusals) / sizeof(walk_open_refusals[0]); k++) {
+		const struct walk_open_row *r = &walk_open_refusals[k];
+		w = (struct safe_walk *)1;
+		errno = 0;
+		int rc = safe_walk_open(root, r->path, r->flags, r->no_out ? NULL : &w);
+		int e = errno;
+		ck_assert_msg(rc == -1 && e == r->err && (r->no_out || w == NULL),
+			      "walk_open row \"%s\" (%s): returned %d, got %s, want %s%s", r->name,
+			      r->path ? r->path : "NULL", rc, strerrorname_np(e),
+			      strerrorname_np(r->err),
+			      !r->no_out && w ? ", *walk not NULL" : "");
+	}
 	ck_fails(safe_walk_next(NULL, NULL), EFAULT);
 	ck_fails(safe_walk_skip(NULL), EFAULT);
 	safe_walk_close(NULL);
