@@ -35,10 +35,15 @@ CURL=${CURL:-curl}
 NGET=60 NPUT=20 NIDLE=50 NKA=10 NKAREQ=10
 case ${SAFEOPEN_CHECK_LONG:-0} in 0) ;; *) NGET=150 NPUT=50 NIDLE=200 NKA=50 NKAREQ=20 ;; esac
 . "${top_srcdir:-.}/tests/harness/partial.sh"
+. "${top_srcdir:-.}/tests/harness/direct.sh"
 command -v "$CURL" >/dev/null 2>&1 || skip_all "test-httpd: curl not found"
 for p in "$HTTPD" "$SWAP"; do
 	[ -x "$p" ] || bail "test-httpd: $p not built"
 done
+# the server binary itself, not its libtool wrapper (a shell per start)
+direct_binary HTTPD
+SAFEOPEN_CLI="$top_builddir/tools/safeopen/safeopen"
+direct_binary SAFEOPEN_CLI
 
 # the system's python3 first: a version-manager shim can take seconds to start
 PYTHON=${PYTHON:-$(command -v /usr/bin/python3 python3 | head -1)}
@@ -370,7 +375,7 @@ printf 'typed\n' >"$R/docs/typed.dat"
 # User xattrs on the filesystem of $TMPDIR (tmpfs has them only since Linux
 # 6.6): the CLI's put is the probe, it exits 1 with EOPNOTSUPP and leaves
 # nothing behind where they are missing.
-if "$top_builddir/tools/safeopen/safeopen" "$R" put --replace docs/typed.dat \
+if "$SAFEOPEN_CLI" "$R" put --replace docs/typed.dat \
 	--xattr user.mime_type=application/x-test <"$R/docs/typed.dat" >/dev/null 2>"$T/xattr.err"; then
 	xattrs=yes
 elif grep -qi 'not supported' "$T/xattr.err"; then
