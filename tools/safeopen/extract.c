@@ -417,13 +417,13 @@ static struct fileid *file_slot(struct fileid *set, size_t cap, dev_t dev, ino_t
 	return &set[i];
 }
 
-/* Every regular file this extraction creates is remembered (a later hard
- * link with data may name it). Memory exhaustion forgets it: the data of
- * such a link is then refused, which is safe. */
-static void remember_file(struct xstate *st, int fd)
+/* Every regular file this extraction creates is remembered by its
+ * identity sb (a later hard link with data may name it). Memory exhaustion
+ * forgets it: the data of such a link is then refused, which is safe. */
+static void remember_id(struct xstate *st, const struct stat *sbp)
 {
-	struct stat sb;
-	if (fstat(fd, &sb) < 0 || sb.st_ino == 0)
+	struct stat sb = *sbp;
+	if (sb.st_ino == 0)
 		return;
 	if (2 * (st->nfiles + 1) > st->capfiles) {
 		size_t cap = st->capfiles ? 2 * st->capfiles : 256;
@@ -441,6 +441,13 @@ static void remember_file(struct xstate *st, int fd)
 	if (!f->ino)
 		st->nfiles++;
 	*f = (struct fileid){ sb.st_dev, sb.st_ino };
+}
+
+static void remember_file(struct xstate *st, int fd)
+{
+	struct stat sb;
+	if (fstat(fd, &sb) == 0)
+		remember_id(st, &sb);
 }
 
 static bool created_here(const struct xstate *st, const struct stat *sb)
@@ -894,9 +901,13 @@ static int copy_data(struct xstate *st, const struct xentry *e, int fd, const ch
  * Returns 0, or -1 (reported) when an xattr failed for a reason other than
  * the attribute itself (set_xattrs()): the file is then not complete. */
 static int finish_file(struct xstate *st, const struct xentry *e, int fd, const char *path,
-			mode_t perm)
+			mode_t perm, const struct stat *made)
 {
-	if (st->same_owner &&
+	/* a file just made by this process (made: its fstat() then, mode
+	 * 0600, no set-ID bits nor xattrs yet) that already has the owner
+	 * and group is not chowned: the call would change nothing */
+	bool owned = made && made->st_uid == (uid_t)e->uid && made->st_gid == (gid_t)e->gid;
+	if (st->same_owner && !owned &&
 	    fchown(fd, (uid_t)e->uid, (gid_t)e->gid) < 0) {
 		report(st, path, "owner not restored", errno);
 		if (perm & (S_ISUID | S_ISGID)) { /* never set-ID for the wrong owner */
@@ -1031,17 +1042,22 @@ static int extract_file(struct xstate *st, const struct xentry *e, int pfd, cons
 		return -1;
 	}
 	mode_t perm = entry_perm(st, e, false);
+	/* its identity, for remember_id() and finish_file() (one fstat()
+	 * that saves the fchown() of a file already of the right owner) */
+	struct stat made;
+	bool known = fstat(fd, &made) == 0;
 	if (copy_data(st, e, fd, path, "not extracted") < 0) {
 		remove_partial(st, pfd, name, fd, path);
 		close(fd);
 		return -1;
 	}
-	if (finish_file(st, e, fd, path, perm) < 0) {
+	if (finish_file(st, e, fd, path, perm, known ? &made : NULL) < 0) {
 		remove_partial(st, pfd, name, fd, path);
 		close(fd);
 		return -1;
 	}
-	remember_file(st, fd);
+	if (known)
+		remember_id(st, &made);
 	close(fd);
 	return 0;
 }
@@ -1075,7 +1091,7 @@ static int hardlink_data(struct xstate *st, const struct xentry *e, int pfd, con
 	}
 	int ret = copy_data(st, e, fd, path, "data of the hard link not written");
 	if (ret == 0)
-		ret = finish_file(st, e, fd, path, entry_perm(st, e, false));
+		ret = finish_file(st, e, fd, path, entry_perm(st, e, false), NULL);
 	close(fd);
 	return ret;
 }
