@@ -75,7 +75,7 @@ int so_path_len(const char *path, size_t *len);
 /* Every resolve bit this library accepts. */
 #define SO_RESOLVE_ALL_MASK                                                    \
 	(SO_RESOLVE_KERNEL_MASK | SAFE_RESOLVE_NO_DOTDOT | SAFE_RESOLVE_USERSPACE | \
-	 SAFE_RESOLVE_REPORT_ESCAPE)
+	 SAFE_RESOLVE_REPORT_ESCAPE | SAFE_RESOLVE_SYMLINKS_OWNER_MATCH)
 
 /* SAFE_RESOLVE_CACHED: accepted by safe_openat2() only, as openat2() does
  * (EAGAIN with O_CREAT/O_TRUNC/O_TMPFILE); the walker cannot promise a

@@ -118,20 +118,36 @@ static int validate_how(const struct safe_open_how *how)
  *   kernel's to judge), and stops before its final open, so nothing the
  *   kernel refused is opened or created (SO_RESOLVE_KERNEL_ELOOP).
  */
+/*
+ * SAFE_RESOLVE_SYMLINKS_OWNER_MATCH has no kernel counterpart, but a path
+ * without links needs none: the fast path asks openat2 with
+ * RESOLVE_NO_SYMLINKS added (the same single call as without the bit), and
+ * only its ELOOP (a link met, or a refusal the walker reproduces) hands the
+ * path to the walker, which judges every link it follows. That ELOOP comes
+ * from a walk that followed no link, so it is never the spurious kind above:
+ * no SO_RESOLVE_KERNEL_ELOOP. With NO_SYMLINKS no link is followed at all,
+ * so the owner rule has nothing to judge (the stricter bit wins).
+ */
 int so_open_validated(int dirfd, const char *path, const struct safe_open_how *how)
 {
-	bool walk_only = how->resolve & (SAFE_RESOLVE_USERSPACE | SAFE_RESOLVE_NO_DOTDOT |
-					 SAFE_RESOLVE_REPORT_ESCAPE);
+	struct safe_open_how h = *how;
+	if (h.resolve & SAFE_RESOLVE_NO_SYMLINKS)
+		h.resolve &= ~SAFE_RESOLVE_SYMLINKS_OWNER_MATCH;
+	bool owner = h.resolve & SAFE_RESOLVE_SYMLINKS_OWNER_MATCH;
+	bool walk_only = h.resolve & (SAFE_RESOLVE_USERSPACE | SAFE_RESOLVE_NO_DOTDOT |
+				      SAFE_RESOLVE_REPORT_ESCAPE);
 	if (!walk_only && so_have_openat2()) {
-		int fd = so_openat2_fast(dirfd, path, how);
+		struct safe_open_how fast = h;
+		if (owner)
+			fast.resolve |= SAFE_RESOLVE_NO_SYMLINKS;
+		int fd = so_openat2_fast(dirfd, path, &fast);
 		if (fd >= 0)
 			return fd;
-		if (errno == EAGAIN && (how->resolve & SO_RESOLVE_CACHED))
+		if (errno == EAGAIN && (h.resolve & SO_RESOLVE_CACHED))
 			return fd;
 		if (errno != ENOSYS && errno != EAGAIN && errno != ELOOP)
 			return fd;
-		if (errno == ELOOP) {
-			struct safe_open_how h = *how;
+		if (errno == ELOOP && !owner) {
 #ifndef SAFEOPEN_MUTATE_ELOOP_RECHECK
 			h.resolve |= SO_RESOLVE_KERNEL_ELOOP;
 #endif
@@ -139,9 +155,9 @@ int so_open_validated(int dirfd, const char *path, const struct safe_open_how *h
 		}
 	}
 	/* Only the kernel can look a path up from its caches alone. */
-	if (how->resolve & SO_RESOLVE_CACHED)
+	if (h.resolve & SO_RESOLVE_CACHED)
 		return so_fail(EAGAIN);
-	return so_walk_open(dirfd, path, how);
+	return so_walk_open(dirfd, path, &h);
 }
 
 /*

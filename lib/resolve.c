@@ -213,6 +213,15 @@ struct walk {
 	int back;
 	bool back_same;
 	int links;         /* symlinks followed so far */
+	/* SAFE_RESOLVE_SYMLINKS_OWNER_MATCH: the links followed whose body the
+	 * walk has not yet resolved, innermost last: each link's owner, and the
+	 * length of the path after its body, counted from the end of buf (which
+	 * grow_buf() keeps), so owed[].tail never decreases (owner_settle()). */
+	struct owed {
+		uid_t uid;
+		size_t tail;
+	} owed[SO_MAXSYMLINKS];
+	size_t nowed;
 	/* The final component the walk opened (in buf), or none (0): the walk
 	 * opened cur itself. */
 	const char *last;
@@ -859,6 +868,50 @@ static int may_follow_trailing(const struct walk *w, const struct so_info *lin)
 	return on ? so_fail(EACCES) : 0;
 }
 
+/*
+ * SAFE_RESOLVE_SYMLINKS_OWNER_MATCH: a link is followed only when its owner
+ * is the owner of what it resolves to (design.md, "Links by owner"). Its
+ * owner and body come from one O_PATH descriptor of the link (follow_link():
+ * the by-name shortcuts are not taken), and what it resolves to is known
+ * only once the walk has consumed its body: the directory the walk then
+ * holds as cur (middle links: owner_settle() before the next component), or
+ * the final object, looked at through its own O_PATH descriptor before
+ * anything is opened for real (final_owned()). The answer is read from
+ * descriptors the walk goes on with, so no swap of a name after the check
+ * can change what the walk opens.
+ */
+static bool owner_match(const struct walk *w)
+{
+	return w->resolve & SAFE_RESOLVE_SYMLINKS_OWNER_MATCH;
+}
+
+/* The links whose body ends before buf[at] (every owed link for the final
+ * object, at = cap - 1) resolve to an object owned by `uid`: each must be
+ * owned by it too (ELOOP otherwise). */
+static int owner_pay(struct walk *w, size_t at, uid_t uid)
+{
+	while (w->nowed > 0 && w->cap - at <= w->owed[w->nowed - 1].tail) {
+		w->nowed--;
+#ifndef SAFEOPEN_MUTATE_OWNER_MATCH
+		if (w->owed[w->nowed].uid != uid)
+			return so_fail(ELOOP);
+#endif
+	}
+	return 0;
+}
+
+/* Before the component at buf[at]: the links whose body ended there resolve
+ * to cur. */
+static int owner_settle(struct walk *w, size_t at)
+{
+	if (w->nowed == 0 || w->cap - at > w->owed[w->nowed - 1].tail)
+		return 0;
+	struct stat st;
+	if (fstat(w->cur, &st) < 0)
+		return -1;
+	return owner_pay(w, at, st.st_uid);
+}
+
 /* Put the body (read to buf[0..r)) in front of the rest of the path, which
  * starts at buf[rest]; an absolute body is EXDEV or a jump to the root. */
 static int splice_body(struct walk *w, size_t r, size_t rest)
@@ -916,6 +969,11 @@ static int follow_link(struct walk *w, int lfd, const struct so_info *in, size_t
 	if (sfs.f_type == PROC_SUPER_MAGIC && in->id.ino < SO_PROC_DYNAMIC_FIRST)
 		return so_fail((w->resolve & SAFE_RESOLVE_NO_MAGICLINKS) ? ELOOP : EXDEV);
 #endif
+	if (owner_match(w)) {
+		/* Owner and body from the one descriptor lfd. */
+		assert(w->nowed < SO_MAXSYMLINKS);
+		w->owed[w->nowed++] = (struct owed){ .uid = in->uid, .tail = w->cap - rest };
+	}
 	return splice_body(w, (size_t)r, rest);
 }
 
@@ -953,7 +1011,7 @@ static int follow_read_body(struct walk *w, const struct comp *c, unsigned int f
 static int middle_nondir(struct walk *w, const struct comp *c, enum mnt_rel rel)
 {
 	struct link_mount lm;
-	ssize_t r = link_on_cur_mount(w, c->name, rel, &lm)
+	ssize_t r = !owner_match(w) && link_on_cur_mount(w, c->name, rel, &lm)
 			    ? readlinkat(w->cur, c->name, w->buf, w->pos)
 			    : -1;
 	if (r >= 0 && (size_t)r < w->pos) {
@@ -1266,6 +1324,90 @@ static int trailing_by_name(struct walk *w, const struct comp *c, enum mnt_rel r
 }
 
 /*
+ * O_CREAT through links that owe their check (final_owned()) where the name
+ * does not exist: the caller creates the object and owns it (its fsuid), so
+ * each owed link must be the caller's. The name is created with O_EXCL added:
+ * one that appeared since it was looked up is a race (walk again), never
+ * opened unchecked.
+ */
+static int create_owned(struct walk *w, const struct comp *c)
+{
+	if (owner_pay(w, w->cap - 1, (uid_t)setfsuid((uid_t)-1)) < 0)
+		return WALK_FAIL;
+	int of = w->oflags;
+	bool checked;
+	enum mnt_rel rel;
+	w->oflags = of | O_EXCL;
+	_cleanup_fd_ int fd = open_last(w, c, &checked, &rel);
+	w->oflags = of;
+	if (fd < 0)
+		return errno == EEXIST ? WALK_RACE : WALK_FAIL;
+	if (w->xdev) {
+		struct so_info in;
+		if (get_info(w, fd, &in) < 0)
+			return WALK_FAIL;
+		if (off_root_mount(w, &in.id))
+			return so_fail(EXDEV);
+	}
+	w->last = c->name;
+	w->last_len = c->len;
+	return take_fd(&fd);
+}
+
+/*
+ * The last component when links followed on the way resolve to it
+ * (SAFE_RESOLVE_SYMLINKS_OWNER_MATCH, owed links): the object is opened
+ * O_PATH|O_NOFOLLOW, its owner compared, and only then is it opened for
+ * real, from that descriptor (a directory as its own ".", anything else by
+ * so_procfs_reopen(): the very inode checked, never the name again), so
+ * nothing is truncated, created or opened (a FIFO, a device) that the rule
+ * refuses. Without a verified procfs a non-directory cannot be reopened:
+ * the error of the procfs lookup (fail closed).
+ */
+static int final_owned(struct walk *w, const struct comp *c, bool follow)
+{
+	int of = w->oflags;
+	_cleanup_fd_ int lfd = walk_openat(w, w->cur, c->name, O_PATH | O_NOFOLLOW, 0);
+	if (lfd < 0 && errno == ENOENT && (of & O_CREAT))
+		return create_owned(w, c);
+	if (lfd < 0)
+		return WALK_FAIL;
+	struct so_info in;
+	if (get_info(w, lfd, &in) < 0)
+		return WALK_FAIL;
+	if (w->xdev && off_root_mount(w, &in.id))
+		return so_fail(EXDEV);
+	if (in.type == S_IFLNK && follow) {
+		comp_restore(w, c);
+		if (follow_link(w, lfd, &in, c->end, true) < 0)
+			return WALK_FAIL;
+		return WALK_CONTINUE;
+	}
+	if (owner_pay(w, w->cap - 1, in.uid) < 0)
+		return WALK_FAIL;
+	if ((of & O_CREAT) && (of & O_EXCL))
+		return so_fail(EEXIST);
+	if ((of & O_CREAT) && in.type == S_IFDIR)
+		return so_fail(EISDIR);
+	if (in.type == S_IFLNK && !(of & O_PATH))
+		return so_fail(ELOOP); /* O_NOFOLLOW */
+	if ((c->slash || (of & O_DIRECTORY)) && in.type != S_IFDIR)
+		return so_fail(ENOTDIR);
+	int fd;
+	if (of & O_PATH)
+		fd = take_fd(&lfd);
+	else if (in.type == S_IFDIR)
+		fd = walk_openat(w, lfd, ".", of & ~(O_CREAT | O_NOFOLLOW), w->mode);
+	else
+		fd = so_procfs_reopen(lfd, of & ~(O_CREAT | O_NOFOLLOW));
+	if (fd < 0)
+		return WALK_FAIL;
+	w->last = c->name;
+	w->last_len = c->len;
+	return fd;
+}
+
+/*
  * The last component. Returns the fd, WALK_FAIL, WALK_RACE, or
  * WALK_CONTINUE after splicing a trailing symlink.
  */
@@ -1284,6 +1426,8 @@ static int final_name(struct walk *w, const struct comp *c)
 		so_close(p);
 		return so_fail(EISDIR);
 	}
+	if (w->nowed > 0)
+		return final_owned(w, c, follow);
 
 	_cleanup_fd_ int pre = -1;
 	bool have_pre = false;
@@ -1347,7 +1491,8 @@ static int final_name(struct walk *w, const struct comp *c)
 	bool sticky_creat = creat && err == EACCES && !checked;
 	if (!follow || (err != ELOOP && err != ENOTDIR && !sticky_creat))
 		return -1;
-	if (err == ELOOP && !w->xdev) { /* NO_XDEV: the link's mount is checked below */
+	/* NO_XDEV: the link's mount is checked below; OWNER_MATCH: its owner. */
+	if (err == ELOOP && !w->xdev && !owner_match(w)) {
 		int r = trailing_by_name(w, c, rel);
 		if (r != WALK_RACE)
 			return r;
@@ -1428,6 +1573,7 @@ static int walk_once(struct walk *w, const char *path, size_t len)
 	w->lo = 1;
 	drop_chain(w);
 	w->links = 0;
+	w->nowed = 0;
 	w->last_len = 0;
 	w->back = -1;
 	w->pos = w->cap - len - 1;
@@ -1438,12 +1584,16 @@ static int walk_once(struct walk *w, const char *path, size_t len)
 		size_t next = next_comp(w, &c);
 		int back = w->back; /* only for the component right after a ".." */
 		w->back = -1;
+		if (owner_settle(w, (size_t)(c.name - w->buf)) < 0)
+			return WALK_FAIL;
 		if (c.len == 0)
 			return open_cur(w, true); /* "" after slashes: the walk is there */
 		if (is_dot(&c) || is_dotdot(&c)) {
 			int r = is_dotdot(&c) ? step_dotdot(w) : 0;
 			if (r < 0)
 				return r;
+			if (c.last && owner_settle(w, w->cap - 1) < 0)
+				return WALK_FAIL;
 			if (c.last)
 				return open_cur(w, false);
 			w->pos = next;

@@ -38,10 +38,11 @@ if HAVE_CHECK
 #   tests/lib/resolve-env.c) test_fuzz (differential random testing against openat2)
 #   test_fault (fault injection) test_limits test_concurrency
 #   test_reuse (".." and rmtree's climb under inode-number reuse) test_walk
+#   test_owner (SAFE_RESOLVE_SYMLINKS_OWNER_MATCH: the rows as root, the race)
 # They are also what check-valgrind runs under memcheck and check-kernels
 # under each seccomp profile.
 SUITES = tests/lib/test_ops tests/lib/test_limits tests/lib/test_walk tests/lib/test_tmpfile tests/lib/test_resolve \
-	tests/lib/test_resolve_system tests/lib/test_rmtree tests/lib/test_concurrency tests/lib/test_parents \
+	tests/lib/test_resolve_system tests/lib/test_owner tests/lib/test_rmtree tests/lib/test_concurrency tests/lib/test_parents \
 	tests/lib/test_reuse tests/lib/test_fault tests/lib/test_tmpfile_sandbox tests/lib/test_fuzz \
 	tests/lib/test_realpath tests/lib/test_ops_attr tests/lib/test_base tests/lib/test_sweep
 check_PROGRAMS += $(SUITES)
