@@ -441,7 +441,7 @@ static const struct vcase vcases[] = {
 	{ "unknown flag bit 31", -1, "file", 1U << 31, 0, B, 24, false, EINVAL, false },
 	{ "unknown flag bit 40", -1, "file", 1ULL << 40, 0, B, 24, false, EINVAL, false },
 	{ "unknown resolve bit", -1, "file", 0, 0, B | 0x40, 24, false, EINVAL, false },
-	{ "unknown resolve bit 35", -1, "file", 0, 0, B | (1ULL << 35), 24, false, EINVAL, false },
+	{ "unknown resolve bit 36", -1, "file", 0, 0, B | (1ULL << 36), 24, false, EINVAL, false },
 	{ "BENEATH|IN_ROOT", -1, "file", 0, 0, B | I, 24, false, EINVAL, false },
 	{ "no scope", -1, "file", 0, 0, 0, 24, false, EINVAL, true },
 	{ "NO_XDEV without scope", -1, "file", 0, 0, NX, 24, false, EINVAL, true },
