@@ -75,9 +75,7 @@ struct safe_open_how {
 #define SAFE_RESOLVE_USERSPACE (1ULL << 33)
 /** With #SAFE_RESOLVE_IN_ROOT: a ".." at the root fails with @c EXDEV instead of staying. */
 #define SAFE_RESOLVE_REPORT_ESCAPE (1ULL << 34)
-/** Follow a symbolic link only when its owner is the owner of what it
- *  resolves to (@c ELOOP otherwise), checked on the descriptors the walk
- *  holds, so no swap changes the answer: safe_openat2(3). */
+/** Follow a symlink only when its owner owns what it resolves to (@c ELOOP otherwise). */
 #define SAFE_RESOLVE_SYMLINKS_OWNER_MATCH (1ULL << 35)
 
 /** @cond INTERNAL */
