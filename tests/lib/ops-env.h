@@ -18,28 +18,6 @@
 
 #ifndef RENAME_EXCHANGE
 #define RENAME_EXCHANGE (1 << 1)
-/* Loop tests: how the index's bit 0 resolves, for messages. */
-#define WAY(m) ((m) ? "walker" : "fast path")
-#define N_ROWS(rows) (sizeof(rows) / sizeof((rows)[0]))
-
-/*
- * The one runner of the refusal tables: for each row k of n, try(k, m, &t)
- * makes the library's call (t.e: its errno, 0 if it succeeded) and, where
- * the row asks it, the oracle's (t.asked, t.ke), and names the row (t.name);
- * each row must hold (refusal_holds(): both errnos the row's, the tree under
- * `tree` unchanged). The first that does not fails the case: the tree is no
- * longer the one the next rows expect. A row may be skipped (t.skip).
- */
-struct refusal_try {
-	int e, ke, want;
-	bool asked, skip;
-	const char *oracle;
-	char name[PATH_MAX];
-};
-typedef void (*refusal_fn)(size_t k, uint64_t m, struct refusal_try *t);
-
-void run_refusals(const char *tree, size_t n, uint64_t m, refusal_fn try);
-
 #endif
 
 /* Loop tests: bit 0 of the index = the userspace walker, else the fast path. */
