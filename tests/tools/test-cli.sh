@@ -76,6 +76,15 @@ so --in-root "$R" cat abs-link; expect "--in-root: absolute link stays inside (E
 so --no-symlinks "$R" cat inlink
 expect "--no-symlinks refuses a link" 1 "" \
 	"safeopen: inlink: forbidden symbolic link, or too many levels of links (ELOOP)"
+so --symlinks-owner-match "$R" cat inlink; expect "--symlinks-owner-match: a link of the file's owner" 0 hello ""
+if [ "$(id -u)" = 0 ]; then
+	chown -h 1001 "$R/inlink"
+	so --symlinks-owner-match "$R" cat inlink
+	expect "--symlinks-owner-match refuses another owner's link (as root)" 1 "" \
+		"safeopen: inlink: forbidden symbolic link, or too many levels of links (ELOOP)"
+	so "$R" cat inlink; expect "without it the same link is followed" 0 hello ""
+	chown -h 0 "$R/inlink"
+fi
 so "$R" cat -- dir/file.txt; expect "cat -- PATH" 0 hello ""
 (cd "$R" && find . -type f -print0 | xargs -0 "$SAFEOPEN" "$R" cat) >"$T/out" 2>"$T/err"
 rc=$?; expect "find -print0 | xargs -0 safeopen ROOT cat" 0 - ""

@@ -86,6 +86,9 @@ static const char usage_text[] =
 	"      --in-root        ROOT acts as \"/\": absolute paths and links start at\n"
 	"                       ROOT, \"..\" at ROOT stays there\n"
 	"      --no-symlinks    refuse any symbolic link in PATH (ELOOP)\n"
+	"      --symlinks-owner-match\n"
+	"                       follow a symbolic link in PATH only when its owner\n"
+	"                       owns what it leads to (else ELOOP)\n"
 	"      --no-xdev        refuse to cross a mount point (EXDEV)\n"
 	"      --no-magiclinks  refuse /proc magic links (ELOOP)\n"
 	"      --walker         use the library's userspace walker, not openat2(2)\n"
@@ -118,7 +121,8 @@ static const char *describe(int err)
 			       "path escapes the root directory or crosses a mount point (EXDEV)" :
 			       "path escapes the root directory (EXDEV)";
 	case ELOOP:
-		return (resolve & (SAFE_RESOLVE_NO_SYMLINKS | SAFE_RESOLVE_NO_MAGICLINKS)) ?
+		return (resolve & (SAFE_RESOLVE_NO_SYMLINKS | SAFE_RESOLVE_NO_MAGICLINKS |
+				   SAFE_RESOLVE_SYMLINKS_OWNER_MATCH)) ?
 			       "forbidden symbolic link, or too many levels of links (ELOOP)" :
 			       "too many levels of symbolic links (ELOOP)";
 	case EAGAIN:
@@ -693,6 +697,7 @@ int main(int argc, char **argv)
 		OPT_IN_ROOT = 256,
 		OPT_BENEATH,
 		OPT_NO_SYMLINKS,
+		OPT_OWNER_MATCH,
 		OPT_NO_XDEV,
 		OPT_NO_MAGIC,
 		OPT_WALKER,
@@ -701,6 +706,7 @@ int main(int argc, char **argv)
 		{ "in-root", no_argument, NULL, OPT_IN_ROOT },
 		{ "beneath", no_argument, NULL, OPT_BENEATH },
 		{ "no-symlinks", no_argument, NULL, OPT_NO_SYMLINKS },
+		{ "symlinks-owner-match", no_argument, NULL, OPT_OWNER_MATCH },
 		{ "no-xdev", no_argument, NULL, OPT_NO_XDEV },
 		{ "no-magiclinks", no_argument, NULL, OPT_NO_MAGIC },
 		{ "walker", no_argument, NULL, OPT_WALKER },
@@ -721,6 +727,9 @@ int main(int argc, char **argv)
 			break;
 		case OPT_NO_SYMLINKS:
 			extra |= SAFE_RESOLVE_NO_SYMLINKS;
+			break;
+		case OPT_OWNER_MATCH:
+			extra |= SAFE_RESOLVE_SYMLINKS_OWNER_MATCH;
 			break;
 		case OPT_NO_XDEV:
 			extra |= SAFE_RESOLVE_NO_XDEV;
