@@ -7,6 +7,8 @@
 # links (an alias page contains only `.so man3/<page>.3`).
 MAN3_PAGES = \
 	doc/man/man3/safe_create_all_beneath.3 \
+	doc/man/man3/safe_diag_enable.3 \
+	doc/man/man3/safe_diag_get.3 \
 	doc/man/man3/safe_fchmodat_beneath.3 \
 	doc/man/man3/safe_fchownat_beneath.3 \
 	doc/man/man3/safe_fstatat_beneath.3 \
@@ -29,6 +31,7 @@ MAN3_PAGES = \
 	doc/man/man3/safe_rmtree_beneath.3 \
 	doc/man/man3/safe_setxattr_beneath.3 \
 	doc/man/man3/safe_statx_beneath.3 \
+	doc/man/man3/safe_strerror.3 \
 	doc/man/man3/safe_symlinkat_beneath.3 \
 	doc/man/man3/safe_tmpfile_discard.3 \
 	doc/man/man3/safe_tmpfile_failed_xattr.3 \

@@ -654,6 +654,74 @@ SAFEOPEN_PUBLIC void safe_walk_close(struct safe_walk *w);
 /** @} */
 
 /**
+ * @defgroup safeopen_diag Diagnostics: where a resolution failed
+ *
+ * An optional, allocation-free, thread-local record of the component at
+ * which the last failed resolution of the thread stopped, for messages.
+ * Diagnostics only: never a security decision.
+ * @{
+ */
+
+/** safe_diag::where: nothing recorded (or the failure was not a lookup). */
+#define SAFE_DIAG_NONE 0
+/** safe_diag::where: the component is in the caller's path. */
+#define SAFE_DIAG_PATH 1
+/** safe_diag::where: the component is in the body of a symlink followed. */
+#define SAFE_DIAG_LINK 2
+
+/** Where the last failed resolution of this thread stopped. */
+struct safe_diag {
+	/** The errno of that failure; 0: nothing recorded. */
+	int32_t err;
+	/** #SAFE_DIAG_NONE, #SAFE_DIAG_PATH or #SAFE_DIAG_LINK. */
+	uint32_t where;
+	/** Byte offset of the component in the caller's path, or in the link body. */
+	uint64_t offset;
+	/** Its length in bytes (0: the end of the path). */
+	uint64_t length;
+	/** #SAFE_DIAG_LINK: which symlink's body, 1 for the first one followed. */
+	uint32_t link;
+	/** Padding, 0. */
+	uint32_t reserved;
+	/** The component, NUL-terminated (cut at 255 bytes). */
+	char name[256];
+};
+
+/** Size of the first version of struct safe_diag. */
+#define SAFE_DIAG_SIZE_VER0 288
+#ifdef SAFEOPEN_STATIC_ASSERT_
+SAFEOPEN_STATIC_ASSERT_(sizeof(struct safe_diag) == SAFE_DIAG_SIZE_VER0,
+                    "struct safe_diag is SAFE_DIAG_SIZE_VER0 bytes");
+#endif
+
+/**
+ * @brief Where the last failed resolution of this thread stopped, and the library's words for its errors.
+ * @param on Nonzero: record every failed resolution of this thread from now on.
+ * @return The previous setting (0 or 1).
+ * @see safe_diag_get(3)
+ */
+SAFEOPEN_PUBLIC int safe_diag_enable(int on);
+
+/**
+ * @brief Where the last failed resolution of this thread stopped, and the library's words for its errors.
+ * @param diag Where to copy the record.
+ * @param size sizeof(*diag); a larger size gets zeros past the known fields.
+ * @return 0, or -1 with @c errno set.
+ * @see safe_diag_get(3)
+ */
+SAFEOPEN_PUBLIC int safe_diag_get(struct safe_diag *diag, size_t size);
+
+/**
+ * @brief Where the last failed resolution of this thread stopped, and the library's words for its errors.
+ * @param err An errno value.
+ * @return A static string ("path escapes the root, ..." for @c EXDEV).
+ * @see safe_diag_get(3)
+ */
+SAFEOPEN_PUBLIC const char *safe_strerror(int err);
+
+/** @} */
+
+/**
  * @brief The version of the library.
  * @return A static string such as "1.0.0".
  * @see safe_version(3)

@@ -504,6 +504,39 @@ void so_made_dirs_undo(struct so_made_dirs *made);
 /* Forget the record (the directories stay). */
 void so_made_dirs_free(struct so_made_dirs *made);
 
+/* ------------------------------------------------------------------ diagnostics (diag.c) */
+
+/* Link bodies a walk remembers for the diagnostics: every one it may follow. */
+#define SO_DIAG_BODIES (SO_MAXSYMLINKS + 1)
+struct so_diag_body {
+	size_t end_dist; /* distance of its end from the end of the walk's buffer */
+	size_t len;
+};
+/* What a walk keeps for the diagnostics, only while so_diag_on(). */
+struct so_diag_walk {
+	bool on;
+	size_t at_dist; /* the component looked up last: distance from the buffer's end, or 0 */
+	size_t at_len;
+	size_t nbodies;
+	struct so_diag_body bodies[SO_DIAG_BODIES];
+	char name[NAME_MAX + 1];
+};
+/* Did this thread ask for diagnostics (safe_diag_enable())? */
+bool so_diag_on(void);
+/* Forget the record (at the start of a resolution). */
+void so_diag_clear(void);
+/* The walk looks up `name` (len bytes, in buf of cap bytes). */
+void so_diag_walk_comp(struct so_diag_walk *d, const char *buf, size_t cap, const char *name,
+		       size_t len);
+/* A link body of len bytes was spliced, ending end_dist bytes before the buffer's end. */
+void so_diag_walk_body(struct so_diag_walk *d, size_t end_dist, size_t len);
+/* The walk of a path of path_len bytes failed with err: record where. */
+void so_diag_walk_fail(const struct so_diag_walk *d, size_t path_len, int err);
+/* The failure is at path[offset..offset+n) (the path itself, or its last component). */
+void so_diag_path(const char *path, size_t offset, size_t n, int err);
+/* The record's errno is err (the kernel's, after a diagnostic walk). */
+void so_diag_err(int err);
+
 /* ------------------------------------------------------------------ misc (util.c) */
 
 /* statx(2) of name in fd (NULL or "": fd itself), never following a link nor

@@ -4,6 +4,7 @@ lib_libsafeopen_la_SOURCES = \
 	lib/internal.h \
 	lib/compat.h \
 	lib/open.c \
+	lib/diag.c \
 	lib/openat2.c \
 	lib/resolve.c \
 	lib/path.c \

@@ -119,6 +119,31 @@ static int validate_how(const struct safe_open_how *how)
  *   kernel refused is opened or created (SO_RESOLVE_KERNEL_ELOOP).
  */
 /*
+ * Diagnostics only (diag.c): openat2() failed with err; a walk of the
+ * userspace walker that changes nothing (O_PATH, with the caller's
+ * O_NOFOLLOW and O_DIRECTORY only) records where. If it gets through, the
+ * open failed at the last component (O_EXCL, a permission, a type). The
+ * result of that walk decides nothing; errno stays err.
+ */
+static void diag_fast(int dirfd, const char *path, const struct safe_open_how *how, int err)
+{
+	struct safe_open_how h = {
+		.flags = O_PATH | O_CLOEXEC | (how->flags & (uint64_t)(O_NOFOLLOW | O_DIRECTORY)),
+		.mode = 0,
+		.resolve = (how->resolve & SO_RESOLVE_ALL_MASK) | SAFE_RESOLVE_USERSPACE,
+	};
+	int fd = so_walk_open(dirfd, path, &h);
+	if (fd >= 0) {
+		so_close(fd);
+		struct so_path_end pe;
+		so_path_end(path, &pe);
+		so_diag_path(path, pe.last.start, pe.last.end - pe.last.start, err);
+	}
+	so_diag_err(err);
+	errno = err;
+}
+
+/*
  * SAFE_RESOLVE_SYMLINKS_OWNER_MATCH has no kernel counterpart, but a path
  * without links needs none: the fast path asks openat2 with
  * RESOLVE_NO_SYMLINKS added (the same single call as without the bit), and
@@ -136,6 +161,8 @@ int so_open_validated(int dirfd, const char *path, const struct safe_open_how *h
 	bool owner = h.resolve & SAFE_RESOLVE_SYMLINKS_OWNER_MATCH;
 	bool walk_only = h.resolve & (SAFE_RESOLVE_USERSPACE | SAFE_RESOLVE_NO_DOTDOT |
 				      SAFE_RESOLVE_REPORT_ESCAPE);
+	if (so_diag_on())
+		so_diag_clear();
 	if (!walk_only && so_have_openat2()) {
 		struct safe_open_how fast = h;
 		if (owner)
@@ -145,8 +172,11 @@ int so_open_validated(int dirfd, const char *path, const struct safe_open_how *h
 			return fd;
 		if (errno == EAGAIN && (h.resolve & SO_RESOLVE_CACHED))
 			return fd;
-		if (errno != ENOSYS && errno != EAGAIN && errno != ELOOP)
+		if (errno != ENOSYS && errno != EAGAIN && errno != ELOOP) {
+			if (so_diag_on())
+				diag_fast(dirfd, path, &h, errno);
 			return fd;
+		}
 		if (errno == ELOOP && !owner) {
 #ifndef SAFEOPEN_MUTATE_ELOOP_RECHECK
 			h.resolve |= SO_RESOLVE_KERNEL_ELOOP;

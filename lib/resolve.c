@@ -238,6 +238,7 @@ struct walk {
 
 	char names_local[WALK_NAMES];
 	char buf_local[WALK_BUF];
+	struct so_diag_walk diag; /* only while diag.on: where it stopped (diag.c) */
 };
 
 static void comp_restore(struct walk *w, const struct comp *c)
@@ -928,6 +929,8 @@ static int splice_body(struct walk *w, size_t r, size_t rest)
 	}
 	memmove(w->buf + rest - r, w->buf, r);
 	w->pos = rest - r;
+	if (w->diag.on)
+		so_diag_walk_body(&w->diag, w->cap - rest, r);
 	return 0;
 }
 
@@ -1578,10 +1581,13 @@ static int walk_once(struct walk *w, const char *path, size_t len)
 	w->back = -1;
 	w->pos = w->cap - len - 1;
 	memcpy(w->buf + w->pos, path, len + 1);
+	w->diag.at_dist = w->diag.nbodies = 0;
 
 	for (;;) {
 		struct comp c;
 		size_t next = next_comp(w, &c);
+		if (w->diag.on)
+			so_diag_walk_comp(&w->diag, w->buf, w->cap, c.name, c.len);
 		int back = w->back; /* only for the component right after a ".." */
 		w->back = -1;
 		if (owner_settle(w, (size_t)(c.name - w->buf)) < 0)
@@ -1690,11 +1696,15 @@ static int walk_open(int dirfd, const char *path, const struct safe_open_how *ho
 	size_t len;
 	if (so_path_len(path, &len) < 0)
 		return -1;
-	if (path[0] == '/' && (how->resolve & SAFE_RESOLVE_BENEATH))
+	if (path[0] == '/' && (how->resolve & SAFE_RESOLVE_BENEATH)) {
+		if (so_diag_on())
+			so_diag_path(path, 0, 1, EXDEV);
 		return so_fail(EXDEV);
+	}
 
 	struct walk wl;
 	struct walk *w = &wl;
+	w->diag.on = so_diag_on();
 	w->rootfd = dirfd;
 	w->oflags = (int)how->flags;
 	w->mode = (mode_t)how->mode;
@@ -1752,6 +1762,8 @@ static int walk_open(int dirfd, const char *path, const struct safe_open_how *ho
 	errno = EAGAIN;
 	ret = -1;
 out:
+	if (ret < 0 && w->diag.on)
+		so_diag_walk_fail(&w->diag, len, errno); /* keeps errno */
 	if (w->names != w->names_local)
 		free(w->names);
 	if (w->buf != w->buf_local)
