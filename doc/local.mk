@@ -23,6 +23,10 @@ MAN3_PAGES = \
 	doc/man/man3/safe_openat_beneath.3 \
 	doc/man/man3/safe_openat_in_root.3 \
 	doc/man/man3/safe_opendir_beneath.3 \
+	doc/man/man3/safe_proc_fd_path.3 \
+	doc/man/man3/safe_proc_handle.3 \
+	doc/man/man3/safe_proc_open.3 \
+	doc/man/man3/safe_proc_readlink.3 \
 	doc/man/man3/safe_readlinkat_beneath.3 \
 	doc/man/man3/safe_realpath_beneath.3 \
 	doc/man/man3/safe_removexattr_beneath.3 \

@@ -654,6 +654,103 @@ SAFEOPEN_PUBLIC void safe_walk_close(struct safe_walk *w);
 /** @} */
 
 /**
+ * @defgroup safeopen_proc A verified procfs
+ *
+ * Files of procfs reached through a cached handle that is a real procfs,
+ * never through what is mounted on top of it.
+ * @{
+ */
+
+/** Base of safe_proc_open(): the procfs root (for "sys/...", "cpuinfo"). */
+#define SAFE_PROC_ROOT ((1ULL << 63) | 0)
+/** Base: this process ("self"). */
+#define SAFE_PROC_SELF ((1ULL << 63) | 1)
+/** Base: this thread ("thread-self"). */
+#define SAFE_PROC_THREAD_SELF ((1ULL << 63) | 2)
+/** Base: the process with this pid (1 to INT32_MAX). */
+#define SAFE_PROC_PID(pid) ((uint64_t)(uint32_t)(pid))
+
+/** safe_proc_open(): follow a magic link at the end of the path. */
+#define SAFE_PROC_MAGICLINKS (1ULL << 36)
+/** safe_proc_handle(): the full procfs (the one of #SAFE_PROC_ROOT). */
+#define SAFE_PROC_FULL (1ULL << 37)
+
+/** Handle kind: a private procfs instance with subset=pid (fsopen). */
+#define SAFE_PROC_KIND_FSOPEN_SUBSET 1
+/** Handle kind: a private procfs instance (fsopen). */
+#define SAFE_PROC_KIND_FSOPEN 2
+/** Handle kind: a clone of the /proc mount without its submounts (open_tree). */
+#define SAFE_PROC_KIND_OPEN_TREE 3
+/** Handle kind: /proc itself, verified (procfs magic, root inode, mount). */
+#define SAFE_PROC_KIND_MOUNTED 4
+
+/**
+ * @brief A new descriptor of the library's cached procfs handle.
+ * @param flags 0, or #SAFE_PROC_FULL.
+ * @param kind  If not NULL, gets the @c SAFE_PROC_KIND_* of the handle.
+ * @return A new @c O_CLOEXEC descriptor, or -1 with @c errno set.
+ *
+ * @par Errors
+ * - @c ENXIO: no verified procfs can be had.
+ *
+ * See safe_proc_open(3).
+ */
+SAFE_PUBLIC SAFE_NODISCARD int safe_proc_handle(uint64_t flags, unsigned int *kind);
+
+/**
+ * @brief open(2) a procfs file below a base, never across a mount or a
+ *        magic link on the way.
+ * @param base   #SAFE_PROC_ROOT, #SAFE_PROC_SELF, #SAFE_PROC_THREAD_SELF or
+ *               SAFE_PROC_PID(pid).
+ * @param path   Path below the base ("attr/current", "sys/kernel/...").
+ * @param oflags open(2) flags (@c O_CLOEXEC is added).
+ * @param flags  0, or #SAFE_PROC_MAGICLINKS.
+ * @return A new descriptor, or -1 with @c errno set.
+ *
+ * @par Errors
+ * - @c EXDEV: a component is on another mount (an overmount), or the path
+ *   leaves the base.
+ * - @c ELOOP: a magic link without #SAFE_PROC_MAGICLINKS.
+ * - @c EINVAL: an unknown base or flag.
+ * - @c ENXIO: no verified procfs can be had.
+ *
+ * See safe_proc_open(3).
+ */
+SAFE_PUBLIC SAFE_NODISCARD int safe_proc_open(uint64_t base, const char *path, int oflags,
+                                              uint64_t flags);
+
+/**
+ * @brief readlink(2) of a procfs link below a base (magic links included).
+ * @param base As safe_proc_open().
+ * @param path Path of the link below the base ("exe", "fd/3").
+ * @param buf  Where to store the body (not NUL-terminated).
+ * @param size Size of @p buf.
+ * @return The length of the body, or -1 with @c errno set.
+ *
+ * See safe_proc_open(3).
+ */
+SAFE_PUBLIC SAFE_NODISCARD ssize_t safe_proc_readlink(uint64_t base, const char *path, char *buf,
+                                                      size_t size);
+
+/**
+ * @brief The "/proc/thread-self/fd/N" string for @p fd, checked to lead to
+ *        the object open as @p fd, for the calls that take only a path.
+ * @param fd   An open descriptor. Borrowed.
+ * @param buf  Where to store the NUL-terminated path.
+ * @param size Size of @p buf (64 is always enough).
+ * @return 0, or -1 with @c errno set.
+ *
+ * @par Errors
+ * - @c ERANGE: @p buf is too small.
+ * - @c ENXIO: no verified procfs, or the string does not lead to @p fd.
+ *
+ * See safe_proc_open(3).
+ */
+SAFE_PUBLIC int safe_proc_fd_path(int fd, char *buf, size_t size);
+
+/** @} */
+
+/**
  * @defgroup safeopen_diag Diagnostics: where a resolution failed
  *
  * An optional, allocation-free, thread-local record of the component at

@@ -35,6 +35,15 @@
 #ifndef SYS_open_tree
 #define SYS_open_tree SO_SYSCALL_GENERIC(428) /* 5.2 */
 #endif
+#ifndef SYS_fsopen
+#define SYS_fsopen SO_SYSCALL_GENERIC(430) /* 5.2 */
+#endif
+#ifndef SYS_fsconfig
+#define SYS_fsconfig SO_SYSCALL_GENERIC(431) /* 5.2 */
+#endif
+#ifndef SYS_fsmount
+#define SYS_fsmount SO_SYSCALL_GENERIC(432) /* 5.2 */
+#endif
 #ifndef SYS_openat2
 #define SYS_openat2 SO_SYSCALL_GENERIC(437) /* 5.6 */
 #endif

@@ -13,7 +13,20 @@
  * An attacker who can mount over /proc or its subdirectories (a tmpfs with a
  * fake fd/3 symlink, a bind mount of another process's fd directory) is then
  * detected, and the reopened object is compared with the original inode.
- * The result is never cached: the library keeps no global fds.
+ * These internal uses open /proc each time.
+ *
+ * The public procfs API (safe_proc_*(), at the end) keeps one cached handle
+ * per kind, the library's only global descriptors: a private procfs instance
+ * where the kernel lets us make one (fsopen("proc"), with subset=pid for the
+ * pid bases), else a clone of the /proc mount without what is mounted on
+ * top of it (open_tree(OPEN_TREE_CLONE), not recursive), else /proc itself
+ * verified as above. Every lookup from it runs with NO_XDEV|NO_MAGICLINKS
+ * (the resolver: openat2 or the walker), so no component on another mount
+ * (an overmount of a file or directory below /proc) and no magic link on
+ * the way is ever used; a trailing magic link is followed only when asked,
+ * after checking that its own entry is on the handle's mount. The handle is
+ * checked at each use (procfs magic, root inode, its mount): a program that
+ * closed its number is given a new one, never another file.
  */
 #include "internal.h"
 
@@ -23,6 +36,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
+#include <stdatomic.h>
 #include <sys/syscall.h>
 
 #define PROC_ROOT_INO 1
@@ -264,4 +278,266 @@ int so_procfs_path(int fd, char path[SO_PROCFS_PATH_SIZE])
 	}
 	struct so_ident got = so_stat_ident(&st);
 	return so_same_inode(&want, &got) ? 0 : so_fail(ENXIO);
+}
+
+/* ------------------------------------------------------------------ public API */
+
+#ifndef FSOPEN_CLOEXEC
+#define FSOPEN_CLOEXEC 0x00000001
+#endif
+#ifndef FSCONFIG_SET_STRING
+#define FSCONFIG_SET_STRING 1
+#endif
+#ifndef FSCONFIG_CMD_CREATE
+#define FSCONFIG_CMD_CREATE 6
+#endif
+#ifndef FSMOUNT_CLOEXEC
+#define FSMOUNT_CLOEXEC 0x00000001
+#endif
+#ifndef MOUNT_ATTR_NOSUID
+#define MOUNT_ATTR_NOSUID 0x00000002
+#define MOUNT_ATTR_NODEV 0x00000004
+#define MOUNT_ATTR_NOEXEC 0x00000008
+#endif
+#ifndef OPEN_TREE_CLONE
+#define OPEN_TREE_CLONE 1
+#endif
+
+#define PROC_BASE_TAG (1ULL << 63)
+#define PROC_OPEN_FLAGS SAFE_PROC_MAGICLINKS
+
+/* The cached handles: [0] for the pid bases (subset=pid where possible),
+ * [1] the full procfs (SAFE_PROC_ROOT, SAFE_PROC_FULL). */
+static _Atomic int proc_cache[2] = { -1, -1 };
+static _Atomic unsigned int proc_kind[2];
+static _Atomic uint64_t proc_mnt[2];
+
+/* A fresh private procfs instance (subset=pid when `subset`), detached. */
+static int proc_fsopen(bool subset)
+{
+	_cleanup_fd_ int fsfd = (int)syscall(SYS_fsopen, "proc", FSOPEN_CLOEXEC);
+	if (fsfd < 0)
+		return -1;
+	if (subset && syscall(SYS_fsconfig, fsfd, FSCONFIG_SET_STRING, "subset", "pid", 0) < 0)
+		return -1;
+	if (syscall(SYS_fsconfig, fsfd, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
+		return -1;
+	return (int)syscall(SYS_fsmount, fsfd, FSMOUNT_CLOEXEC,
+			    MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
+}
+
+/* Is fd the root of a procfs, on mount mnt when mnt is not 0? */
+static bool proc_root_ok(int fd, uint64_t mnt)
+{
+	struct statfs sfs;
+	struct stat st;
+	uint64_t m = 0;
+	return fstatfs(fd, &sfs) == 0 && sfs.f_type == PROC_SUPER_MAGIC && fstat(fd, &st) == 0 &&
+	       S_ISDIR(st.st_mode) && st.st_ino == PROC_ROOT_INO &&
+	       (!mnt || (mount_id(fd, &m) == 0 && m == mnt));
+}
+
+/* A new handle of kind k (see proc_cache), its kind in *kind. */
+static int proc_new_handle(int k, unsigned int *kind)
+{
+	int fd = -1;
+	if (k == 0 && (fd = proc_fsopen(true)) >= 0)
+		*kind = SAFE_PROC_KIND_FSOPEN_SUBSET;
+	else if ((fd = proc_fsopen(false)) >= 0)
+		*kind = SAFE_PROC_KIND_FSOPEN;
+	else if ((fd = (int)syscall(SYS_open_tree, AT_FDCWD, "/proc",
+				    OPEN_TREE_CLONE | O_CLOEXEC)) >= 0)
+		*kind = SAFE_PROC_KIND_OPEN_TREE;
+	if (fd >= 0 && !proc_root_ok(fd, 0)) {
+		so_close(fd);
+		fd = -1;
+	}
+	if (fd < 0) {
+		dev_t dev;
+		uint64_t mnt;
+		fd = procfs_root(&dev, &mnt);
+		if (fd < 0)
+			return -1;
+		*kind = SAFE_PROC_KIND_MOUNTED;
+	}
+	return fd;
+}
+
+/*
+ * The cached handle of kind k, checked (a procfs root on the mount it had
+ * when cached): borrowed, never closed by the caller. A number that no
+ * longer passes (the program closed it and the number was reused) is
+ * forgotten, never closed: it is not ours any more.
+ */
+static int proc_handle(int k, unsigned int *kind)
+{
+	int fd = atomic_load(&proc_cache[k]);
+	if (fd >= 0 && proc_root_ok(fd, atomic_load(&proc_mnt[k]))) {
+		*kind = atomic_load(&proc_kind[k]);
+		return fd;
+	}
+	unsigned int kd = 0;
+	int nfd = proc_new_handle(k, &kd);
+	if (nfd < 0)
+		return -1;
+	uint64_t mnt = 0;
+	if (mount_id(nfd, &mnt) < 0) {
+		so_close(nfd);
+		return -1;
+	}
+	if (!atomic_compare_exchange_strong(&proc_cache[k], &fd, nfd)) {
+		/* Another thread cached one meanwhile: use ours this time. The
+		 * caller closes nothing, so ours would leak: keep the winner. */
+		so_close(nfd);
+		return proc_handle(k, kind);
+	}
+	atomic_store(&proc_mnt[k], mnt);
+	atomic_store(&proc_kind[k], kd);
+	*kind = kd;
+	return nfd;
+}
+
+int safe_proc_handle(uint64_t flags, unsigned int *kind)
+{
+	if (flags & ~(uint64_t)SAFE_PROC_FULL)
+		return so_fail(EINVAL);
+	unsigned int kd;
+	int h = proc_handle((flags & SAFE_PROC_FULL) ? 1 : 0, &kd);
+	if (h < 0)
+		return -1;
+	int fd = fcntl(h, F_DUPFD_CLOEXEC, 0);
+	if (fd >= 0 && kind)
+		*kind = kd;
+	return fd;
+}
+
+#define PROC_RESOLVE (SAFE_RESOLVE_BENEATH | SAFE_RESOLVE_NO_XDEV | SAFE_RESOLVE_NO_MAGICLINKS)
+
+/* The directory of `base` (an O_PATH descriptor of it, opened from the
+ * cached handle with PROC_RESOLVE: "self" and "thread-self" are procfs
+ * symlinks, not magic ones). */
+static int proc_base(uint64_t base)
+{
+	char sub[32];
+	int k = 0;
+	if (base == SAFE_PROC_ROOT) {
+		k = 1;
+		memcpy(sub, ".", 2);
+	} else if (base == SAFE_PROC_SELF) {
+		memcpy(sub, "self", 5);
+	} else if (base == SAFE_PROC_THREAD_SELF) {
+		memcpy(sub, "thread-self", 12);
+	} else if (!(base & PROC_BASE_TAG) && base > 0 && base <= INT32_MAX) {
+		(void)snprintf(sub, sizeof(sub), "%llu", (unsigned long long)base);
+	} else {
+		return so_fail(EINVAL);
+	}
+	unsigned int kind;
+	int h = proc_handle(k, &kind);
+	if (h < 0)
+		return -1;
+	struct safe_open_how how = {
+		.flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
+		.mode = 0,
+		.resolve = PROC_RESOLVE,
+	};
+	return so_open_validated(h, sub, &how);
+}
+
+/*
+ * Safety argument: the handle is a procfs root (checked at each use); the
+ * base directory and then the path below it are resolved by the library's
+ * resolver with BENEATH (nothing above the base), NO_XDEV (every component
+ * on the handle's own mount: an overmount anywhere below is EXDEV) and
+ * NO_MAGICLINKS (no magic link on the way). A trailing magic link is
+ * followed only with SAFE_PROC_MAGICLINKS: its parent is resolved as above,
+ * the entry itself (not followed) must be a symlink on the parent's mount,
+ * and then that one name is opened in the parent. Premise of that last step:
+ * nothing is mounted on the entry between the check and the open, which
+ * needs CAP_SYS_ADMIN over our mount namespace (outside the threat model,
+ * design.md); with an fsopen or open_tree handle the mount is private to
+ * this process and the premise holds by itself.
+ */
+int safe_proc_open(uint64_t base, const char *path, int oflags, uint64_t flags)
+{
+	if (flags & ~(uint64_t)PROC_OPEN_FLAGS)
+		return so_fail(EINVAL);
+	size_t len;
+	if (so_path_len(path, &len) < 0)
+		return -1;
+	_cleanup_fd_ int bfd = proc_base(base);
+	if (bfd < 0)
+		return -1;
+	struct safe_open_how how = {
+		.flags = (uint64_t)(unsigned int)oflags | O_CLOEXEC,
+		.mode = 0,
+		.resolve = PROC_RESOLVE,
+	};
+	int fd = so_open_validated(bfd, path, &how);
+	if (fd >= 0 || errno != ELOOP || !(flags & SAFE_PROC_MAGICLINKS) || (oflags & O_NOFOLLOW) ||
+	    !so_path_ends_in_name(path))
+		return fd;
+	/* A link at the end, and the caller asked to follow a magic one. */
+	char dir[PATH_MAX];
+	struct so_path_end pe;
+	so_path_end(path, &pe);
+	memcpy(dir, path, pe.last.start);
+	dir[pe.last.start] = '\0';
+	const char *name = path + pe.last.start;
+	struct safe_open_how ph = how;
+	ph.flags = O_PATH | O_DIRECTORY | O_CLOEXEC;
+	_cleanup_fd_ int parent = so_open_validated(bfd, pe.last.start ? dir : ".", &ph);
+	if (parent < 0)
+		return -1;
+	struct statx stx;
+	uint64_t pm = 0;
+	if (statx(parent, name, AT_SYMLINK_NOFOLLOW, STATX_MNT_ID | STATX_TYPE, &stx) < 0 ||
+	    mount_id(parent, &pm) < 0)
+		return -1;
+	if (!S_ISLNK(stx.stx_mode))
+		return so_fail(ELOOP); /* the ELOOP was about something else */
+	if (!(stx.stx_mask & STATX_MNT_ID) || !pm || stx.stx_mnt_id != pm)
+		return so_fail(EXDEV); /* cannot tell, or another mount: fail closed */
+	return openat(parent, name, oflags | O_CLOEXEC);
+}
+
+ssize_t safe_proc_readlink(uint64_t base, const char *path, char *buf, size_t size)
+{
+	if (!buf && size)
+		return so_fail(EFAULT);
+	size_t len;
+	if (so_path_len(path, &len) < 0)
+		return -1;
+	_cleanup_fd_ int bfd = proc_base(base);
+	if (bfd < 0)
+		return -1;
+	/* O_PATH|O_NOFOLLOW gives the link itself, magic or not. */
+	struct safe_open_how how = {
+		.flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
+		.mode = 0,
+		.resolve = PROC_RESOLVE,
+	};
+	_cleanup_fd_ int fd = so_open_validated(bfd, path, &how);
+	if (fd < 0)
+		return -1;
+	struct stat st;
+	if (fstat(fd, &st) < 0)
+		return -1;
+	if (!S_ISLNK(st.st_mode))
+		return so_fail(EINVAL); /* as readlink(2); readlinkat(fd, "") says ENOENT */
+	return readlinkat(fd, "", buf, size);
+}
+
+int safe_proc_fd_path(int fd, char *buf, size_t size)
+{
+	if (!buf)
+		return so_fail(EFAULT);
+	char path[SO_PROCFS_PATH_SIZE];
+	if (so_procfs_path(fd, path) < 0)
+		return -1;
+	size_t n = strlen(path);
+	if (n >= size)
+		return so_fail(ERANGE);
+	memcpy(buf, path, n + 1);
+	return 0;
 }

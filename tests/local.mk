@@ -45,7 +45,7 @@ SUITES = tests/lib/test_ops tests/lib/test_limits tests/lib/test_walk tests/lib/
 	tests/lib/test_resolve_system tests/lib/test_owner tests/lib/test_rmtree tests/lib/test_concurrency tests/lib/test_parents \
 	tests/lib/test_reuse tests/lib/test_fault tests/lib/test_tmpfile_sandbox tests/lib/test_fuzz \
 	tests/lib/test_realpath tests/lib/test_ops_attr tests/lib/test_base tests/lib/test_sweep \
-	tests/lib/test_diag
+	tests/lib/test_diag tests/lib/test_proc
 check_PROGRAMS += $(SUITES)
 TESTS += $(SUITES) tests/docs/check-symbols.sh
 EXTRA_DIST += tests/docs/check-symbols.sh tests/harness/direct.sh tests/harness/partial.sh tests/lib/strategy.h
