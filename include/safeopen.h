@@ -310,8 +310,7 @@ SAFEOPEN_PUBLIC SAFEOPEN_NODISCARD int safe_mkdir_all_beneath(int dirfd, const c
  * @param mode     Permission bits of a new file (the umask applies).
  * @param dir_mode Permission bits of every directory it creates (the umask applies).
  * @param flags    @c SAFE_RESOLVE_* bits.
- * @return A new descriptor, or -1 with @c errno set (the directories it created are
- *         removed again).
+ * @return A new descriptor, or -1 with @c errno set (nothing left).
  * @see safe_create_all_beneath(3)
  */
 SAFEOPEN_PUBLIC SAFEOPEN_NODISCARD int safe_create_all_beneath(int dirfd, const char *path,
@@ -653,13 +652,8 @@ SAFEOPEN_PUBLIC void safe_walk_close(struct safe_walk *w);
 
 /** @} */
 
-/**
- * @defgroup safeopen_proc A verified procfs
- *
- * Files of procfs reached through a cached handle that is a real procfs,
- * never through what is mounted on top of it.
- * @{
- */
+/** @defgroup safeopen_proc A verified procfs, never what is mounted over it (safe_proc_open(3))
+ * @{ */
 
 /** Base of safe_proc_open(): the procfs root (for "sys/...", "cpuinfo"). */
 #define SAFE_PROC_ROOT ((1ULL << 63) | 0)
@@ -685,79 +679,52 @@ SAFEOPEN_PUBLIC void safe_walk_close(struct safe_walk *w);
 #define SAFE_PROC_KIND_MOUNTED 4
 
 /**
- * @brief A new descriptor of the library's cached procfs handle.
- * @param flags 0, or #SAFE_PROC_FULL.
+ * @brief A new descriptor of the library's cached procfs handle, and how it was made.
+ * @param flags 0, or #SAFE_PROC_FULL (the handle of #SAFE_PROC_ROOT).
  * @param kind  If not NULL, gets the @c SAFE_PROC_KIND_* of the handle.
  * @return A new @c O_CLOEXEC descriptor, or -1 with @c errno set.
- *
- * @par Errors
- * - @c ENXIO: no verified procfs can be had.
- *
- * See safe_proc_open(3).
+ * @see safe_proc_open(3)
  */
-SAFE_PUBLIC SAFE_NODISCARD int safe_proc_handle(uint64_t flags, unsigned int *kind);
+SAFEOPEN_PUBLIC SAFEOPEN_NODISCARD int safe_proc_handle(uint64_t flags, unsigned int *kind);
 
 /**
- * @brief open(2) a procfs file below a base, never across a mount or a
- *        magic link on the way.
- * @param base   #SAFE_PROC_ROOT, #SAFE_PROC_SELF, #SAFE_PROC_THREAD_SELF or
- *               SAFE_PROC_PID(pid).
- * @param path   Path below the base ("attr/current", "sys/kernel/...").
- * @param oflags open(2) flags (@c O_CLOEXEC is added).
+ * @brief Open a file of a verified procfs, never across a mount or a magic link.
+ * @param base   #SAFE_PROC_ROOT, #SAFE_PROC_SELF, #SAFE_PROC_THREAD_SELF or SAFE_PROC_PID(pid).
+ * @param path   Path below the base ("attr/current", "sys/kernel/ostype").
+ * @param oflags open(2) flags; @c O_CLOEXEC is added.
  * @param flags  0, or #SAFE_PROC_MAGICLINKS.
  * @return A new descriptor, or -1 with @c errno set.
- *
- * @par Errors
- * - @c EXDEV: a component is on another mount (an overmount), or the path
- *   leaves the base.
- * - @c ELOOP: a magic link without #SAFE_PROC_MAGICLINKS.
- * - @c EINVAL: an unknown base or flag.
- * - @c ENXIO: no verified procfs can be had.
- *
- * See safe_proc_open(3).
+ * @see safe_proc_open(3)
  */
-SAFE_PUBLIC SAFE_NODISCARD int safe_proc_open(uint64_t base, const char *path, int oflags,
-                                              uint64_t flags);
+SAFEOPEN_PUBLIC SAFEOPEN_NODISCARD int safe_proc_open(uint64_t base, const char *path, int oflags,
+                                                      uint64_t flags);
 
 /**
- * @brief readlink(2) of a procfs link below a base (magic links included).
+ * @brief Read a link of a verified procfs, magic links included.
  * @param base As safe_proc_open().
  * @param path Path of the link below the base ("exe", "fd/3").
  * @param buf  Where to store the body (not NUL-terminated).
  * @param size Size of @p buf.
  * @return The length of the body, or -1 with @c errno set.
- *
- * See safe_proc_open(3).
+ * @see safe_proc_open(3)
  */
-SAFE_PUBLIC SAFE_NODISCARD ssize_t safe_proc_readlink(uint64_t base, const char *path, char *buf,
-                                                      size_t size);
+SAFEOPEN_PUBLIC SAFEOPEN_NODISCARD ssize_t safe_proc_readlink(uint64_t base, const char *path,
+                                                              char *buf, size_t size);
 
 /**
- * @brief The "/proc/thread-self/fd/N" string for @p fd, checked to lead to
- *        the object open as @p fd, for the calls that take only a path.
- * @param fd   An open descriptor. Borrowed.
+ * @brief The checked /proc/thread-self/fd/N string of a descriptor, for path-only calls.
+ * @param fd   An open descriptor (borrowed).
  * @param buf  Where to store the NUL-terminated path.
  * @param size Size of @p buf (64 is always enough).
- * @return 0, or -1 with @c errno set.
- *
- * @par Errors
- * - @c ERANGE: @p buf is too small.
- * - @c ENXIO: no verified procfs, or the string does not lead to @p fd.
- *
- * See safe_proc_open(3).
+ * @return 0, or -1 with @c errno set (@c ERANGE: @p buf too small).
+ * @see safe_proc_open(3)
  */
-SAFE_PUBLIC int safe_proc_fd_path(int fd, char *buf, size_t size);
+SAFEOPEN_PUBLIC int safe_proc_fd_path(int fd, char *buf, size_t size);
 
 /** @} */
 
-/**
- * @defgroup safeopen_diag Diagnostics: where a resolution failed
- *
- * An optional, allocation-free, thread-local record of the component at
- * which the last failed resolution of the thread stopped, for messages.
- * Diagnostics only: never a security decision.
- * @{
- */
+/** @defgroup safeopen_diag Diagnostics, never a security decision (safe_diag_get(3))
+ * @{ */
 
 /** safe_diag::where: nothing recorded (or the failure was not a lookup). */
 #define SAFE_DIAG_NONE 0
@@ -792,7 +759,7 @@ SAFEOPEN_STATIC_ASSERT_(sizeof(struct safe_diag) == SAFE_DIAG_SIZE_VER0,
 #endif
 
 /**
- * @brief Where the last failed resolution of this thread stopped, and the library's words for its errors.
+ * @brief Turn on or off the record of where this thread's failed resolutions stop.
  * @param on Nonzero: record every failed resolution of this thread from now on.
  * @return The previous setting (0 or 1).
  * @see safe_diag_get(3)
@@ -800,7 +767,7 @@ SAFEOPEN_STATIC_ASSERT_(sizeof(struct safe_diag) == SAFE_DIAG_SIZE_VER0,
 SAFEOPEN_PUBLIC int safe_diag_enable(int on);
 
 /**
- * @brief Where the last failed resolution of this thread stopped, and the library's words for its errors.
+ * @brief Where the last failed resolution of this thread stopped.
  * @param diag Where to copy the record.
  * @param size sizeof(*diag); a larger size gets zeros past the known fields.
  * @return 0, or -1 with @c errno set.
@@ -809,7 +776,7 @@ SAFEOPEN_PUBLIC int safe_diag_enable(int on);
 SAFEOPEN_PUBLIC int safe_diag_get(struct safe_diag *diag, size_t size);
 
 /**
- * @brief Where the last failed resolution of this thread stopped, and the library's words for its errors.
+ * @brief The library's words for an errno.
  * @param err An errno value.
  * @return A static string ("path escapes the root, ..." for @c EXDEV).
  * @see safe_diag_get(3)

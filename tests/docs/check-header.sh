@@ -94,7 +94,9 @@ fi
 
 # Lines holding comment text: inside a /* */ comment (its first and last
 # lines included) or with a // comment.
-budget=500
+# 500 at the one-manual rewrite (#38); 530 since the runtime API of #39 (9 functions,
+# the procfs bases and kinds, struct safe_diag), each in the short style.
+budget=530
 nc=$(awk '{
 	line = $0; has = incomment
 	while (line != "") {
