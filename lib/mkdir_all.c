@@ -38,6 +38,15 @@ static int mkdir_step(int cur, const char *name, uint64_t resolve)
 	return so_open_validated(cur, name, &how);
 }
 
+/* Fail with err at the component c of buf (a copy of the caller's path):
+ * the diagnostic record names it (diag.c), as a resolution would. */
+static int comp_fail(const char *buf, const struct so_comp *c, int err)
+{
+	if (so_diag_on())
+		so_diag_path(buf, c->start, c->end - c->start, err);
+	return so_fail(err);
+}
+
 /* Where the components that may be created start: just after the last ".."
  * component (which must exist: ".." is never created through), else at the
  * first component. *base_end is that offset in path, and how much of the
@@ -236,7 +245,7 @@ static int mkdir_all(int dirfd, const char *path, size_t len, mode_t mode, mode_
 						return -1;
 					errno = ENOENT; /* gone meanwhile: create it */
 				} else if (!S_ISLNK(st.st_mode)) {
-					return so_fail(final ? EEXIST : ENOTDIR);
+					return comp_fail(buf, &c, final ? EEXIST : ENOTDIR);
 				} else {
 					next = so_open_validated(dirfd, buf, &how);
 					if (next < 0 && (errno == ENOENT || errno == ENOTDIR) && final)
@@ -254,12 +263,12 @@ static int mkdir_all(int dirfd, const char *path, size_t len, mode_t mode, mode_
 				return -1;
 			int r = mkdirat(cur, name, final ? mode : parent_mode);
 			if (r < 0 && errno != EEXIST)
-				return -1;
+				return comp_fail(buf, &c, errno);
 			creating = made_here = r == 0;
 			next = mkdir_step(cur, name, resolve);
 			if (next < 0) {
 				if (errno == ENOTDIR) /* a concurrent non-directory: not followed */
-					return so_fail(final ? EEXIST : ENOTDIR);
+					return comp_fail(buf, &c, final ? EEXIST : ENOTDIR);
 				if (errno != ENOENT)
 					return -1;
 				/* Removed again before we could open it: retry. */

@@ -28,6 +28,7 @@ static const char *const tree[] = {
 	"l a/up ../../x",
 	"l abs /etc",
 	"l a/chain ../ln",
+	"f a/b/plain x",
 	NULL,
 };
 
@@ -105,6 +106,20 @@ START_TEST(where_it_stopped)
 	ck_assert_int_eq(safe_diag_get(&d, sizeof(d)), 0);
 	ck_assert(d.err == ENOENT && d.where == SAFE_DIAG_PATH && d.offset == 4 &&
 		  !strcmp(d.name, "missing"));
+	/* mkdir -p and create-with-parents name the component in the way. */
+	errno = 0;
+	ck_assert_int_eq(safe_mkdir_all_beneath(dfd, "a/b/plain/x", 0755, D_MODE(_i)), -1);
+	ck_assert_int_eq(errno, ENOTDIR);
+	ck_assert_int_eq(safe_diag_get(&d, sizeof(d)), 0);
+	ck_assert_msg(d.err == ENOTDIR && d.where == SAFE_DIAG_PATH && d.offset == 4 &&
+			      d.length == 5 && !strcmp(d.name, "plain"),
+		      "mkdir_all: err %d where %u offset %llu name %s", d.err, d.where,
+		      (unsigned long long)d.offset, d.name);
+	ck_assert_int_eq(safe_create_all_beneath(dfd, "a/b/plain/y/f", O_WRONLY | O_CREAT, 0600, 0700,
+						 D_MODE(_i)),
+			 -1);
+	ck_assert_int_eq(safe_diag_get(&d, sizeof(d)), 0);
+	ck_assert(d.err == ENOTDIR && d.offset == 4 && !strcmp(d.name, "plain"));
 	/* Off: nothing is recorded, and what was is forgotten. */
 	ck_assert_int_eq(safe_diag_enable(0), 1);
 	ck_assert_int_eq(safe_openat_beneath(dfd, "file/x", O_RDONLY, 0), -1);
