@@ -46,6 +46,7 @@ MAN3_PAGES = \
 	doc/man/man3/safe_tmpfile_xattr.3 \
 	doc/man/man3/safe_unlinkat_beneath.3 \
 	doc/man/man3/safe_utimensat_beneath.3 \
+	doc/man/man3/safe_write_atomic.3 \
 	doc/man/man3/safe_version.3 \
 	doc/man/man3/safe_walk_close.3 \
 	doc/man/man3/safe_walk_next.3 \

@@ -185,6 +185,23 @@ SAFEOPEN_PUBLIC SAFEOPEN_NODISCARD int safe_tmpfile_xattr(int dirfd, const char 
                                                           const struct safe_xattr *xattrs,
                                                           size_t nxattrs, uint64_t flags);
 
+/**
+ * @brief Store a buffer as a file beneath a directory in one atomic step.
+ * @param dirfd   The root, or @c AT_FDCWD (borrowed).
+ * @param path    The file's final path.
+ * @param data    The content (NULL when @p len is 0).
+ * @param len     Its length in bytes.
+ * @param mode    Permission bits (the umask applies).
+ * @param xattrs  Attributes to set (NULL when @p nxattrs is 0).
+ * @param nxattrs Number of entries in @p xattrs.
+ * @param flags   As safe_tmpfile_xattr().
+ * @return 0, or -1 with @c errno set (nothing left).
+ * @see safe_write_atomic(3)
+ */
+SAFEOPEN_PUBLIC int safe_write_atomic(int dirfd, const char *path, const void *data, size_t len,
+                                      mode_t mode, const struct safe_xattr *xattrs,
+                                      size_t nxattrs, uint64_t flags);
+
 /** @brief An unpublished file of the two-phase form (opaque; one thread at a time). */
 struct safe_tmpfile;
 

@@ -626,8 +626,32 @@ static int make_parents(int dirfd, const char *path, uint64_t *cflags, struct so
 	return fd;
 }
 
-int safe_tmpfile_xattr(int dirfd, const char *path, mode_t mode, const struct safe_xattr *xattrs,
-		       size_t nxattrs, uint64_t flags)
+/* All of data[0..len) into fd, whatever write(2) takes at a time. */
+static int write_all(int fd, const void *data, size_t len)
+{
+	const char *p = data;
+	while (len > 0) {
+		ssize_t n = write(fd, p, len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -1;
+		if (n == 0)
+			return so_fail(ENOSPC); /* a regular file that takes nothing */
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/*
+ * safe_tmpfile_xattr() and safe_write_atomic(): create the unpublished file,
+ * write data into it while it has no name (or only its hidden one), then
+ * publish it with its xattrs. The content is part of what appears in one
+ * step: no reader ever sees the name with less than all of it.
+ */
+static int store(int dirfd, const char *path, mode_t mode, const void *data, size_t len,
+		 const struct safe_xattr *xattrs, size_t nxattrs, uint64_t flags)
 {
 	uint64_t resolve;
 	if (so_op_resolve(flags, TMPFILE_OP_FLAGS, &resolve) < 0)
@@ -635,6 +659,8 @@ int safe_tmpfile_xattr(int dirfd, const char *path, mode_t mode, const struct sa
 	flags = (flags & TMPFILE_OP_FLAGS) | resolve | tmp_strategy_env();
 	if (check_mode(mode) < 0 || check_final_name(path) < 0 || check_xattrs(xattrs, nxattrs) < 0)
 		return -1;
+	if (!data && len > 0)
+		return so_fail(EFAULT);
 
 	struct so_made_dirs made = SO_MADE_DIRS_INIT;
 	_cleanup_fd_ int pdir = -1;
@@ -653,7 +679,9 @@ int safe_tmpfile_xattr(int dirfd, const char *path, mode_t mode, const struct sa
 		tmp_init(&t);
 		if (tmp_create(dirfd, path, mode, flags, use_cache, &t) < 0)
 			break;
-		int fd = tmp_publish(&t, xattrs, nxattrs, flags);
+		int fd = len > 0 && write_all(t.fd, data, len) < 0
+				 ? -1
+				 : tmp_publish(&t, xattrs, nxattrs, flags);
 		if (fd >= 0) {
 			so_made_dirs_free(&made);
 			return fd;
@@ -667,6 +695,22 @@ int safe_tmpfile_xattr(int dirfd, const char *path, mode_t mode, const struct sa
 	}
 	so_made_dirs_undo(&made); /* keeps errno */
 	return -1;
+}
+
+int safe_tmpfile_xattr(int dirfd, const char *path, mode_t mode, const struct safe_xattr *xattrs,
+		       size_t nxattrs, uint64_t flags)
+{
+	return store(dirfd, path, mode, NULL, 0, xattrs, nxattrs, flags);
+}
+
+int safe_write_atomic(int dirfd, const char *path, const void *data, size_t len, mode_t mode,
+		      const struct safe_xattr *xattrs, size_t nxattrs, uint64_t flags)
+{
+	int fd = store(dirfd, path, mode, data, len, xattrs, nxattrs, flags);
+	if (fd < 0)
+		return -1;
+	so_close(fd);
+	return 0;
 }
 
 int safe_tmpfile_open(int dirfd, const char *path, mode_t mode, uint64_t flags,

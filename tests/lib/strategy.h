@@ -33,5 +33,7 @@ static inline uint64_t t_strategy(uint64_t fl)
 
 #define safe_tmpfile_xattr(d, p, m, x, n, f) safe_tmpfile_xattr((d), (p), (m), (x), (n), t_strategy(f))
 #define safe_tmpfile_open(d, p, m, f, t) safe_tmpfile_open((d), (p), (m), t_strategy(f), (t))
+#define safe_write_atomic(d, p, b, l, m, x, n, f) \
+	safe_write_atomic((d), (p), (b), (l), (m), (x), (n), t_strategy(f))
 
 #endif

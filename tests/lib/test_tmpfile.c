@@ -1444,6 +1444,89 @@ START_TEST(race_tmpfs)
 }
 END_TEST
 
+/* ---------------------------------------------------------------- safe_write_atomic (issue 39) */
+
+/* The file at path holds exactly want[0..n) with this mode. */
+static bool holds(int dirfd, const char *path, const void *want, size_t n, mode_t mode)
+{
+	int fd = openat(dirfd, path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	struct stat st;
+	bool ok = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & 07777) == mode &&
+		  (size_t)st.st_size == n;
+	char *buf = malloc(n + 1);
+	ok = ok && buf && read(fd, buf, n + 1) == (ssize_t)n && !memcmp(buf, want, n);
+	free(buf);
+	close(fd);
+	return ok;
+}
+
+START_TEST(write_atomic)
+{
+	struct tdir d;
+	tdir_make(&d, "store");
+	uint64_t fl = strategies[_i];
+	mode_t old = umask(022);
+	static const char text[] = "content of the upload\n";
+	ck_assert_int_eq(safe_write_atomic(d.fd, "f", text, sizeof(text) - 1, 0640, NULL, 0, fl), 0);
+	ck_assert(holds(d.fd, "f", text, sizeof(text) - 1, 0640));
+	ck_assert_int_eq(count_hidden(d.fd), 0);
+	/* Not replacing: EEXIST, the old file whole. */
+	EXPECT_FAIL_CK(d.fd, EEXIST, safe_write_atomic(d.fd, "f", "x", 1, 0600, NULL, 0, fl));
+	ck_assert(holds(d.fd, "f", text, sizeof(text) - 1, 0640));
+	/* Replacing, with sync: the new content and mode. */
+	ck_assert_int_eq(safe_write_atomic(d.fd, "f", "new", 3, 0600, NULL, 0,
+					   fl | SAFE_TMPFILE_REPLACE | SAFE_TMPFILE_SYNC), 0);
+	ck_assert(holds(d.fd, "f", "new", 3, 0600));
+	/* Empty content; a big one (many write(2) calls' worth). */
+	ck_assert_int_eq(safe_write_atomic(d.fd, "empty", NULL, 0, 0644, NULL, 0, fl), 0);
+	ck_assert(holds(d.fd, "empty", "", 0, 0644));
+	size_t big = (size_t)4 << 20;
+	char *b = malloc(big);
+	ck_assert_ptr_nonnull(b);
+	for (size_t i = 0; i < big; i++)
+		b[i] = (char)(i * 131 + 7);
+	ck_assert_int_eq(safe_write_atomic(d.fd, "big", b, big, 0644, NULL, 0, fl), 0);
+	ck_assert(holds(d.fd, "big", b, big, 0644));
+	free(b);
+	/* Parents: made, and removed again when the store fails. */
+	ck_assert_int_eq(safe_write_atomic(d.fd, "p/q/f", "x", 1, 0644, NULL, 0,
+					   fl | SAFE_TMPFILE_PARENTS), 0);
+	ck_assert(holds(d.fd, "p/q/f", "x", 1, 0644));
+	char longp[NAME_MAX + 64];
+	snprintf(longp, sizeof(longp), "n1/n2/%0*d", NAME_MAX + 1, 7);
+	EXPECT_FAIL_CK(d.fd, ENAMETOOLONG, safe_write_atomic(d.fd, longp, "x", 1, 0644, NULL, 0,
+							    fl | SAFE_TMPFILE_PARENTS));
+	/* Bad inputs: the exact errno, nothing left. */
+	EXPECT_FAIL_CK(d.fd, EFAULT, safe_write_atomic(d.fd, "g", NULL, 1, 0644, NULL, 0, fl));
+	EXPECT_FAIL_CK(d.fd, EFAULT, safe_write_atomic(d.fd, NULL, "x", 1, 0644, NULL, 0, fl));
+	EXPECT_FAIL_CK(d.fd, EINVAL, safe_write_atomic(d.fd, "g", "x", 1, 010644, NULL, 0, fl));
+	EXPECT_FAIL_CK(d.fd, EINVAL, safe_write_atomic(d.fd, "g", "x", 1, 0644, NULL, 0, fl | (1ULL << 20)));
+	EXPECT_FAIL_CK(d.fd, EXDEV, safe_write_atomic(d.fd, "../g", "x", 1, 0644, NULL, 0, fl));
+	EXPECT_FAIL_CK(d.fd, EISDIR, safe_write_atomic(d.fd, "p", "x", 1, 0644, NULL, 0,
+						       fl | SAFE_TMPFILE_REPLACE));
+	umask(old);
+	tdir_free(&d);
+}
+END_TEST
+
+/* The xattrs come with the content (where user xattrs work). */
+START_TEST(write_atomic_xattrs)
+{
+	struct tdir d;
+	tdir_make_xattrs(&d, "storex");
+	uint64_t fl = strategies[_i];
+	ck_assert_int_eq(safe_write_atomic(d.fd, "f", "abc", 3, 0644, xa3, 3, fl), 0);
+	int fd = openat(d.fd, "f", O_RDONLY | O_CLOEXEC);
+	ck_assert_int_ge(fd, 0);
+	RUN(check_xattrs(fd, xa3, 3));
+	close(fd);
+	ck_assert(holds(d.fd, "f", "abc", 3, 0644 & ~(mode_t)0));
+	tdir_free(&d);
+}
+END_TEST
+
 /* ---------------------------------------------------------------- suite */
 
 static Suite *tmpfile_suite(void)
@@ -1467,6 +1550,8 @@ static Suite *tmpfile_suite(void)
 	tcase_add_loop_test(tc, two_phase_fd_misuse, 0, N_STRATEGIES);
 	tcase_add_loop_test(tc, named_stays_private, 0, 2);
 	tcase_add_loop_test(tc, failed_xattr_index, 0, N_STRATEGIES);
+	tcase_add_loop_test(tc, write_atomic, 0, N_STRATEGIES);
+	tcase_add_loop_test(tc, write_atomic_xattrs, 0, N_STRATEGIES);
 	suite_add_tcase(s, tc);
 
 	TCase *rc = tcase_create("race");
