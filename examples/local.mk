@@ -15,7 +15,7 @@ PHONY_TARGETS += demo
 cookbook_progs = examples/cookbook/serve-url examples/cookbook/upload \
 	examples/cookbook/extract examples/cookbook/port-realpath \
 	examples/cookbook/port-openat2 examples/cookbook/seccomp examples/cookbook/fdpass \
-	examples/cookbook/backup-walk
+	examples/cookbook/backup-walk examples/cookbook/container
 noinst_PROGRAMS += $(cookbook_progs)
 examples_cookbook_serve_url_LDADD = lib/libsafeopen.la
 examples_cookbook_upload_LDADD = lib/libsafeopen.la
@@ -26,3 +26,4 @@ examples_cookbook_port_openat2_LDADD = lib/libsafeopen.la
 examples_cookbook_seccomp_LDADD = lib/libsafeopen.la
 examples_cookbook_fdpass_LDADD = lib/libsafeopen.la
 examples_cookbook_backup_walk_LDADD = lib/libsafeopen.la
+examples_cookbook_container_LDADD = lib/libsafeopen.la

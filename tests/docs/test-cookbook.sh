@@ -7,7 +7,7 @@
 set -eu
 builddir=${top_builddir:-.}
 cb="$builddir/examples/cookbook"
-for p in serve-url upload extract port-realpath port-openat2 seccomp fdpass backup-walk; do
+for p in serve-url upload extract port-realpath port-openat2 seccomp fdpass backup-walk container; do
 	[ -x "$cb/$p" ] || { echo "test-cookbook: $cb/$p not built"; exit 1; }
 done
 top_builddir=$builddir
@@ -166,6 +166,37 @@ check "cp -a between two roots" "$safeopen" cp -a "$B" u/docs "$T/host" docs
 check "cp -a: the links copied as links" test "$(readlink "$T/host/docs/out")" = "$T/outside"
 check "cp -a: the files copied" test "$(cat "$T/host/docs/deep/d.txt")" = deep
 check "cp -a: nothing copied from outside" test ! -e "$T/host/docs/out/secret.copy"
+
+# ---- a container runtime's rootfs
+C="$T/rootfs"
+mkdir -p "$C/etc" "$C/dev"
+echo host > "$C/etc/hostname"
+ln -s "$T/outside" "$C/sys"          # absolute: IN_ROOT keeps it in the rootfs
+ln -s ../../../outside "$C/run"      # climbing: clamped at the rootfs
+mkdir -p "$C$T/outside" "$C/outside" # where those lead inside the rootfs
+out=$("$cb/container" "$C" /etc/hostname/x 2>"$T/c.err") && rc=0 || rc=$?
+check "container: the destinations made" test -d "$C/dev/shm" -a -d "$C/proc" -a -f "$C/etc/resolv.conf"
+check "container: every directory made is 0755 under umask 0" \
+	test "$(stat -c %a "$C/dev/shm")" = 755 -a "$(stat -c %a "$C$T/outside/fs")" = 755
+check "container: links followed inside the rootfs only" test -d "$C$T/outside/fs/cgroup" -a -f "$C/outside/secrets/token"
+check "container: a file in the way is named" grep -q "mkdir \`/etc/hostname/x': component \`hostname' (offset 5): not a directory" "$T/c.err"
+check "container: /proc/self written through the verified procfs" \
+	test "$(printf '%s\n' "$out" | grep -c '^proc oom_score_adj written')" = 1
+check "container: exit 1 for the failed destination" test $rc = 1
+if [ "$(id -u)" = 0 ] && mknod "$C/dev/null" c 1 3 2>/dev/null; then
+	check "container: the real /dev/null accepted" sh -c "'$cb/container' '$C' | grep -q '^/dev/null ok'"
+	rm -f "$C/dev/null"
+else
+	skip "container: a real /dev/null in the rootfs needs mknod (root)"
+fi
+ln -s "$T/outside/secret" "$C/dev/null"
+"$cb/container" "$C" >/dev/null 2>"$T/c.err" && rc=0 || rc=$?
+check "container: a /dev/null symlink refused (exit 3)" test $rc = 3
+check "container: ... and said so" grep -q "not the null device" "$T/c.err"
+rm "$C/dev/null"
+echo x > "$C/dev/null"
+"$cb/container" "$C" >/dev/null 2>&1 && rc=0 || rc=$?
+check "container: a /dev/null regular file refused (exit 3)" test $rc = 3
 
 check "nothing changed outside the roots" test "$(snapshot)" = "$before"
 tap_end test-cookbook
