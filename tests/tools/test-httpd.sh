@@ -548,6 +548,20 @@ check "listing: size and modification time (UTC) of each entry" \
 	"$T/body"
 req /docs
 check "directory without /: 301 to /docs/" test "$code" = 301 -a "$(header Location)" = /docs/
+# No open redirect: a Location starting with "//" (or "/\\", which
+# browsers read alike) would send the browser to the host of that name.
+mkdir -p "$R/host.example" "$R/\\host.example"
+redir_ok=yes
+for p in '//host.example' '///host.example' '/%2f%2fhost.example' '/%2F/host.example' \
+	'/\\host.example' '/%5chost.example' '//host.example?q=1'; do
+	raw "GET ${p//%/%%} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+	loc=$(sed -n 's/^Location: \(.*\)\r$/\1/p' "$T/raw")
+	case $(raw_status) in 301) ;; *) redir_ok=no; echo "# GET $p: $(raw_status), not 301";; esac
+	case $loc in /host.example/ | /%5Chost.example/) ;; *) redir_ok=no; echo "# GET $p: Location: $loc";; esac
+done
+check "no open redirect: //host, /\\host, %2f%2fhost redirect to a path of this server" \
+	test $redir_ok = yes
+rmdir "$R/host.example" "$R/\\host.example"
 req /nope.txt
 check "missing file: 404" test "$code" = 404
 req /docs/readme.txt/x

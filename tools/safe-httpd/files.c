@@ -202,7 +202,7 @@ static void listing_row(struct sbuf *b, int dfd, const char *name)
 			snprintf(size, sizeof(size), "%lld", (long long)st.st_size);
 	}
 	sb_str(b, "<tr><td><a href=\"");
-	sb_url(b, name);
+	sb_url(b, name, "");
 	sb_str(b, dir ? "/\">" : "\">");
 	sb_html(b, name);
 	sb_str(b, dir ? "/</a></td><td>" : "</a></td><td>");
@@ -448,12 +448,13 @@ bool serve_get(struct conn *c, bool head)
 	if (S_ISDIR(st.st_mode)) {
 		close(fd);
 		if (rq->path[strlen(rq->path) - 1] != '/') {
-			char loc[PATH_MAX + 64];
-			int n = snprintf(loc, sizeof(loc), "Location: %.*s/\r\n",
-					 (int)rq->raw_path_len, rq->raw_path);
-			if (n < 0 || (size_t)n >= sizeof(loc))
-				return respond_error(c, 414, NULL);
-			return respond_error(c, 301, loc);
+			struct sbuf loc = { 0 };
+			location_field(rq, "/", &loc);
+			bool ok = loc.failed || loc.len > PATH_MAX + 64 ?
+					  respond_error(c, 414, NULL) :
+					  respond_error(c, 301, loc.p);
+			free(loc.p);
+			return ok;
 		}
 		fd = open_index(rq, &st);
 		if (fd == -2)

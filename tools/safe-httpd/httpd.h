@@ -95,8 +95,6 @@ struct request {
 	char auth[512];         /* Authorization; empty: none (or too long) */
 	int refuse;             /* 0, or the status refusing it before any body */
 	char user[64];          /* the Basic user who wrote, for the log; empty: none */
-	const char *raw_path; /* target without scheme/authority, query or fragment */
-	size_t raw_path_len;
 	/* for the log: the request line (escaped, maybe shortened), status, bytes */
 	char line[320];
 	int status;
@@ -176,14 +174,14 @@ struct conn {
 const char *reason(int status);
 int status_for(int err);
 int64_t now_ms(void);
-const char *date_now(void);
-const char *log_time_now(void);
-void http_date(time_t t, char *buf, size_t size);
+enum time_form { TF_HTTP, TF_LOG, TF_KINDS };
+void format_time(enum time_form k, time_t t, char *buf, size_t size);
+const char *time_now(enum time_form k);
 bool parse_http_date(const char *s, time_t *out);
 void sb_add(struct sbuf *b, const char *s, size_t n);
 void sb_str(struct sbuf *b, const char *s);
 void sb_html(struct sbuf *b, const char *s);
-void sb_url(struct sbuf *b, const char *s);
+void sb_url(struct sbuf *b, const char *s, const char *keep);
 char *sb_reserve(struct sbuf *b, size_t n);
 void sb_reset(struct sbuf *b);
 
@@ -198,6 +196,7 @@ int parse_head(char *buf, size_t head_len, struct request *rq);
 bool respond_head(struct conn *c, int status, const char *ctype, unsigned long long clen,
 		  const time_t *mtime, const char *extra);
 bool respond_error(struct conn *c, int status, const char *extra);
+void location_field(const struct request *rq, const char *suffix, struct sbuf *b);
 
 /* request.c */
 bool path_hidden(const char *path);

@@ -81,7 +81,7 @@ void log_request(const struct conn *c, const struct request *rq)
 	for (int tries = 0; tries < 2; tries++) {
 		size_t room = LOG_BUF - log_len;
 		int n = snprintf(log_buf + log_len, room, "%s - %s [%s] \"%s\" %d %s\n", host,
-				 rq->user[0] ? rq->user : "-", log_time_now(),
+				 rq->user[0] ? rq->user : "-", time_now(TF_LOG),
 				 rq->line[0] ? rq->line : "-", rq->status, bytes);
 		if (n > 0 && (size_t)n < room) {
 			log_len += (size_t)n;
@@ -153,8 +153,6 @@ static int decode_target(struct request *rq)
 	if (t[0] != '/')
 		return 400;
 	size_t n = strcspn(t, "?#");
-	rq->raw_path = t;
-	rq->raw_path_len = n;
 	size_t o = 0;
 	for (size_t i = 0; i < n; i++) {
 		int c = (unsigned char)t[i];
@@ -369,7 +367,7 @@ bool respond_head(struct conn *c, int status, const char *ctype,
 	char lm[96] = "";
 	if (mtime) {
 		char d[48];
-		http_date(*mtime, d, sizeof(d));
+		format_time(TF_HTTP, *mtime, d, sizeof(d));
 		snprintf(lm, sizeof(lm), "Last-Modified: %s\r\n", d);
 	}
 	char cl[48] = "";
@@ -387,7 +385,7 @@ bool respond_head(struct conn *c, int status, const char *ctype,
 	int n = snprintf(p, room,
 			 "HTTP/1.1 %d %s\r\nServer: safe-httpd/%s\r\nDate: %s\r\n"
 			 "%s%s%s%s%s%s%s\r\n",
-			 status, reason(status), safe_version(), date_now(),
+			 status, reason(status), safe_version(), time_now(TF_HTTP),
 			 ctype ? "Content-Type: " : "", ctype ? ctype : "", ctype ? "\r\n" : "",
 			 lm, cl,
 			 rq->keep_alive ? (rq->http11 ? "" : "Connection: keep-alive\r\n") :
@@ -398,6 +396,25 @@ bool respond_head(struct conn *c, int status, const char *ctype,
 		return false;
 	c->out.len += (size_t)n;
 	return true;
+}
+
+/*
+ * A Location field for the request's path followed by suffix ("/" to
+ * redirect a directory, "" for a new file), into *b (the caller frees).
+ * Built from the decoded path, never the raw target: leading slashes
+ * collapsed into one and everything but unreserved characters and "/"
+ * percent-encoded, so that it is always a path on this server. "//host/"
+ * or "/\host/" would be a URL a browser takes to another host.
+ */
+void location_field(const struct request *rq, const char *suffix, struct sbuf *b)
+{
+	const char *p = rq->path;
+	while (p[0] == '/' && p[1] == '/')
+		p++;
+	sb_str(b, "Location: ");
+	sb_url(b, p, "/");
+	sb_str(b, suffix);
+	sb_str(b, "\r\n");
 }
 
 /* A complete error (or redirect) response with a one-line text body. */

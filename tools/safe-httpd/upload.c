@@ -160,11 +160,12 @@ bool put_finish(struct conn *c)
 	rq->made[0] = '\0'; /* published: the directories stay */
 	if (existed)
 		return respond_head(c, 204, NULL, 0, NULL, NULL);
-	char loc[PATH_MAX + 64];
-	int len = snprintf(loc, sizeof(loc), "Location: %.*s\r\n", (int)rq->raw_path_len,
-			   rq->raw_path);
-	return respond_head(c, 201, NULL, 0, NULL,
-			    len > 0 && (size_t)len < sizeof(loc) ? loc : NULL);
+	struct sbuf loc = { 0 };
+	location_field(rq, "", &loc);
+	bool ok = respond_head(c, 201, NULL, 0, NULL,
+			       !loc.failed && loc.len <= PATH_MAX + 64 ? loc.p : NULL);
+	free(loc.p);
+	return ok;
 }
 
 

@@ -78,41 +78,34 @@ int64_t now_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* The Date field and the log's timestamp change once a second: formatted
- * once a second. */
-const char *date_now(void)
-{
-	static __thread time_t last = -1;
-	static __thread char buf[48];
-	time_t t = time(NULL);
-	if (t != last) {
-		struct tm tm;
-		gmtime_r(&t, &tm);
-		strftime(buf, sizeof(buf), "%a, %d %b %Y %H:%M:%S GMT", &tm);
-		last = t;
-	}
-	return buf;
-}
+#define IMF_FIXDATE "%a, %d %b %Y %H:%M:%S GMT"
 
-const char *log_time_now(void)
-{
-	static __thread time_t last = -1;
-	static __thread char buf[48];
-	time_t t = time(NULL);
-	if (t != last) {
-		struct tm tm;
-		localtime_r(&t, &tm);
-		strftime(buf, sizeof(buf), "%d/%b/%Y:%H:%M:%S %z", &tm);
-		last = t;
-	}
-	return buf;
-}
-
-void http_date(time_t t, char *buf, size_t size)
+/* The two clocks a response shows: the Date field and Last-Modified (UTC,
+ * IMF-fixdate), and the access log's timestamp (local time). */
+void format_time(enum time_form k, time_t t, char *buf, size_t size)
 {
 	struct tm tm;
-	gmtime_r(&t, &tm);
-	strftime(buf, size, "%a, %d %b %Y %H:%M:%S GMT", &tm);
+	if (k == TF_LOG) {
+		localtime_r(&t, &tm);
+		strftime(buf, size, "%d/%b/%Y:%H:%M:%S %z", &tm);
+	} else {
+		gmtime_r(&t, &tm);
+		strftime(buf, size, IMF_FIXDATE, &tm);
+	}
+}
+
+/* Now, as format_time() writes it: both change once a second, so each is
+ * formatted once a second (per thread). */
+const char *time_now(enum time_form k)
+{
+	static __thread time_t last[TF_KINDS] = { -1, -1 };
+	static __thread char buf[TF_KINDS][48];
+	time_t t = time(NULL);
+	if (t != last[k]) {
+		format_time(k, t, buf[k], sizeof(buf[k]));
+		last[k] = t;
+	}
+	return buf[k];
 }
 
 /* An IMF-fixdate ("Sun, 06 Nov 1994 08:49:37 GMT"), the only form this
@@ -120,7 +113,7 @@ void http_date(time_t t, char *buf, size_t size)
 bool parse_http_date(const char *s, time_t *out)
 {
 	static const char *const forms[] = {
-		"%a, %d %b %Y %H:%M:%S GMT", /* IMF-fixdate */
+		IMF_FIXDATE,                 /* IMF-fixdate */
 		"%A, %d-%b-%y %H:%M:%S GMT", /* RFC 850 */
 		"%a %b %e %H:%M:%S %Y",      /* asctime */
 	};
@@ -177,13 +170,15 @@ void sb_html(struct sbuf *b, const char *s)
 	}
 }
 
-/* Percent-encode everything but unreserved characters (for hrefs). */
-void sb_url(struct sbuf *b, const char *s)
+/* Percent-encode everything but unreserved characters and those of keep
+ * (hrefs: ""; a path: "/"). */
+void sb_url(struct sbuf *b, const char *s, const char *keep)
 {
 	static const char hex[] = "0123456789ABCDEF";
 	for (; *s; s++) {
 		unsigned char c = (unsigned char)*s;
-		if (isalnum(c) || c == '-' || c == '.' || c == '_' || c == '~') {
+		if (isalnum(c) || c == '-' || c == '.' || c == '_' || c == '~' ||
+		    (c && strchr(keep, c))) {
 			sb_add(b, s, 1);
 		} else {
 			char e[3] = { '%', hex[c >> 4], hex[c & 15] };
