@@ -22,7 +22,9 @@
 # a client sending a header byte every quarter second is cut off at --head-timeout,
 # idle keep-alive and stalled bodies time out, 10 concurrent keep-alive (50)
 # clients, 503 only when every connection is busy. Last, a PUT on ramfs
-# (no user xattrs) in a private mount namespace.
+# (no user xattrs) in a private mount namespace. Also: no open redirect
+# (//host, /\host, %2f%2fhost); hashed passwords (bcrypt, yescrypt, SHA-512
+# crypt); SIGHUP during a download (log reopened, credentials re-read).
 # Prints TAP, one line per check (tests/harness/partial.sh).
 set -u
 : "${top_builddir:=.}"
@@ -1028,6 +1030,93 @@ if [ -n "$PYTHON" ] && "$PYTHON" -c 'import socket; socket.socket(socket.AF_INET
 else
 	skip "--bind ::1: no IPv6 loopback here"
 fi
+
+# ---------------------------------------------------------------- hashed passwords, SIGHUP
+# crypt(3) hashes as htpasswd -B (bcrypt), mkpasswd (yescrypt, SHA-512
+# crypt) or openssl write them; each generator that is missing is a skip.
+umask 077
+: >"$T/hauth"
+hlist=()
+if command -v htpasswd >/dev/null 2>&1 && htpasswd -B -b "$T/hauth" bob 'b pw' 2>/dev/null; then
+	hlist+=("bob|b pw|bcrypt")
+else
+	skip "a bcrypt line as htpasswd -B writes it: htpasswd (apache2-utils) not installed"
+fi
+if command -v mkpasswd >/dev/null 2>&1 && h=$(mkpasswd -m yescrypt 'c pw' 2>/dev/null); then
+	printf 'carol:%s\n' "$h" >>"$T/hauth"
+	hlist+=("carol|c pw|yescrypt")
+else
+	skip "a yescrypt line: mkpasswd (package whois) not installed or without yescrypt"
+fi
+if h=$(openssl passwd -6 'd pw' 2>/dev/null || mkpasswd -m sha-512 'd pw' 2>/dev/null); then
+	printf 'dave:%s\n' "$h" >>"$T/hauth"
+	hlist+=("dave|d pw|SHA-512 crypt")
+else
+	skip "a SHA-512 crypt line: neither openssl nor mkpasswd here"
+fi
+printf 'erin:e-plain\n' >>"$T/hauth"
+umask 022
+head -c 8000000 /dev/urandom >"$R/big.bin"
+start "$T/port10" "$HTTPD" --writable --auth-file "$T/hauth" --log "$T/hup.log" --timeout 5 "$R" 0
+check "a plain-text password in --auth-file: warned about at start" \
+	grep -q "warning: --auth-file.*1 plain-text password (line [0-9]*): store hashes" "$T/port10.log"
+hash_ok=yes
+kinds=
+for h in "${hlist[@]}"; do
+	IFS='|' read -r u pw kind <<<"$h"
+	kinds="$kinds${kinds:+, }$kind"
+	req -T "$T/small" -u "$u:$pw" "/docs/h-$u"
+	case $code in 201 | 204) ;; *) hash_ok=no; echo "# $u ($kind): right password: $code";; esac
+	req -T "$T/small" -u "$u:$pw-wrong" "/docs/h-$u"
+	[ "$code" = 401 ] || { hash_ok=no; echo "# $u ($kind): wrong password: $code"; }
+	req -T "$T/small" -u "nobody-$u:$pw" "/docs/h-$u"
+	[ "$code" = 401 ] || { hash_ok=no; echo "# unknown user with $u's password: $code"; }
+done
+check "hashed passwords ($kinds): the right one 201/204, a wrong one or user 401" \
+	test $hash_ok = yes
+rm -f "$R"/docs/h-*
+# SIGHUP during a download: it completes; the log is reopened; the new
+# credentials apply (bob removed, frank added)
+"$CURL" -s --limit-rate 4M --max-time 20 -o "$T/big.got" "$BASE/big.bin" &
+dl=$!
+sleep 0.5
+mv "$T/hup.log" "$T/hup.log.1"
+umask 077
+grep -v '^bob:' "$T/hauth" >"$T/hauth.new"
+printf 'frank:f-new\n' >>"$T/hauth.new"
+mv "$T/hauth.new" "$T/hauth"
+umask 022
+kill -HUP "$PID"
+eventually grep -q 'SIGHUP: --auth-file .* re-read' "$T/port10.log"
+wait "$dl"
+check "SIGHUP during a download: the download completes byte for byte" cmp -s "$T/big.got" "$R/big.bin"
+check "SIGHUP: the server is still running" kill -0 "$PID"
+req -T "$T/small" -u 'frank:f-new' /docs/h-frank
+check "SIGHUP: a credential added to the file applies (got $code)" test "$code" = 201
+req -T "$T/small" -u 'erin:e-plain' /docs/h-frank
+check "SIGHUP: one kept applies (got $code)" test "$code" = 204
+if [ "${hlist[0]:-}" = "bob|b pw|bcrypt" ]; then
+	req -T "$T/small" -u 'bob:b pw' /docs/h-frank
+	check "SIGHUP: a credential removed from the file no longer does (got $code)" test "$code" = 401
+fi
+check "SIGHUP: the log is reopened (new lines in a new file, the download's in the old)" \
+	eventually sh -c "grep -q 'PUT /docs/h-frank' '$T/hup.log' &&
+	grep -q 'GET /big.bin HTTP/1.1\" 200 8000000' '$T/hup.log.1'"
+chmod 644 "$T/hauth"
+kill -HUP "$PID"
+check "SIGHUP with an auth file others can read: says why and keeps the credentials" \
+	eventually grep -q 'not re-read: the credentials read before stay in force' "$T/port10.log"
+req -T "$T/small" -u 'frank:f-new' /docs/h-frank
+check "... which still apply (got $code)" test "$code" = 204
+chmod 600 "$T/hauth"
+mv "$T/hup.log" "$T/hup.log.2"
+kill -USR1 "$PID"
+eventually grep -q 'SIGUSR1: .*hup.log reopened' "$T/port10.log"
+req /index.html
+check "SIGUSR1: the log is reopened" eventually grep -q 'GET /index.html' "$T/hup.log"
+stop TERM
+check "SIGTERM after the reloads: exit 0 (got $status)" test "$status" = 0
+rm -f "$R/big.bin" "$R/docs/h-frank"
 
 # ---------------------------------------------------------------- the connection model
 # Raw-socket clients (python3): each prints "NAME: ok|FAIL DETAIL".

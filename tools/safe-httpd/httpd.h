@@ -5,7 +5,8 @@
  *   conn.c     connections: the per-thread epoll loop and the state machine
  *   request.c  parsing a request head; response heads and error responses
  *   files.c    GET and HEAD: files, ranges, validators, listings
- *   upload.c   PUT and DELETE, and who may use them (auth)
+ *   upload.c   PUT and DELETE
+ *   auth.c     who may write: the --auth-file credentials
  *   mime.c     Content-Type: /etc/mime.types and the built-in table
  *   util.c     statuses, dates, the growable output buffer
  * The design (threat model, connection model) is in main.c's opening
@@ -191,6 +192,7 @@ void request_free(struct request *rq);
 void request_pool_drain(void);
 void log_request(const struct conn *c, const struct request *rq);
 void log_flush(void);
+int log_reopen(const char *path);
 size_t head_end(const char *b, size_t len);
 int parse_head(char *buf, size_t head_len, struct request *rq);
 bool respond_head(struct conn *c, int status, const char *ctype, unsigned long long clen,
@@ -216,11 +218,13 @@ const char *mime_type(const char *name);
 bool serve_delete(struct conn *c);
 int put_begin(struct conn *c);
 void put_abandon(struct conn *c, struct safe_tmpfile *tmp);
+bool put_finish(struct conn *c);
+
+/* auth.c */
 bool auth_configured(void);
-int auth_load(const char *path);
+int auth_load(const char *path, uid_t owner);
 int write_refusal(struct request *rq);
 bool respond_refusal(struct conn *c, int status);
-bool put_finish(struct conn *c);
 
 /* conn.c */
 void *loop_main(void *arg);

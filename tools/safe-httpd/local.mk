@@ -3,7 +3,7 @@
 # tests/tools/test-httpd.sh, its benchmark `make bench-httpd` (bench/local.mk).
 bin_PROGRAMS += tools/safe-httpd/safe-httpd
 tools_safe_httpd_safe_httpd_SOURCES = tools/safe-httpd/httpd.h tools/safe-httpd/main.c tools/safe-httpd/conn.c tools/safe-httpd/request.c \
-	tools/safe-httpd/files.c tools/safe-httpd/upload.c tools/safe-httpd/mime.c tools/safe-httpd/util.c
-tools_safe_httpd_safe_httpd_LDADD = lib/libsafeopen.la
+	tools/safe-httpd/files.c tools/safe-httpd/upload.c tools/safe-httpd/auth.c tools/safe-httpd/mime.c tools/safe-httpd/util.c
+tools_safe_httpd_safe_httpd_LDADD = lib/libsafeopen.la $(CRYPT_LIBS)
 tools_safe_httpd_safe_httpd_LDFLAGS = $(INSTALLED_LDFLAGS)
 dist_man1_MANS += tools/safe-httpd/safe-httpd.1

@@ -113,9 +113,11 @@ static const char usage_text[] =
 	"                          loopback only with --auth-file\n"
 	"      --read-only         refuse PUT and DELETE with 405 (the default)\n"
 	"  -a, --auth-file FILE    writes need credentials from FILE, one a line:\n"
-	"                          USER:PASSWORD (HTTP Basic) or a token without a\n"
+	"                          USER:HASH (HTTP Basic; a crypt(3) hash as\n"
+	"                          htpasswd -B or mkpasswd write it), USER:PASSWORD\n"
+	"                          (plain text, warned about) or a token without a\n"
 	"                          colon (Authorization: Bearer TOKEN); FILE must be\n"
-	"                          owned by this user, mode 0600 or stricter\n"
+	"                          owned by the server's user, mode 0600 or stricter\n"
 	"  -D, --mkdirs            PUT creates missing parent directories (else 404)\n"
 	"      --dotfiles          serve and list names starting with '.'\n"
 	"      --mime-types FILE   extensions to types (default /etc/mime.types when\n"
@@ -152,8 +154,9 @@ static const char usage_text[] =
 	"Format (host ident user [time] \"request line\" status bytes), one line per\n"
 	"response; warnings go to standard error.\n"
 	"\n"
-	"SIGINT or SIGTERM: stop accepting, finish the requests in progress, close\n"
-	"idle connections, exit 0.\n"
+	"SIGHUP: reopen the log, read --auth-file again (what fails keeps the old).\n"
+	"SIGUSR1: reopen the log. SIGINT or SIGTERM: stop accepting, finish the\n"
+	"requests in progress, close idle connections, exit 0.\n"
 	"Example: safe-httpd /srv/www 8080 & curl http://127.0.0.1:8080/index.html\n";
 
 /* ------------------------------------------------------------------ options */
@@ -364,7 +367,7 @@ static int open_resources(const struct startup *st)
 			return -1;
 		}
 	}
-	if (st->auth_path && auth_load(st->auth_path) < 0)
+	if (st->auth_path && auth_load(st->auth_path, geteuid()) < 0)
 		return -1;
 	if (mime_load(st->mime_path) < 0 && (st->mime_required || errno != ENOENT)) {
 		fprintf(stderr, "safe-httpd: %s: %s\n", st->mime_path, strerror(errno));
@@ -434,6 +437,49 @@ static int *open_listeners(struct startup *st, unsigned port)
 	return lfds;
 }
 
+/* SIGHUP: the access log reopened and the credentials read again;
+ * SIGUSR1: the log only. Requests in progress go on, with the old
+ * credentials if they were read before. What fails is said, and the old
+ * file or credentials stay in use. */
+static void reload(const struct startup *st, int sig)
+{
+	const char *what = sig == SIGHUP ? "SIGHUP" : "SIGUSR1";
+	if (access_log && st->log_path) {
+		if (log_reopen(st->log_path) < 0)
+			fprintf(stderr, "safe-httpd: %s: --log %s: %s: the log goes on in the old "
+					"file\n", what, st->log_path, strerror(errno));
+		else
+			fprintf(stderr, "safe-httpd: %s: %s reopened\n", what, st->log_path);
+	}
+	if (sig == SIGHUP && st->auth_path) {
+		if (auth_load(st->auth_path, geteuid()) < 0)
+			fprintf(stderr, "safe-httpd: SIGHUP: --auth-file %s not re-read: the "
+					"credentials read before stay in force\n", st->auth_path);
+		else
+			fprintf(stderr, "safe-httpd: SIGHUP: --auth-file %s re-read\n",
+				st->auth_path);
+	}
+}
+
+/* Serve signals until SIGINT or SIGTERM (or a failing signalfd), which is
+ * returned. */
+static int wait_for_stop(int sfd, const struct startup *st)
+{
+	for (;;) {
+		struct signalfd_siginfo si;
+		ssize_t n = read(sfd, &si, sizeof(si));
+		if (n != (ssize_t)sizeof(si)) {
+			if (n < 0 && errno == EINTR)
+				continue;
+			return SIGTERM;
+		}
+		int sig = (int)si.ssi_signo;
+		if (sig != SIGHUP && sig != SIGUSR1)
+			return sig;
+		reload(st, sig);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	struct startup st = { 0 };
@@ -442,13 +488,16 @@ int main(int argc, char **argv)
 		return 1;
 	fit_descriptor_limit(st.nloops);
 
-	/* SIGPIPE ignored (a client may vanish during sendfile); SIGINT and
-	 * SIGTERM blocked in every thread and read from a signalfd here. */
+	/* SIGPIPE ignored (a client may vanish during sendfile); SIGINT,
+	 * SIGTERM, SIGHUP and SIGUSR1 blocked in every thread and read from a
+	 * signalfd here (wait_for_stop()). */
 	signal(SIGPIPE, SIG_IGN);
 	sigset_t stop_set;
 	sigemptyset(&stop_set);
 	sigaddset(&stop_set, SIGINT);
 	sigaddset(&stop_set, SIGTERM);
+	sigaddset(&stop_set, SIGHUP);
+	sigaddset(&stop_set, SIGUSR1);
 	pthread_sigmask(SIG_BLOCK, &stop_set, NULL);
 	int sfd = signalfd(-1, &stop_set, SFD_CLOEXEC);
 	wakefd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -477,11 +526,8 @@ int main(int argc, char **argv)
 	printf("listening on %s\n", a);
 	fflush(stdout);
 
-	struct signalfd_siginfo si = { .ssi_signo = SIGTERM };
-	while (read(sfd, &si, sizeof(si)) != (ssize_t)sizeof(si))
-		if (errno != EINTR)
-			break;
-	fprintf(stderr, "safe-httpd: %s, shutting down\n", strsignal((int)si.ssi_signo));
+	int sig = wait_for_stop(sfd, &st);
+	fprintf(stderr, "safe-httpd: %s, shutting down\n", strsignal(sig));
 	atomic_store(&stopping, true);
 	uint64_t wake = 1;
 	if (write(wakefd, &wake, sizeof(wake)) != (ssize_t)sizeof(wake))

@@ -66,6 +66,22 @@ void log_flush(void)
 	log_len = 0;
 }
 
+/* SIGHUP, SIGUSR1: the log file opened again by its name (logrotate moved
+ * it away), in place of the old one under the same descriptor number, so
+ * that the loops go on writing with no lock: dup3() swaps the file
+ * atomically. 0, or -1 with errno and the old file kept. */
+int log_reopen(const char *path)
+{
+	int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY, 0666);
+	if (fd < 0)
+		return -1;
+	int r = dup3(fd, fileno(access_log), O_CLOEXEC);
+	int err = errno;
+	close(fd);
+	errno = err;
+	return r < 0 ? -1 : 0;
+}
+
 void log_request(const struct conn *c, const struct request *rq)
 {
 	if (!access_log)
