@@ -566,6 +566,37 @@ check "no open redirect: //host, /\\host, %2f%2fhost redirect to a path of this 
 rmdir "$R/host.example" "$R/\\host.example"
 req /nope.txt
 check "missing file: 404" test "$code" = 404
+# A listing shows what a GET of each name would serve: links resolved
+# from the root (inside: listed as what they lead to; outside: left out),
+# no FIFO, no dotfile.
+mkdir -p "$R/lst/sub" "$R/idx-in" "$R/idx-out"
+printf 'in\n' >"$R/lst/in.txt"
+printf 'dot\n' >"$R/lst/.dot"
+ln -s ../docs/readme.txt "$R/lst/to-readme"
+ln -s ../docs "$R/lst/to-docs"
+ln -s ../../secret.txt "$R/lst/out"
+ln -s "$T/outside" "$R/lst/abs"
+ln -s /proc/self/root "$R/lst/magic"
+mkfifo "$R/lst/fifo"
+ln -s ../index.html "$R/idx-in/index.html"
+ln -s ../../secret.txt "$R/idx-out/index.html"
+req /lst/
+lst_ok=yes
+for w in 'href="in.txt"' 'href="sub/"' 'href="to-docs/"' 'href="to-readme">to-readme</a></td><td>[-0-9: ]*</td><td class="size">8<'; do
+	grep -q "$w" "$T/body" || { lst_ok=no; echo "# listing lacks $w"; }
+done
+for w in out abs magic fifo .dot; do
+	! grep -q "href=\"$w" "$T/body" || { lst_ok=no; echo "# listing shows $w"; }
+done
+check "listing: names as a GET serves them (links inside followed), none that would not be served (links out, FIFO, dotfile)" \
+	test "$code" = 200 -a $lst_ok = yes
+req /idx-in/
+check "index.html a link inside the root: resolved again from the root, served" \
+	sh -c "test $code = 200 && cmp -s '$T/body' '$R/index.html'"
+req /idx-out/
+check "index.html a link out of the root: 403, nothing of the secret" \
+	sh -c "test $code = 403 && ! grep -q '$TOKEN' '$T/body'"
+rm -rf "$R/lst" "$R/idx-in" "$R/idx-out"
 req /docs/readme.txt/x
 check "file used as a directory: 404" test "$code" = 404
 
@@ -1029,6 +1060,35 @@ if [ -n "$PYTHON" ] && "$PYTHON" -c 'import socket; socket.socket(socket.AF_INET
 	stop TERM
 else
 	skip "--bind ::1: no IPv6 loopback here"
+fi
+
+# ---------------------------------------------------------------- one resolution per request
+# Under strace: a directory request (its listing, its index.html) makes one
+# resolution from the root descriptor; the rest goes through the directory.
+if command -v strace >/dev/null 2>&1 && strace -f -qq -o /dev/null true 2>/dev/null; then
+	start "$T/port11" strace -f -qq -o "$T/strace" -e trace=openat,openat2,open,fstatat64,newfstatat,statx \
+		"$HTTPD" -q --threads 1 "$R" 0
+	rootfd=$(sed -n "s|.*openat(AT_FDCWD, \"$R\", [^)]*O_PATH[^)]*) = \([0-9]*\)\$|\1|p" "$T/strace" | head -1)
+	from_root() { # from_root URL-PATH: the calls naming the root descriptor for that request
+		local before
+		before=$(wc -l <"$T/strace")
+		req "$1"
+		sleep 0.2
+		tail -n "+$((before + 1))" "$T/strace" | grep -E "(openat2?|newfstatat|statx)\($rootfd, " >"$T/strace.req"
+		grep -c . "$T/strace.req"
+	}
+	nl=$(from_root /docs/)
+	check "GET /docs/ (a listing): one resolution from the root ($nl: $(cut -c1-60 "$T/strace.req" | tr '\n' ' '))" \
+		test -n "$rootfd" -a "$code" = 200 -a "$nl" = 1
+	ni=$(from_root /)
+	check "GET / (its index.html): one resolution from the root ($ni)" \
+		test "$code" = 200 -a "$ni" = 1
+	server=$(pgrep -P "$PID" -x safe-httpd || pgrep -P "$PID")
+	kill -TERM $server 2>/dev/null
+	wait "$PID" 2>/dev/null
+	PID=
+else
+	skip "one resolution per request (strace): strace missing or not allowed to trace here"
 fi
 
 # ---------------------------------------------------------------- hashed passwords, SIGHUP

@@ -185,22 +185,42 @@ static size_t listing_names(DIR *d, char ***out)
 	return n;
 }
 
-/* One row: the name (a link), its modification time (UTC) and size in
- * bytes ("-" for a directory). The entry itself, never what a symlink
- * points to: fstatat() on a name of the stream, no resolution here. */
-static void listing_row(struct sbuf *b, int dfd, const char *name)
+/* What GET of the entry name of the directory dfd (the request's) would
+ * serve, into *st: false when it would not be served (refused, missing,
+ * or neither a regular file nor a directory). A symbolic link is resolved
+ * from ROOT as a request for it would be, under the server's scope, so
+ * that a link leading out of ROOT is not listed; any other entry is
+ * looked at by its name in dfd, with no resolution at all. */
+static bool entry_served(const struct request *rq, int dfd, const char *name, struct stat *st)
 {
-	struct stat st;
-	bool known = fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0;
-	bool dir = known && S_ISDIR(st.st_mode);
-	char when[32] = "-", size[32] = "-";
-	if (known) {
-		struct tm tm;
-		gmtime_r(&st.st_mtime, &tm);
-		strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", &tm);
-		if (!dir)
-			snprintf(size, sizeof(size), "%lld", (long long)st.st_size);
+	if (fstatat(dfd, name, st, AT_SYMLINK_NOFOLLOW) < 0)
+		return false;
+	if (S_ISLNK(st->st_mode)) {
+		char lpath[sizeof(rq->lpath) + NAME_MAX];
+		int n = snprintf(lpath, sizeof(lpath), "%s%s", rq->lpath, name);
+		struct safe_open_how how = { .flags = O_PATH, .resolve = cfg.resolve };
+		int fd = n > 0 && n <= PATH_MAX ? safe_openat2(rootfd, lpath, &how, sizeof(how)) : -1;
+		if (fd < 0)
+			return false;
+		int r = fstat(fd, st);
+		close(fd);
+		if (r < 0)
+			return false;
 	}
+	return S_ISREG(st->st_mode) || S_ISDIR(st->st_mode);
+}
+
+/* One row: the name (a link), its modification time (UTC) and size in
+ * bytes ("-" for a directory), of what the name serves. */
+static void listing_row(struct sbuf *b, const char *name, const struct stat *st)
+{
+	bool dir = S_ISDIR(st->st_mode);
+	char when[32], size[32] = "-";
+	struct tm tm;
+	gmtime_r(&st->st_mtime, &tm);
+	strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", &tm);
+	if (!dir)
+		snprintf(size, sizeof(size), "%lld", (long long)st->st_size);
 	sb_str(b, "<tr><td><a href=\"");
 	sb_url(b, name, "");
 	sb_str(b, dir ? "/\">" : "\">");
@@ -212,14 +232,17 @@ static void listing_row(struct sbuf *b, int dfd, const char *name)
 	sb_str(b, "</td></tr>\n");
 }
 
-static bool serve_listing(struct conn *c, bool head)
+/* The listing of the directory the request resolved to, open as dfd
+ * (taken over): read through that descriptor, never opened again by name,
+ * so that it lists what the request resolved to. */
+static bool serve_listing(struct conn *c, int dfd, bool head)
 {
 	struct request *rq = c->rq;
-	/* The directory is opened by the library again, by name: a listing
-	 * shows what is beneath ROOT now, or fails. */
-	DIR *d = safe_opendir_beneath(rootfd, rq->lpath, cfg.resolve);
-	if (!d)
+	DIR *d = fdopendir(dfd);
+	if (!d) {
+		close(dfd);
 		return respond_error(c, status_for(errno), NULL);
+	}
 	struct sbuf b = { 0 };
 	char **names;
 	size_t n = listing_names(d, &names);
@@ -231,7 +254,9 @@ static bool serve_listing(struct conn *c, bool head)
 	sb_str(&b, "</h1>\n<table>\n<tr><th>Name</th><th>Last modified (UTC)</th><th>Size</th></tr>\n"
 		   "<tr><td><a href=\"../\">../</a></td><td></td><td></td></tr>\n");
 	for (size_t i = 0; i < n; i++) {
-		listing_row(&b, dirfd(d), names[i]);
+		struct stat st;
+		if (entry_served(rq, dirfd(d), names[i], &st))
+			listing_row(&b, names[i], &st);
 		free(names[i]);
 	}
 	free(names);
@@ -403,22 +428,31 @@ out:
 	return ok;
 }
 
-/* Open the directory's index.html: a regular file's fd (>= 0), -1 to list
- * the directory (no index.html, or not a regular file), or -2 with errno
- * (refused: for example a link out of ROOT). */
-static int open_index(struct request *rq, struct stat *st)
+/*
+ * Open index.html of the directory the request resolved to, open as dfd:
+ * a regular file's fd (>= 0), -1 to list the directory (no index.html, or
+ * not a regular file), or -2 with errno (refused). Opened relative to dfd
+ * with O_NOFOLLOW: a plain name in a directory already beneath ROOT, so no
+ * second resolution from ROOT. A symbolic link there (ELOOP) is resolved
+ * again, from ROOT, under the server's scope, like any request: its
+ * target may lie elsewhere beneath ROOT, or outside (refused).
+ */
+static int open_index(const struct request *rq, int dfd, struct stat *st)
 {
-	char ipath[sizeof(rq->lpath) + 16];
-	int n = snprintf(ipath, sizeof(ipath), "%sindex.html", rq->lpath);
-	if (n < 0 || (size_t)n >= sizeof(ipath) || n > PATH_MAX) {
-		errno = ENAMETOOLONG;
-		return -2;
+	int fd = openat(dfd, "index.html", O_RDONLY | O_NOCTTY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 && errno == ELOOP) {
+		char ipath[sizeof(rq->lpath) + 16];
+		int n = snprintf(ipath, sizeof(ipath), "%sindex.html", rq->lpath);
+		if (n < 0 || (size_t)n >= sizeof(ipath) || n > PATH_MAX) {
+			errno = ENAMETOOLONG;
+			return -2;
+		}
+		struct safe_open_how how = {
+			.flags = O_RDONLY | O_NOCTTY | O_NONBLOCK,
+			.resolve = cfg.resolve,
+		};
+		fd = safe_openat2(rootfd, ipath, &how, sizeof(how));
 	}
-	struct safe_open_how how = {
-		.flags = O_RDONLY | O_NOCTTY | O_NONBLOCK,
-		.resolve = cfg.resolve,
-	};
-	int fd = safe_openat2(rootfd, ipath, &how, sizeof(how));
 	if (fd < 0)
 		return errno == ENOENT ? -1 : -2;
 	if (fstat(fd, st) < 0 || !S_ISREG(st->st_mode)) {
@@ -445,9 +479,11 @@ bool serve_get(struct conn *c, bool head)
 		close(fd);
 		return respond_error(c, 500, NULL);
 	}
+	/* One resolution from ROOT: a directory's index.html and listing
+	 * go through its descriptor. */
 	if (S_ISDIR(st.st_mode)) {
-		close(fd);
 		if (rq->path[strlen(rq->path) - 1] != '/') {
+			close(fd);
 			struct sbuf loc = { 0 };
 			location_field(rq, "/", &loc);
 			bool ok = loc.failed || loc.len > PATH_MAX + 64 ?
@@ -456,11 +492,14 @@ bool serve_get(struct conn *c, bool head)
 			free(loc.p);
 			return ok;
 		}
-		fd = open_index(rq, &st);
-		if (fd == -2)
-			return respond_error(c, status_for(errno), NULL);
-		if (fd == -1)
-			return cfg.no_listing ? respond_error(c, 403, NULL) : serve_listing(c, head);
+		int ifd = open_index(rq, fd, &st);
+		if (ifd == -1 && !cfg.no_listing)
+			return serve_listing(c, fd, head);
+		int err = errno;
+		close(fd);
+		if (ifd < 0)
+			return respond_error(c, ifd == -1 ? 403 : status_for(err), NULL);
+		fd = ifd;
 		name = "index.html";
 	}
 	if (!S_ISREG(st.st_mode)) {
