@@ -1048,6 +1048,32 @@ check "--bind 127.0.0.2: listening on 127.0.0.2:PORT, serves there" \
 	sh -c "test -n '$P4' && test $code = 200 && cmp -s '$T/body' '$R/index.html'"
 stop TERM
 
+# --user: a port below 1024 bound as root, then served as nobody (a random
+# loopback address, so that parallel runs do not meet on port 80)
+"$HTTPD" -q --user root "$R" 0 >/dev/null 2>"$T/user.err"
+rc=$?
+check "--user root: refused, it drops nothing (exit $rc)" \
+	sh -c "test $rc = 2 && grep -q 'drops nothing' '$T/user.err'"
+if [ "$(id -u)" = 0 ] && getent passwd nobody >/dev/null; then
+	UA=127.$((RANDOM % 200 + 20)).$((RANDOM % 250 + 1)).$((RANDOM % 250 + 1))
+	"$HTTPD" -q --user nobody --bind "$UA" "$R" 80 >"$T/port12" 2>"$T/port12.log" &
+	PID=$!
+	for _ in $(seq 250); do grep -q "^listening on" "$T/port12" 2>/dev/null && break; sleep 0.02; done
+	NU=$(id -u nobody) NG=$(id -g nobody)
+	ids=$(grep -E '^(Uid|Gid|Groups):' "/proc/$PID/status" 2>/dev/null | tr -s '\t ' ' ' | tr '\n' ';')
+	code=$("$CURL" -s -o "$T/body" -w '%{http_code}' "http://$UA:80/index.html")
+	check "--user nobody on port 80 (as root): serves as nobody ($ids)" \
+		test "$ids" = "Uid: $NU $NU $NU $NU;Gid: $NG $NG $NG $NG;Groups: $NG ;" -a "$code" = 200
+	stop TERM
+else
+	skip "--user nobody on port 80: needs root (and a user nobody)"
+	"$HTTPD" -q --user "$(id -un)" "$R" 0 >"$T/port12" 2>&1 &
+	PID=$!
+	for _ in $(seq 250); do grep -q "^listening on" "$T/port12" 2>/dev/null && break; sleep 0.02; done
+	check "--user naming the user it runs as: nothing to drop, it serves" grep -q '^listening on' "$T/port12"
+	stop TERM
+fi
+
 if [ -n "$PYTHON" ] && "$PYTHON" -c 'import socket; socket.socket(socket.AF_INET6).bind(("::1", 0))' \
 	2>/dev/null; then
 	"$HTTPD" -q --bind ::1 "$R" 0 >"$T/port8" 2>&1 &
@@ -1250,7 +1276,7 @@ help_ok=yes
 "$HTTPD" --help >"$T/help"
 for o in bind writable read-only auth-file mkdirs dotfiles mime-types in-root walker \
 	no-listing max-conns threads head-timeout idle-timeout body-timeout timeout max-body log \
-	access-log quiet help version; do
+	access-log quiet user help version; do
 	grep -q -- "--$o" "$T/help" || { help_ok=no; echo "# --help lacks --$o"; }
 done
 check "--help documents every option" test $help_ok = yes

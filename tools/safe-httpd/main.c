@@ -46,7 +46,9 @@
  */
 #define _GNU_SOURCE /* strsignal */
 #include <getopt.h>
+#include <grp.h>
 #include <pthread.h>
+#include <pwd.h>
 #include <signal.h>
 #include <sys/eventfd.h>
 #include <sys/random.h>
@@ -84,6 +86,9 @@ struct startup {
 	} addr;
 	socklen_t addr_len;
 	int nloops;
+	const char *user;   /* --user USER[:GROUP], NULL: none */
+	uid_t run_uid;      /* the user the server serves as (after --user) */
+	gid_t run_gid;
 };
 
 static const char usage_text[] =
@@ -147,6 +152,9 @@ static const char usage_text[] =
 	"  -l, --log FILE          append the access log to FILE instead of standard\n"
 	"                          error (also --access-log FILE)\n"
 	"  -q, --quiet             no access log\n"
+	"  -u, --user USER[:GROUP] once the sockets are bound and the files open,\n"
+	"                          run as USER and GROUP (default: USER's group),\n"
+	"                          with no other group; started as root only\n"
 	"  -h, --help              show this help and exit\n"
 	"  -V, --version           show the version and exit\n"
 	"\n"
@@ -246,6 +254,47 @@ enum {
 	OPT_THREADS,
 };
 
+/* --user: the ids USER[:GROUP] names (names or numbers); exits on a usage
+ * error. */
+static void parse_user(const char *spec, struct startup *st)
+{
+	char name[256];
+	const char *colon = strchr(spec, ':');
+	size_t ulen = colon ? (size_t)(colon - spec) : strlen(spec);
+	if (!ulen || ulen >= sizeof(name) || (colon && !colon[1]))
+		usage_error("invalid --user (USER or USER:GROUP)", spec);
+	memcpy(name, spec, ulen);
+	name[ulen] = '\0';
+	char *end;
+	const struct passwd *pw = getpwnam(name);
+	if (pw) {
+		st->run_uid = pw->pw_uid;
+		st->run_gid = pw->pw_gid;
+	} else {
+		errno = 0;
+		unsigned long id = strtoul(name, &end, 10);
+		if (errno || *end || name[0] == '-' || id >= (uid_t)-1)
+			usage_error("no such user", name);
+		st->run_uid = (uid_t)id;
+		st->run_gid = (gid_t)id;
+	}
+	if (colon) {
+		const struct group *gr = getgrnam(colon + 1);
+		if (gr) {
+			st->run_gid = gr->gr_gid;
+		} else {
+			errno = 0;
+			unsigned long id = strtoul(colon + 1, &end, 10);
+			if (errno || *end || colon[1] == '-' || id >= (gid_t)-1)
+				usage_error("no such group", colon + 1);
+			st->run_gid = (gid_t)id;
+		}
+	}
+	if (st->run_uid == 0 || st->run_gid == 0)
+		usage_error("--user with uid or gid 0 drops nothing", spec);
+	st->user = spec;
+}
+
 static const struct option long_opts[] = {
 	{ "bind", required_argument, NULL, 'b' },
 	{ "writable", no_argument, NULL, 'w' },
@@ -267,6 +316,7 @@ static const struct option long_opts[] = {
 	{ "access-log", required_argument, NULL, 'l' },
 	{ "threads", required_argument, NULL, OPT_THREADS },
 	{ "quiet", no_argument, NULL, 'q' },
+	{ "user", required_argument, NULL, 'u' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
 	{ NULL, 0, NULL, 0 },
@@ -311,16 +361,19 @@ static unsigned parse_options(int argc, char **argv, struct startup *st)
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 	st->nloops = ncpu < 1 ? 1 : ncpu > 8 ? 8 : (int)ncpu;
 	st->mime_path = "/etc/mime.types";
+	st->run_uid = geteuid();
+	st->run_gid = getegid();
 	parse_bind("127.0.0.1", st);
 	int c;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+b:wa:Dl:qhV", long_opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+b:wa:Dl:qu:hV", long_opts, NULL)) != -1) {
 		if (config_option(c, optarg))
 			continue;
 		switch (c) {
 		case 'b': parse_bind(optarg, st); break;
 		case 'a': st->auth_path = optarg; break;
 		case 'l': st->log_path = optarg; break;
+		case 'u': parse_user(optarg, st); break;
 		case OPT_MIME_TYPES:
 			st->mime_path = optarg;
 			st->mime_required = true;
@@ -367,7 +420,7 @@ static int open_resources(const struct startup *st)
 			return -1;
 		}
 	}
-	if (st->auth_path && auth_load(st->auth_path, geteuid()) < 0)
+	if (st->auth_path && auth_load(st->auth_path, st->run_uid) < 0)
 		return -1;
 	if (mime_load(st->mime_path) < 0 && (st->mime_required || errno != ENOENT)) {
 		fprintf(stderr, "safe-httpd: %s: %s\n", st->mime_path, strerror(errno));
@@ -386,6 +439,48 @@ static int open_resources(const struct startup *st)
 	for (size_t i = 0; i < sizeof(r); i++)
 		snprintf(boundary + 2 * i, 3, "%02x", r[i]);
 	return 0;
+}
+
+/*
+ * --user: become st->run_uid and st->run_gid with no other group, once
+ * everything that needs the starting user's rights (the sockets, ROOT, the
+ * log, the credentials) is open, and before any thread starts. Each step
+ * is checked, and so is the result: every id is the new one, and the
+ * old user cannot be taken back. 0, or -1 after a message (the caller
+ * exits: a server asked to drop root never serves as root).
+ */
+static int drop_privileges(const struct startup *st)
+{
+	if (!st->user) {
+		if (geteuid() == 0)
+			fprintf(stderr, "safe-httpd: warning: serving as root; --user USER drops "
+					"to USER once the sockets are bound\n");
+		return 0;
+	}
+	if (geteuid() != 0 && getuid() == st->run_uid && getgid() == st->run_gid)
+		return 0; /* already that user: nothing to drop */
+	const char *step = "setgroups";
+	if (setgroups(1, &st->run_gid) < 0 ||
+	    (step = "setgid", setgid(st->run_gid) < 0) ||
+	    (step = "setuid", setuid(st->run_uid) < 0))
+		goto fail;
+	step = "checking the new ids";
+	gid_t groups[2];
+	uid_t ru, eu, su;
+	gid_t rg, eg, sg;
+	if (getresuid(&ru, &eu, &su) < 0 || getresgid(&rg, &eg, &sg) < 0)
+		goto fail;
+	int ng = getgroups(2, groups);
+	if (ru != st->run_uid || eu != st->run_uid || su != st->run_uid || rg != st->run_gid ||
+	    eg != st->run_gid || sg != st->run_gid || ng != 1 || groups[0] != st->run_gid ||
+	    setuid(0) == 0) {
+		errno = EPERM;
+		goto fail;
+	}
+	return 0;
+fail:
+	fprintf(stderr, "safe-httpd: --user %s: %s: %s\n", st->user, step, strerror(errno));
+	return -1;
 }
 
 /* The address as "listening on" prints it. */
@@ -452,7 +547,7 @@ static void reload(const struct startup *st, int sig)
 			fprintf(stderr, "safe-httpd: %s: %s reopened\n", what, st->log_path);
 	}
 	if (sig == SIGHUP && st->auth_path) {
-		if (auth_load(st->auth_path, geteuid()) < 0)
+		if (auth_load(st->auth_path, st->run_uid) < 0)
 			fprintf(stderr, "safe-httpd: SIGHUP: --auth-file %s not re-read: the "
 					"credentials read before stay in force\n", st->auth_path);
 		else
@@ -511,6 +606,8 @@ int main(int argc, char **argv)
 		free(threads);
 		return 1;
 	}
+	if (drop_privileges(&st) < 0)
+		return 1;
 	int started = 0;
 	for (; started < st.nloops; started++)
 		if (pthread_create(&threads[started], NULL, loop_main,
