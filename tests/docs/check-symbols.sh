@@ -71,7 +71,8 @@ newer=$(awk -v v="$ver" 'NR > 2 && $2 != v { print $1 " " $2 }' "$srcdir/packagi
 		dpkg --compare-versions "$sv" gt "$ver" 2>/dev/null && echo "$sym $sv"
 	done || true)
 [ -z "$newer" ] || vfail "symbols newer than $ver in packaging/debian/libsafeopen1.symbols: $newer"
-for p in "$srcdir"/doc/man/man3/*.3 "$srcdir"/doc/man/man7/*.7 "$srcdir"/tools/safeopen/safeopen.1; do
+for p in "$srcdir"/doc/man/man3/*.3 "$srcdir"/doc/man/man7/*.7 "$srcdir"/tools/safeopen/safeopen.1 \
+	"$srcdir"/tools/safe-httpd/safe-httpd.1; do
 	grep -q '^\.TH ' "$p" || continue # an alias page (.so)
 	th=$(sed -n 's/^\.TH .*"libsafeopen \([0-9][^"]*\)".*/\1/p' "$p")
 	[ "$th" = "$ver" ] || vfail "${p#"$srcdir"/}: .TH names libsafeopen '$th', not $ver"

@@ -1048,6 +1048,23 @@ check "--bind 127.0.0.2: listening on 127.0.0.2:PORT, serves there" \
 	sh -c "test -n '$P4' && test $code = 200 && cmp -s '$T/body' '$R/index.html'"
 stop TERM
 
+# --log-format combined and timed; the warning about credentials in
+# clear text (an address of TEST-NET-1, which no host has: the bind fails
+# after the warning, nothing listens)
+start "$T/port13" "$HTTPD" --log-format timed --log "$T/timed.log" "$R" 0
+"$CURL" -s -o /dev/null -e 'http://ref.example/a"b' -A 'agent/1.0 (x)' "$BASE/index.html"
+check "--log-format timed: combined (referer, user agent, escaped) and the request time" \
+	eventually grep -qE "$CLF\"GET /index.html HTTP/1.1\" 200 15 \"http://ref.example/a\\\\\"b\" \"agent/1.0 \\(x\\)\" [0-9]+\.[0-9]{3}\$" "$T/timed.log"
+stop TERM
+start "$T/port14" "$HTTPD" --log-format combined --log "$T/comb.log" "$R" 0
+"$CURL" -s -o /dev/null -H "User-Agent:" "$BASE/index.html"
+check "--log-format combined: \"-\" for a missing referer and user agent, no time" \
+	eventually grep -qE "$CLF\"GET /index.html HTTP/1.1\" 200 15 \"-\" \"-\"\$" "$T/comb.log"
+stop TERM
+"$HTTPD" -q --writable --auth-file "$T/auth" --bind 192.0.2.1 "$R" 0 >/dev/null 2>"$T/tls.err"
+check "credentials on an address other than loopback: a warning (no TLS here)" \
+	grep -q 'cross the network in clear text; put a TLS proxy in front' "$T/tls.err"
+
 # --user: a port below 1024 bound as root, then served as nobody (a random
 # loopback address, so that parallel runs do not meet on port 80)
 "$HTTPD" -q --user root "$R" 0 >/dev/null 2>"$T/user.err"
@@ -1276,7 +1293,7 @@ help_ok=yes
 "$HTTPD" --help >"$T/help"
 for o in bind writable read-only auth-file mkdirs dotfiles mime-types in-root walker \
 	no-listing max-conns threads head-timeout idle-timeout body-timeout timeout max-body log \
-	access-log quiet user help version; do
+	access-log log-format quiet user help version; do
 	grep -q -- "--$o" "$T/help" || { help_ok=no; echo "# --help lacks --$o"; }
 done
 check "--help documents every option" test $help_ok = yes

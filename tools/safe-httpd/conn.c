@@ -200,6 +200,8 @@ static void start_request(struct conn *c, size_t end)
 		return;
 	}
 	c->rq = rq;
+	if (cfg.log_format == LOG_TIMED)
+		rq->started_ms = now_ms();
 	int st = parse_head(c->buf, end, rq);
 	consume(c, end); /* what the request needs was copied out */
 	if (st) {

@@ -55,8 +55,11 @@
 
 /* ------------------------------------------------------------------ configuration */
 
+enum log_format { LOG_COMMON, LOG_COMBINED, LOG_TIMED };
+
 struct config {
 	uint64_t resolve;
+	enum log_format log_format;
 	int head_timeout_ms, idle_timeout_ms, body_timeout_ms;
 	unsigned max_conns;
 	unsigned long long max_body;
@@ -100,9 +103,13 @@ struct request {
 	char line[320];
 	int status;
 	unsigned long long sent;
+	int64_t started_ms;     /* --log-format timed: when the head was complete */
 	/* From here on request_new() does not zero (16 KiB a request): each is
 	 * a string written before it is read, empty until then. */
 	char target[HEAD_MAX + 1];
+	/* --log-format combined: Referer and User-Agent, shortened */
+	char referer[256];
+	char agent[256];
 	/* the URL path, percent-decoded once, and the path given to the library */
 	char path[PATH_MAX + 2];
 	char lpath[PATH_MAX + 3];
@@ -193,6 +200,7 @@ void request_pool_drain(void);
 void log_request(const struct conn *c, const struct request *rq);
 void log_flush(void);
 int log_reopen(const char *path);
+void log_escape(char *dst, size_t size, const char *s);
 size_t head_end(const char *b, size_t len);
 int parse_head(char *buf, size_t head_len, struct request *rq);
 bool respond_head(struct conn *c, int status, const char *ctype, unsigned long long clen,

@@ -151,6 +151,9 @@ static const char usage_text[] =
 	"      --max-body BYTES    largest PUT body (default 67108864): 413\n"
 	"  -l, --log FILE          append the access log to FILE instead of standard\n"
 	"                          error (also --access-log FILE)\n"
+	"      --log-format F      common (the default), combined (common, then the\n"
+	"                          Referer and User-Agent) or timed (combined, then\n"
+	"                          the request's time in seconds)\n"
 	"  -q, --quiet             no access log\n"
 	"  -u, --user USER[:GROUP] once the sockets are bound and the files open,\n"
 	"                          run as USER and GROUP (default: USER's group),\n"
@@ -158,9 +161,9 @@ static const char usage_text[] =
 	"  -h, --help              show this help and exit\n"
 	"  -V, --version           show the version and exit\n"
 	"\n"
-	"Timeouts are whole seconds from 1 to 3600. The access log is in Common Log\n"
-	"Format (host ident user [time] \"request line\" status bytes), one line per\n"
-	"response; warnings go to standard error.\n"
+	"Timeouts are whole seconds from 1 to 3600. The access log has one line per\n"
+	"response (common: host ident user [time] \"request line\" status bytes);\n"
+	"warnings go to standard error.\n"
 	"\n"
 	"SIGHUP: reopen the log, read --auth-file again (what fails keeps the old).\n"
 	"SIGUSR1: reopen the log. SIGINT or SIGTERM: stop accepting, finish the\n"
@@ -252,6 +255,7 @@ enum {
 	OPT_TIMEOUT,
 	OPT_MAX_BODY,
 	OPT_THREADS,
+	OPT_LOG_FORMAT,
 };
 
 /* --user: the ids USER[:GROUP] names (names or numbers); exits on a usage
@@ -315,6 +319,7 @@ static const struct option long_opts[] = {
 	{ "log", required_argument, NULL, 'l' },
 	{ "access-log", required_argument, NULL, 'l' },
 	{ "threads", required_argument, NULL, OPT_THREADS },
+	{ "log-format", required_argument, NULL, OPT_LOG_FORMAT },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "user", required_argument, NULL, 'u' },
 	{ "help", no_argument, NULL, 'h' },
@@ -349,6 +354,16 @@ static bool config_option(int opt, const char *arg)
 			parse_seconds(arg);
 		break;
 	case OPT_MAX_BODY: cfg.max_body = parse_number(arg, ULLONG_MAX >> 1, "invalid size"); break;
+	case OPT_LOG_FORMAT:
+		if (!strcmp(arg, "common"))
+			cfg.log_format = LOG_COMMON;
+		else if (!strcmp(arg, "combined"))
+			cfg.log_format = LOG_COMBINED;
+		else if (!strcmp(arg, "timed"))
+			cfg.log_format = LOG_TIMED;
+		else
+			usage_error("invalid --log-format (common, combined or timed)", arg);
+		break;
 	default: return false;
 	}
 	return true;
@@ -426,6 +441,10 @@ static int open_resources(const struct startup *st)
 		fprintf(stderr, "safe-httpd: %s: %s\n", st->mime_path, strerror(errno));
 		return -1;
 	}
+	if (auth_configured() && !is_loopback(st))
+		fprintf(stderr, "safe-httpd: warning: --auth-file on an address other than "
+				"loopback: Basic passwords and tokens cross the network in clear "
+				"text; put a TLS proxy in front (safe-httpd(1), TLS)\n");
 	if (cfg.writable && !auth_configured())
 		fprintf(stderr, "safe-httpd: warning: --writable without --auth-file: "
 				"every local user can write to %s\n", st->root);

@@ -34,6 +34,7 @@ struct request *request_new(void)
 		return NULL;
 	memset(rq, 0, offsetof(struct request, target));
 	rq->target[0] = rq->path[0] = rq->lpath[0] = rq->made[0] = '\0';
+	rq->referer[0] = rq->agent[0] = '\0';
 	return rq;
 }
 
@@ -86,7 +87,7 @@ void log_request(const struct conn *c, const struct request *rq)
 {
 	if (!access_log)
 		return;
-	char bytes[24] = "-", host[INET6_ADDRSTRLEN] = "-";
+	char bytes[24] = "-", host[INET6_ADDRSTRLEN] = "-", tail[1100] = "";
 	const struct sockaddr_in *v4 = (const struct sockaddr_in *)&c->peer;
 	if (v4->sin_family == AF_INET)
 		inet_ntop(AF_INET, &v4->sin_addr, host, sizeof(host));
@@ -94,11 +95,24 @@ void log_request(const struct conn *c, const struct request *rq)
 		inet_ntop(AF_INET6, &c->peer.sin6_addr, host, sizeof(host));
 	if (rq->sent)
 		snprintf(bytes, sizeof(bytes), "%llu", rq->sent);
+	if (cfg.log_format != LOG_COMMON) {
+		/* combined: "Referer" "User-Agent"; timed: and the seconds from
+		 * the complete head to the last byte handed to the kernel */
+		char ref[sizeof(rq->referer) * 4], agent[sizeof(rq->agent) * 4];
+		log_escape(ref, sizeof(ref), rq->referer[0] ? rq->referer : "-");
+		log_escape(agent, sizeof(agent), rq->agent[0] ? rq->agent : "-");
+		int n = snprintf(tail, sizeof(tail), " \"%s\" \"%s\"", ref, agent);
+		if (cfg.log_format == LOG_TIMED && n > 0 && (size_t)n < sizeof(tail)) {
+			int64_t ms = now_ms() - rq->started_ms;
+			snprintf(tail + n, sizeof(tail) - (size_t)n, " %lld.%03lld",
+				 (long long)(ms / 1000), (long long)(ms % 1000));
+		}
+	}
 	for (int tries = 0; tries < 2; tries++) {
 		size_t room = LOG_BUF - log_len;
-		int n = snprintf(log_buf + log_len, room, "%s - %s [%s] \"%s\" %d %s\n", host,
+		int n = snprintf(log_buf + log_len, room, "%s - %s [%s] \"%s\" %d %s%s\n", host,
 				 rq->user[0] ? rq->user : "-", time_now(TF_LOG),
-				 rq->line[0] ? rq->line : "-", rq->status, bytes);
+				 rq->line[0] ? rq->line : "-", rq->status, bytes, tail);
 		if (n > 0 && (size_t)n < room) {
 			log_len += (size_t)n;
 			return;
@@ -107,23 +121,23 @@ void log_request(const struct conn *c, const struct request *rq)
 	}
 }
 
-/* The request line as the log shows it: printable ASCII, the rest and the
- * quote and backslash escaped, shortened with "..." past the buffer. */
-static void log_line(struct request *rq, const char *s)
+/* s as the log shows it, into dst: printable ASCII, the rest and the quote
+ * and backslash escaped, shortened with "..." past the buffer. */
+void log_escape(char *dst, size_t size, const char *s)
 {
-	size_t o = 0, max = sizeof(rq->line) - 8;
+	size_t o = 0, max = size - 8;
 	for (; *s && o < max; s++) {
 		unsigned char ch = (unsigned char)*s;
 		if (ch == '"' || ch == '\\')
-			o += (size_t)snprintf(rq->line + o, sizeof(rq->line) - o, "\\%c", ch);
+			o += (size_t)snprintf(dst + o, size - o, "\\%c", ch);
 		else if (ch >= 0x20 && ch < 0x7f)
-			rq->line[o++] = (char)ch;
+			dst[o++] = (char)ch;
 		else
-			o += (size_t)snprintf(rq->line + o, sizeof(rq->line) - o, "\\x%02x", ch);
+			o += (size_t)snprintf(dst + o, size - o, "\\x%02x", ch);
 	}
 	if (*s)
-		o += (size_t)snprintf(rq->line + o, sizeof(rq->line) - o, "...");
-	rq->line[o] = '\0';
+		o += (size_t)snprintf(dst + o, size - o, "...");
+	dst[o] = '\0';
 }
 
 size_t head_end(const char *b, size_t len)
@@ -256,7 +270,7 @@ static int split_lines(char *buf, size_t head_len, char *lines[FIELDS_MAX + 2])
 /* request-line = method SP request-target SP HTTP-version. 0 or a status. */
 static int parse_request_line(char *line, struct request *rq)
 {
-	log_line(rq, line);
+	log_escape(rq->line, sizeof(rq->line), line);
 	char *sp1 = strchr(line, ' ');
 	char *sp2 = sp1 ? strchr(sp1 + 1, ' ') : NULL;
 	if (!sp1 || !sp2 || strchr(sp2 + 1, ' ') || sp1 == line || sp2 == sp1 + 1)
@@ -331,6 +345,10 @@ static int parse_field(const char *name, const char *v, struct request *rq)
 		KEEP(rq->range, v);
 	} else if (!strcasecmp(name, "Authorization")) {
 		KEEP(rq->auth, v);
+	} else if (cfg.log_format != LOG_COMMON && !strcasecmp(name, "Referer")) {
+		snprintf(rq->referer, sizeof(rq->referer), "%s", v);
+	} else if (cfg.log_format != LOG_COMMON && !strcasecmp(name, "User-Agent")) {
+		snprintf(rq->agent, sizeof(rq->agent), "%s", v);
 	}
 	return 0;
 }
