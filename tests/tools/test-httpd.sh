@@ -1288,6 +1288,32 @@ else
 	skip "PUT without user xattrs: cannot mount a ramfs in a private mount namespace here"
 fi
 
+# ---------------------------------------------------------------- the systemd unit
+# systemd-analyze verify on the unit with ExecStart= naming the built
+# server: any warning (an unknown setting or system call group, a bad
+# value) fails; and the options it passes are ones the server takes.
+UNIT="${top_srcdir:-.}/tools/safe-httpd/safe-httpd.service"
+if command -v systemd-analyze >/dev/null 2>&1; then
+	mkdir "$T/unit"
+	abs_httpd=$(cd "$(dirname "$HTTPD")" && pwd)/$(basename "$HTTPD")
+	[ -x "$(dirname "$abs_httpd")/.libs/safe-httpd" ] && abs_httpd=$(dirname "$abs_httpd")/.libs/safe-httpd
+	sed "s|^ExecStart=/usr/bin/safe-httpd |ExecStart=$abs_httpd |" "$UNIT" >"$T/unit/safe-httpd.service"
+	systemd-analyze verify --man=no "$T/unit/safe-httpd.service" >"$T/unit/verify" 2>&1
+	rc=$?
+	check "systemd-analyze verify: the unit is clean (exit $rc: $(head -c 300 "$T/unit/verify"))" \
+		test $rc = 0 -a ! -s "$T/unit/verify"
+else
+	skip "systemd-analyze verify on the unit: systemd-analyze not installed"
+fi
+unit_ok=yes
+for w in 'DynamicUser=yes' 'ProtectSystem=strict' 'NoNewPrivileges=yes' 'CapabilityBoundingSet=$' \
+	'SystemCallFilter=@system-service' 'RestrictAddressFamilies=AF_INET AF_INET6 AF_UNIX' \
+	'ExecReload=/bin/kill -HUP $MAINPID' 'EnvironmentFile=-/etc/default/safe-httpd'; do
+	grep -q "^$w" "$UNIT" || { unit_ok=no; echo "# the unit lacks $w"; }
+done
+check "the unit's hardening: a dynamic user, read-only system, no capability, @system-service" \
+	test $unit_ok = yes
+
 # ---------------------------------------------------------------- --help
 help_ok=yes
 "$HTTPD" --help >"$T/help"
