@@ -1145,7 +1145,10 @@ if command -v htpasswd >/dev/null 2>&1 && htpasswd -B -b "$T/hauth" bob 'b pw' 2
 else
 	skip "a bcrypt line as htpasswd -B writes it: htpasswd (apache2-utils) not installed"
 fi
-if command -v mkpasswd >/dev/null 2>&1 && h=$(mkpasswd -m yescrypt 'c pw' 2>/dev/null); then
+# yescrypt is libxcrypt's (musl's crypt_r has no yescrypt)
+if ! ldd "$HTTPD" 2>/dev/null | grep -q 'libcrypt\.so'; then
+	skip "a yescrypt line: this build's crypt_r is not libxcrypt's"
+elif command -v mkpasswd >/dev/null 2>&1 && h=$(mkpasswd -m yescrypt 'c pw' 2>/dev/null); then
 	printf 'carol:%s\n' "$h" >>"$T/hauth"
 	hlist+=("carol|c pw|yescrypt")
 else
