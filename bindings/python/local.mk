@@ -11,7 +11,10 @@
 #                        (bindings/python/tests/run-pytest.sh; SKIP without the module)
 #   make bench-python    safeopen.open against os.open(dir_fd=) and the
 #                        realpath pattern (also run by `make bench`)
-#   make install         installs the package in $(PYTHON_SITEDIR)/safeopen
+#   make install         installs the package where $(PYTHON_BIN) imports from for
+#                        $(prefix), or in $(PYTHON_SITEDIR)/safeopen (install-python)
+#   pip install bindings/python   the same package built by setuptools against the
+#                        installed library (pyproject.toml, setup.py)
 
 PYPKG_FILES = bindings/python/safeopen/__init__.py bindings/python/safeopen/__init__.pyi bindings/python/safeopen/_extract.py \
 	bindings/python/safeopen/py.typed
@@ -19,6 +22,8 @@ PYTEST_FILES = bindings/python/tests/conftest.py bindings/python/tests/test_api.
 	bindings/python/tests/test_resolve.py bindings/python/tests/test_race.py bindings/python/tests/test_extract.py \
 	bindings/python/tests/racer.py bindings/python/tests/test_cookbook.py bindings/python/tests/test_root.py bindings/python/examples/webfiles.py
 EXTRA_DIST += bindings/python/_safeopen.c bindings/python/gen-constants.py bindings/python/safeopen/_safeopen.pyi.in \
+	bindings/python/pyproject.toml bindings/python/setup.py bindings/python/MANIFEST.in \
+	bindings/python/README.md bindings/python/sitedir.py bindings/python/install-package.sh \
 	$(PYPKG_FILES) $(PYTEST_FILES) bindings/python/tests/run-pytest.sh bindings/python/tests/pytest.ini \
 	bench/python-bench.py
 TESTS += bindings/python/tests/run-pytest.sh
@@ -36,8 +41,9 @@ bindings/python/safeopen-constants.h bindings/python/_safeopen.pyi: $(srcdir)/bi
 BUILT_SOURCES = bindings/python/safeopen-constants.h
 CLEANFILES += bindings/python/safeopen-constants.h bindings/python/_safeopen.pyi
 
-safeopenpyexecdir = $(PYTHON_SITEDIR)/safeopen
-safeopenpyexec_LTLIBRARIES = bindings/python/_safeopen.la
+# The extension, built by libtool for the build tree (bindings/python/build);
+# `make install` links it again for the installed library (install-python).
+noinst_LTLIBRARIES = bindings/python/_safeopen.la
 bindings_python__safeopen_la_SOURCES = bindings/python/_safeopen.c
 nodist_bindings_python__safeopen_la_SOURCES = bindings/python/safeopen-constants.h
 bindings_python__safeopen_la_CPPFLAGS = $(AM_CPPFLAGS) -Ibindings/python $(PYTHON_CPPFLAGS) \
@@ -46,24 +52,38 @@ bindings_python__safeopen_la_CPPFLAGS = $(AM_CPPFLAGS) -Ibindings/python $(PYTHO
 # is held to the rest of WARN_CFLAGS.
 bindings_python__safeopen_la_CFLAGS = $(AM_CFLAGS) -fvisibility=hidden -fno-strict-aliasing \
 	-Wno-redundant-decls -Wno-cast-align -Wno-missing-prototypes
-bindings_python__safeopen_la_LDFLAGS = $(INSTALLED_LDFLAGS) -module -avoid-version -shared
+bindings_python__safeopen_la_LDFLAGS = $(INSTALLED_LDFLAGS) -module -avoid-version -shared -rpath /nowhere
 bindings_python__safeopen_la_LIBADD = lib/libsafeopen.la
 
-safeopenpy_DATA = $(PYPKG_FILES:bindings/python/safeopen/%=$(srcdir)/bindings/python/safeopen/%) bindings/python/_safeopen.pyi
-safeopenpydir = $(PYTHON_SITEDIR)/safeopen
-
-# Installed as _safeopen$(EXT_SUFFIX) (_safeopen.cpython-311-x86_64-linux-gnu.so),
-# the name only the interpreter it was built for imports; no .la file.
-install-exec-hook: install-python-ext
-install-python-ext:
-	rm -f $(DESTDIR)$(safeopenpyexecdir)/_safeopen.la
-	mv -f $(DESTDIR)$(safeopenpyexecdir)/_safeopen.so \
-	  $(DESTDIR)$(safeopenpyexecdir)/_safeopen$(PYTHON_EXT_SUFFIX)
-uninstall-hook: uninstall-python-ext
-uninstall-python-ext:
-	rm -f $(DESTDIR)$(safeopenpyexecdir)/_safeopen$(PYTHON_EXT_SUFFIX)
-	-rmdir $(DESTDIR)$(safeopenpyexecdir) 2>/dev/null
-PHONY_TARGETS += install-python-ext uninstall-python-ext
+# `make install`: the package in the directory that $(PYTHON_BIN) imports from
+# for $(prefix) (bindings/python/sitedir.py: site-packages of a venv or of
+# ~/.local, Debian's /usr/lib/python3/dist-packages, ...), or $(PYTHON_SITEDIR)
+# if given (to configure or to make install), installed whole or not at all
+# (bindings/python/install-package.sh). The extension is linked again from its
+# object for the installed library: no run path into the build tree, and one
+# to $(libdir) only where the loader does not look.
+PYTHON_INSTALL_FILES = $(PYPKG_FILES:bindings/python/safeopen/%=$(srcdir)/bindings/python/safeopen/%) \
+	bindings/python/_safeopen.pyi
+python_sitedir = sitedir='$(PYTHON_SITEDIR)'; test -n "$$sitedir" || \
+	sitedir=$$($(PYTHON_BIN) $(srcdir)/bindings/python/sitedir.py '$(prefix)') || exit 1
+install-exec-hook: install-python
+install-python: bindings/python/build/.stamp
+	@$(python_sitedir); \
+	case '$(libdir)' in /lib|/usr/lib|/lib64|/usr/lib64|/lib/*-linux-*|/usr/lib/*-linux-*) rpath= ;; \
+	*) rpath='-Wl,-rpath,$(libdir)' ;; esac; \
+	out=bindings/python/_safeopen-install.so; \
+	echo "  CCLD     $$out (for $(libdir))"; \
+	$(CC) $(AM_CFLAGS) $(CFLAGS) -shared -o $$out bindings/python/.libs/_safeopen_la-_safeopen.o \
+	  -Llib/.libs -lsafeopen $$rpath $(INSTALLED_LDFLAGS) $(LDFLAGS) && \
+	$(SHELL) $(srcdir)/bindings/python/install-package.sh "$(DESTDIR)$$sitedir" $$out \
+	  '$(PYTHON_EXT_SUFFIX)' $(PYTHON_INSTALL_FILES); rc=$$?; rm -f $$out; exit $$rc
+uninstall-hook: uninstall-python
+uninstall-python:
+	@$(python_sitedir); d="$(DESTDIR)$$sitedir/safeopen"; \
+	for f in $(PYTHON_INSTALL_FILES:bindings/python/%=%) _safeopen$(PYTHON_EXT_SUFFIX); do \
+	  rm -f "$$d/$$(basename $$f)"; done; \
+	rm -rf "$$d/__pycache__"; rmdir "$$d" 2>/dev/null || true
+PHONY_TARGETS += install-python uninstall-python
 
 # The package as installed, in the build tree (bindings/python/build/safeopen), for
 # the tests and the benchmark; it finds lib/.libs/libsafeopen.so through

@@ -77,7 +77,25 @@ for p in "$srcdir"/doc/man/man3/*.3 "$srcdir"/doc/man/man7/*.7 "$srcdir"/tools/s
 	th=$(sed -n 's/^\.TH .*"libsafeopen \([0-9][^"]*\)".*/\1/p' "$p")
 	[ "$th" = "$ver" ] || vfail "${p#"$srcdir"/}: .TH names libsafeopen '$th', not $ver"
 done
-[ $vstatus -eq 0 ] && echo "check-symbols: version $ver: $node, libsafeopen.so.$major, libsafeopen.pc, NEWS, debian/changelog, symbols file and man pages agree"
+# The Python package: safeopen.__version__ of the module built here (from
+# PACKAGE_VERSION) and the version setup.py gives pip and python -m build
+# (configure.ac's, read again) are the release too.
+pyvers=""
+if [ -n "${PYTHON_BIN:-}" ] && [ -f "$builddir/bindings/python/build/.stamp" ]; then
+	if pyver=$(PYTHONPATH="$builddir/bindings/python/build" LD_LIBRARY_PATH="$builddir/lib/.libs" \
+		"$PYTHON_BIN" -c 'import safeopen; print(safeopen.__version__)' 2>/dev/null); then
+		[ "$pyver" = "$ver" ] || vfail "safeopen.__version__ of the built module is '$pyver', not $ver"
+		pyvers=", safeopen.__version__"
+	else
+		echo "check-symbols: the built Python module cannot be imported here (a sanitizer build?): its version not checked"
+	fi
+	if "$PYTHON_BIN" -c 'import setuptools' 2>/dev/null; then
+		setupver=$(cd "$srcdir/bindings/python" && "$PYTHON_BIN" setup.py --version 2>/dev/null | tail -n 1)
+		[ "$setupver" = "$ver" ] || vfail "bindings/python/setup.py --version says '$setupver', not $ver"
+		pyvers="$pyvers, setup.py"
+	fi
+fi
+[ $vstatus -eq 0 ] && echo "check-symbols: version $ver: $node, libsafeopen.so.$major, libsafeopen.pc, NEWS, debian/changelog, symbols file, man pages$pyvers agree"
 [ $vstatus -eq 0 ] || status=1
 
 # The static archive (lib/static.mk): its only global definitions are the
