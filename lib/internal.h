@@ -465,6 +465,10 @@ struct so_made_step {
 	size_t off;         /* its name: names + off */
 	struct so_ident id; /* what it was when the walk opened it */
 	bool ours;          /* created by this call (not by a concurrent creator) */
+	int fd;             /* ours: an O_PATH fd of it, held until the record is
+			     * freed so that its inode number cannot be given to
+			     * another directory meanwhile (-1: could not be held,
+			     * never removed) */
 };
 
 /* The directories one so_mkdir_all() call created, for undoing them. */

@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
+#include <linux/fs.h> /* RENAME_NOREPLACE */
 
 /* The open of one directory for mkdir -p, never following a symlink. */
 #ifndef SAFEOPEN_MUTATE_MKDIR_ALL_FOLLOW
@@ -100,12 +102,26 @@ static int made_record(struct so_made_dirs *made, int next, const char *name, bo
 	 * recorded component takes its length plus one (its '/' or the NUL). */
 	memcpy(made->names + st->off, name, strlen(name) + 1);
 	st->ours = ours;
+	/* Held, so that the identity stays this directory's: an inode number
+	 * is given again once the last reference to its inode is gone. Out of
+	 * descriptors: recorded but never removed (fails closed, a leftover). */
+#ifndef SAFEOPEN_MUTATE_MKDIR_UNDO_PIN
+	st->fd = ours ? fcntl(next, F_DUPFD_CLOEXEC, 0) : -1;
+#else
+	st->fd = ours ? fcntl(next, F_DUPFD_CLOEXEC, 0) : -1;
+	if (st->fd >= 0) { /* the identity stays, the inode is let go */
+		close(st->fd);
+		st->fd = INT_MAX;
+	}
+#endif
 	made->n++;
 	return 0;
 }
 
 void so_made_dirs_free(struct so_made_dirs *made)
 {
+	for (size_t k = 0; made->steps && k < made->n; k++)
+		so_closep(&made->steps[k].fd);
 	so_closep(&made->topfd);
 	free(made->names);
 	free(made->steps);
@@ -151,7 +167,7 @@ void so_made_dirs_undo(struct so_made_dirs *made)
 {
 	int saved = errno;
 	for (size_t k = made->n; made->topfd >= 0 && k-- > 0;) {
-		if (!made->steps[k].ours)
+		if (!made->steps[k].ours || made->steps[k].fd < 0)
 			continue;
 		int parent = made_reach(made, k);
 		if (parent < 0)
@@ -168,6 +184,81 @@ void so_made_dirs_undo(struct so_made_dirs *made)
 	}
 	so_made_dirs_free(made);
 	errno = saved;
+}
+
+/*
+ * Make the directory `name` in cur for a call that records what it made, and
+ * open it: 0 with *next an O_PATH fd of the directory this call's mkdirat()
+ * made (*ours: its identity may be trusted by the undo; *next is -1 where
+ * the name was made directly, see below: the caller opens it), 1 when the
+ * name exists already (made by someone else: *next -1), -1 with errno.
+ *
+ * Safety argument (issue 36): the undo removes what the record says this
+ * call made, so the record must hold the directory mkdirat() made, not
+ * whatever a later open of its name finds (another directory can be put at
+ * the name in between). So the directory is made under a fresh hidden random
+ * name, held by an open of that name, checked to be owned by our effective
+ * uid (an attacker who learns the hidden name, with inotify say, and swaps
+ * in a directory of its own in the one-call window gets it refused: it
+ * stays, never ours), and only then moved to `name` with
+ * renameat2(RENAME_NOREPLACE), which never replaces anything: from then on
+ * the name led to what we hold, and what another puts there later is not
+ * what we hold. A filesystem that records someone else as the owner of what
+ * we make (root_squash NFS) gets its directories made but never undone (a
+ * leftover, never a foreign removal). Where renameat2(RENAME_NOREPLACE)
+ * cannot be had (ENOSYS: before 3.15, or a filesystem without it, which
+ * so_renameat2() reports as ENOSYS), the hidden directory is removed and the
+ * name made directly: then the window of the open after mkdirat() is the
+ * one stated in safe_tmpfile_xattr(3).
+ */
+static int made_mkdir(int cur, const char *name, mode_t mode, uint64_t resolve, int *next,
+		      bool *ours)
+{
+	*next = -1;
+	*ours = false;
+#ifndef SAFEOPEN_MUTATE_MKDIR_UNDO_IDENTITY
+	char hidden[SO_HIDDEN_LEN + 1];
+	int i = 0;
+	for (; i < SO_HIDDEN_TRIES; i++) {
+		so_hidden_name(hidden);
+		if (mkdirat(cur, hidden, mode) == 0)
+			break;
+		if (errno != EEXIST)
+			return -1;
+	}
+	if (i == SO_HIDDEN_TRIES)
+		return so_fail(EEXIST);
+	_cleanup_fd_ int fd = mkdir_step(cur, hidden, resolve);
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st) < 0) {
+		/* Gone or replaced by a non-directory: not ours to touch. */
+		return so_fail(errno == ENOTDIR || errno == ENOENT ? EAGAIN : errno);
+	}
+	bool mine = st.st_uid == geteuid();
+	if (so_renameat2(cur, hidden, cur, name, RENAME_NOREPLACE) == 0) {
+		*ours = mine;
+		*next = take_fd(&fd);
+		return 0;
+	}
+	int saved = errno;
+	/* Not moved: remove the hidden directory while it is the one held. */
+	struct so_ident held, now;
+	if (mine && so_inode_at(fd, NULL, &held) == 0 && so_inode_at(cur, hidden, &now) == 0 &&
+	    so_same_inode(&held, &now))
+		(void)unlinkat(cur, hidden, AT_REMOVEDIR);
+	if (saved == EEXIST)
+		return 1;
+	if (saved != ENOSYS)
+		return so_fail(saved);
+#else
+	(void)resolve;
+#endif
+	/* No RENAME_NOREPLACE here: the name made directly, and opened by the
+	 * caller (*next stays -1). */
+	if (mkdirat(cur, name, mode) < 0)
+		return errno == EEXIST ? 1 : -1;
+	*ours = true;
+	return 0;
 }
 
 /*
@@ -261,11 +352,21 @@ static int mkdir_all(int dirfd, const char *path, size_t len, mode_t mode, mode_
 			/* Missing: create it in `cur`. */
 			if (made && !made->steps && made_alloc(made, cur, len) < 0)
 				return -1;
-			int r = mkdirat(cur, name, final ? mode : parent_mode);
-			if (r < 0 && errno != EEXIST)
-				return comp_fail(buf, &c, errno);
-			creating = made_here = r == 0;
-			next = mkdir_step(cur, name, resolve);
+			mode_t m = final ? mode : parent_mode;
+			int r;
+			if (made) {
+				r = made_mkdir(cur, name, m, resolve, &next, &made_here);
+				if (r < 0)
+					return comp_fail(buf, &c, errno);
+				creating = r == 0;
+			} else {
+				r = mkdirat(cur, name, m);
+				if (r < 0 && errno != EEXIST)
+					return comp_fail(buf, &c, errno);
+				creating = made_here = r == 0;
+			}
+			if (next < 0)
+				next = mkdir_step(cur, name, resolve);
 			if (next < 0) {
 				if (errno == ENOTDIR) /* a concurrent non-directory: not followed */
 					return comp_fail(buf, &c, final ? EEXIST : ENOTDIR);

@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <linux/magic.h>
 #include <dirent.h>
+#include <poll.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -18,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/inotify.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
@@ -411,6 +413,169 @@ START_TEST(create_all)
 }
 END_TEST
 
+/* The inode number the undo compares stays the made directory's (issue 36):
+ * "m" of "m/n/f" is emptied (its "n" moved away) and removed while the
+ * handle is open, and directories are made until one gets the number "m"
+ * had (a filesystem that gives freed numbers again, as ext4 does, gives it
+ * at once when the inode is freed) and put at "m". The library holds every
+ * directory it made, so the number is never freed and the decoy must
+ * survive the discard, whatever the filesystem. */
+START_TEST(parents_undo_pin)
+{
+	struct tdir d;
+	tdir_make(&d, "tmpfile");
+	uint64_t fl = strategies[_i];
+	struct safe_tmpfile *t;
+	ck_assert_int_eq(safe_tmpfile_open(d.fd, "m/n/f", 0644, fl | SAFE_TMPFILE_PARENTS, &t), 0);
+	struct stat old, st;
+	ck_assert_int_eq(fstatat(d.fd, "m", &old, AT_SYMLINK_NOFOLLOW), 0);
+	ck_assert_int_eq(renameat(d.fd, "m/n", d.fd, "away"), 0);
+	ck_assert_int_eq(unlinkat(d.fd, "m", AT_REMOVEDIR), 0);
+	bool reused = false;
+	for (int k = 0; k < 64 && !reused; k++) {
+		ck_assert_int_eq(mkdirat(d.fd, "m", 0700), 0);
+		ck_assert_int_eq(fstatat(d.fd, "m", &st, AT_SYMLINK_NOFOLLOW), 0);
+		reused = st.st_ino == old.st_ino;
+		if (!reused) {
+			char name[32];
+			snprintf(name, sizeof(name), "other%d", k);
+			ck_assert_int_eq(renameat(d.fd, "m", d.fd, name), 0);
+		}
+	}
+	if (!reused)
+		ck_assert_int_eq(mkdirat(d.fd, "m", 0700), 0);
+	ck_assert_int_eq(fstatat(d.fd, "m", &st, AT_SYMLINK_NOFOLLOW), 0);
+	ck_assert_int_eq(safe_tmpfile_discard(t), 0);
+	struct stat now;
+	ck_assert_msg(fstatat(d.fd, "m", &now, AT_SYMLINK_NOFOLLOW) == 0 && now.st_ino == st.st_ino,
+		      "the decoy at \"m\" (inode %lu, %s the number of the directory made) was removed",
+		      (unsigned long)st.st_ino, reused ? "with" : "not with");
+	tdir_free(&d);
+}
+END_TEST
+
+/* The identity of a directory the call made (issue 36): an attacker waits
+ * for the call's "m" to appear, removes it and makes an empty "m" of its own
+ * at once, hoping the call takes its directory for the one it made and
+ * removes it on discard. The library makes each directory under a hidden
+ * name, holds it and renames it into place, so the only "m" it ever takes
+ * for its own is the one it made: no decoy may be removed. The attacker must
+ * have replaced a directory during the calls. */
+#define PF_DECOYS 4096
+static struct {
+	atomic_bool stop;
+	atomic_int replaced;
+	int dirfd;
+	ino_t decoys[PF_DECOYS];
+	atomic_int ndecoys;
+} PF;
+
+static bool pf_is_decoy(ino_t ino)
+{
+	int n = atomic_load(&PF.ndecoys);
+	for (int k = 0; k < n; k++)
+		if (PF.decoys[k] == ino)
+			return true;
+	return false;
+}
+
+static void *foreign_attacker(void *arg)
+{
+	(void)arg;
+	/* Woken by inotify the moment a directory appears at "m". */
+	int in = inotify_init1(IN_CLOEXEC);
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", PF.dirfd);
+	if (in < 0 || inotify_add_watch(in, path, IN_CREATE | IN_MOVED_TO | IN_ONLYDIR) < 0)
+		abort();
+	struct stat atk = { 0 };
+	bool ready = false;
+	while (!atomic_load(&PF.stop) && atomic_load(&PF.ndecoys) < PF_DECOYS) {
+		/* The decoy is made first under a name of its own, so that its
+		 * identity is known before it goes to "m". */
+		if (!ready && (mkdirat(PF.dirfd, "atk", 0700) < 0 ||
+			       fstatat(PF.dirfd, "atk", &atk, AT_SYMLINK_NOFOLLOW) < 0))
+			continue;
+		ready = true;
+		struct pollfd pfd = { .fd = in, .events = POLLIN };
+		if (poll(&pfd, 1, 20) <= 0)
+			continue;
+		char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+		ssize_t n = read(in, buf, sizeof(buf));
+		bool m = false;
+		for (ssize_t off = 0; off < n;) {
+			const struct inotify_event *ev = (const void *)(buf + off);
+			m |= ev->len && strcmp(ev->name, "m") == 0;
+			off += (ssize_t)(sizeof(*ev) + ev->len);
+		}
+		struct stat st;
+		if (!m || fstatat(PF.dirfd, "m", &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+		    pf_is_decoy(st.st_ino))
+			continue;
+		/* The call's directory (nothing else makes "m"): replace it. */
+		if (unlinkat(PF.dirfd, "m", AT_REMOVEDIR) < 0 ||
+		    rename_noreplace(PF.dirfd, "atk", "m") < 0)
+			continue;
+		PF.decoys[atomic_load(&PF.ndecoys)] = atk.st_ino;
+		atomic_fetch_add(&PF.ndecoys, 1);
+		atomic_fetch_add(&PF.replaced, 1);
+		ready = false;
+	}
+	close(in);
+	return NULL;
+}
+
+START_TEST(parents_undo_foreign)
+{
+	struct tdir d;
+	tdir_make(&d, "tmpfile");
+	uint64_t fl = strategies[_i];
+	memset(&PF, 0, sizeof(PF));
+	PF.dirfd = d.fd;
+	pthread_t th;
+	ck_assert_int_eq(pthread_create(&th, NULL, foreign_attacker, NULL), 0);
+	/* Calls for 2.5 s, and on a loaded machine longer, until the attacker
+	 * has replaced a directory (bounded: 10 s in all). */
+	double start = fx_now(), end = start + 10.0;
+	int calls = 0, kept = 0;
+	for (; (fx_now() < start + 2.5 || atomic_load(&PF.replaced) == 0) && fx_now() < end; calls++) {
+		struct safe_tmpfile *t;
+		if (safe_tmpfile_open(d.fd, "m/f", 0644, fl | SAFE_TMPFILE_PARENTS, &t) == 0)
+			ck_assert_int_eq(safe_tmpfile_discard(t), 0);
+		else /* the attacker removed "m" under the call */
+			ck_assert_msg(errno == ENOENT || errno == EAGAIN, "open: %s", strerror(errno));
+		/* A decoy left at "m" is moved aside, so that the next call
+		 * creates "m" again. */
+		struct stat st;
+		if (fstatat(d.fd, "m", &st, AT_SYMLINK_NOFOLLOW) == 0 && pf_is_decoy(st.st_ino)) {
+			char name[32];
+			snprintf(name, sizeof(name), "kept%d", kept++);
+			(void)rename_noreplace(d.fd, "m", name);
+		}
+	}
+	atomic_store(&PF.stop, true);
+	pthread_join(th, NULL);
+	int replaced = atomic_load(&PF.replaced);
+	ck_assert_msg(replaced > 0, "the attacker never replaced a directory (%d calls)", calls);
+	/* Every decoy still exists in the case directory. */
+	int foreign = 0;
+	for (int k = 0; k < atomic_load(&PF.ndecoys); k++) {
+		DIR *dir = fdopendir(openat(d.fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+		ck_assert(dir);
+		bool found = false;
+		for (struct dirent *e; !found && (e = readdir(dir));)
+			found = e->d_ino == PF.decoys[k];
+		closedir(dir);
+		foreign += !found;
+	}
+	fprintf(stderr, "parents_undo_foreign: %d calls, %d directories replaced, %d removed\n",
+		calls, replaced, foreign);
+	ck_assert_msg(foreign == 0, "%d of the attacker's %d directories were removed", foreign,
+		      replaced);
+	tdir_free(&d);
+}
+END_TEST
+
 /* ---------------------------------------------------------------- suite */
 
 static Suite *parents_suite(void)
@@ -422,12 +587,14 @@ static Suite *parents_suite(void)
 	tcase_add_loop_test(tc, parents, 0, N_STRATEGIES);
 	tcase_add_loop_test(tc, mkdir_all_mode, 0, P_MODES);
 	tcase_add_loop_test(tc, create_all, 0, P_MODES);
+	tcase_add_loop_test(tc, parents_undo_pin, 0, N_STRATEGIES);
 	suite_add_tcase(s, tc);
 
 	TCase *rc = tcase_create("race");
 	tcase_add_checked_fixture(rc, fx_fd_setup, fx_fd_teardown);
 	tcase_set_timeout(rc, 300);
 	tcase_add_loop_test(rc, parents_undo_race, 0, N_STRATEGIES);
+	tcase_add_loop_test(rc, parents_undo_foreign, 0, N_STRATEGIES);
 	suite_add_tcase(s, rc);
 	return s;
 }
