@@ -548,6 +548,14 @@ void so_diag_err(int err);
  * struct stat has, with stx_mask STATX_BASIC_STATS. 0 or -1 with errno. */
 int so_statx_at(int fd, const char *name, unsigned int mask, struct statx *stx);
 
+/* A test hook: true when the environment variable `var` (SAFEOPEN_TEST_*)
+ * is set and not "0". Outside the ABI, for the tests and benchmarks: each
+ * hook only moves the library onto a path it takes on some real system (a
+ * procfs numbering, an older kernel's statx), never off a check. Read at
+ * each use (a test compares both ways in one process); ignored in set-user-ID
+ * and set-group-ID programs (secure_getenv). */
+bool so_test_hook(const char *var);
+
 /* Fill buf with n random characters from [A-Za-z0-9] (getrandom, never
  * blocking; falls back to a time/pid mix only if getrandom is unavailable). */
 void so_random_name(char *buf, size_t n);

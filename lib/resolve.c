@@ -44,10 +44,10 @@
  *     ("x/../x"), by the same argument (take_back()).
  *
  * Links are judged by their own mount, as the kernel's pick_link() does:
- * on a nosymfollow mount no link is followed (ELOOP); a procfs link whose
- * inode number is below procfs' static entries (0xF0000000, where
- * /proc/self, /proc/thread-self, /proc/mounts live) is a magic link (ELOOP
- * with NO_MAGICLINKS, else EXDEV); NO_XDEV counts the crossing into a link
+ * on a nosymfollow mount no link is followed (ELOOP); a procfs link that the
+ * heuristic of proc_link_magic() calls magic (inode number below procfs'
+ * static entries, or a body that names an object) is refused (ELOOP with
+ * NO_MAGICLINKS, else EXDEV); NO_XDEV counts the crossing into a link
  * that is a mount point. fstatfs() of cur learns its mount's facts once per
  * mount (cur_fs(): kept while the walk descends without crossing a mount,
  * which openat2's RESOLVE_NO_XDEV reports; without openat2 every descent
@@ -116,8 +116,52 @@
 /* procfs allocates the inode numbers of its static entries (proc_dir_entry:
  * /proc/self, /proc/thread-self, proc_symlink() links such as /proc/mounts)
  * from PROC_DYNAMIC_FIRST up; per-process entries (where every magic link
- * lives) get ordinary inode numbers below it. */
+ * lives) get numbers from get_next_ino(), a 32-bit counter shared with every
+ * pipe and socket, which is below it until that counter gets there. */
 #define SO_PROC_DYNAMIC_FIRST 0xF0000000ULL
+
+/*
+ * Is the procfs link `in`, whose body is body[0..n), a magic link? A
+ * heuristic (design.md, "Magic links"): the kernel marks magic links by how
+ * their ->get_link() jumps, which userspace cannot see. Magic when EITHER
+ *  - its inode number is below SO_PROC_DYNAMIC_FIRST (every static procfs
+ *    link is numbered above; a per-process entry is above only while the
+ *    shared get_next_ino() counter is, for ~268M allocations after each
+ *    2^32), OR
+ *  - its body is what the kernel prints for an object rather than a name:
+ *    absolute (d_path() of a file, "/... (deleted)", "/memfd:..."), the
+ *    "name:[...]" shape ("pipe:[N]", "socket:[N]", "net:[N]", the ns links)
+ *    or "anon_inode:..." (some of which have no brackets).
+ * Either test alone is enough to refuse a link, so a per-process link with a
+ * high inode number is still refused by its body, and fails closed.
+ * Known differences, from the body test: a static procfs link with an
+ * absolute body (/proc/fs/xfs/stat -> /sys/fs/xfs/stats/stats while XFS is
+ * loaded) is refused as magic where the kernel follows it as a plain link
+ * (under IN_ROOT; ELOOP instead of EXDEV under BENEATH|NO_MAGICLINKS).
+ * SAFEOPEN_TEST_PROC_INO_HIGH=1 (so_test_hook()) makes every procfs inode
+ * look high, so that the tests run the body test alone.
+ */
+static bool proc_link_magic(const struct so_info *in, const char *body, size_t n)
+{
+	if (in->id.ino < SO_PROC_DYNAMIC_FIRST && !so_test_hook("SAFEOPEN_TEST_PROC_INO_HIGH"))
+		return true;
+#ifndef SAFEOPEN_MUTATE_MAGICLINK_BODY
+	if (n > 0 && body[0] == '/')
+		return true;
+	static const char anon[] = "anon_inode:";
+	if (n >= sizeof(anon) - 1 && memcmp(body, anon, sizeof(anon) - 1) == 0)
+		return true;
+	/* name:[...]: a name without '/', then ":[", then "]" at the end. */
+	const char *colon = memchr(body, ':', n);
+	if (colon && colon > body && !memchr(body, '/', (size_t)(colon - body)) &&
+	    (size_t)(colon - body) + 2 < n && colon[1] == '[' && body[n - 1] == ']')
+		return true;
+#else
+	(void)body;
+	(void)n;
+#endif
+	return false;
+}
 
 /* The walk holds descriptors of the deepest WALK_HELD levels of its chain
  * (see the safety argument at the top). */
@@ -969,7 +1013,7 @@ static int follow_link(struct walk *w, int lfd, const struct so_info *in, size_t
 		rest += (size_t)shift;
 	}
 #ifndef SAFEOPEN_MUTATE_MAGICLINK
-	if (sfs.f_type == PROC_SUPER_MAGIC && in->id.ino < SO_PROC_DYNAMIC_FIRST)
+	if (sfs.f_type == PROC_SUPER_MAGIC && proc_link_magic(in, w->buf, (size_t)r))
 		return so_fail((w->resolve & SAFE_RESOLVE_NO_MAGICLINKS) ? ELOOP : EXDEV);
 #endif
 	if (owner_match(w)) {
