@@ -152,16 +152,56 @@ static int made_reach(const struct so_made_dirs *made, size_t k)
 }
 
 /*
+ * Remove the empty directory `name` of parent while it is the recorded inode
+ * `rec`. No call removes a directory by descriptor, so some check must come
+ * before an rmdir(2) by name; to keep that window off the name others work
+ * with, the directory is first moved to a fresh hidden random name with
+ * renameat2(RENAME_NOREPLACE), checked there, and removed there. A directory
+ * swapped in at `name` after the first check is moved, found not ours and
+ * put back (NOREPLACE: if the name was taken meanwhile, it stays under the
+ * hidden name), never removed; one that is not empty any more (rmdir fails)
+ * goes back to its name the same way. Without RENAME_NOREPLACE (ENOSYS):
+ * rmdir by name right after the check.
+ */
+static void remove_level(int parent, const char *name, const struct so_ident *rec)
+{
+	struct so_ident id;
+	bool ours = so_ident_at(parent, name, &id) == 0 && so_same_inode(&id, rec);
+#ifdef SAFEOPEN_MUTATE_MKDIR_UNDO_RECHECK
+	ours = true; /* mutation (tests only): removed whatever the name leads to */
+#endif
+	if (!ours)
+		return;
+	char hidden[SO_HIDDEN_LEN + 1];
+	so_hidden_name(hidden);
+	if (so_renameat2(parent, name, parent, hidden, RENAME_NOREPLACE) < 0) {
+		if (errno == ENOSYS)
+			(void)unlinkat(parent, name, AT_REMOVEDIR);
+		return;
+	}
+	ours = so_ident_at(parent, hidden, &id) == 0 && so_same_inode(&id, rec);
+#ifdef SAFEOPEN_MUTATE_MKDIR_UNDO_RECHECK
+	ours = true;
+#endif
+	if (ours && unlinkat(parent, hidden, AT_REMOVEDIR) == 0)
+		return;
+	(void)so_renameat2(parent, hidden, parent, name, RENAME_NOREPLACE);
+}
+
+/*
  * Undo, deepest first. Safety argument: every directory acted on is reached
  * from topfd (which the resolver opened beneath the root) by single names
  * opened with O_NOFOLLOW|O_DIRECTORY, each checked to be the inode recorded
  * when this call made or met it, so the walk stays inside what this call
  * created. A directory is removed only with rmdir (empty ones only) and only
- * while its name still leads to the recorded inode; a level that was moved or
- * replaced is left where it is with everything below it. The window between
- * that check and unlinkat() is the one of the sweep (sweep.c): swapping
- * another empty directory in needs write access to the parent, which is what
- * removing it needs.
+ * while it is the recorded inode (remove_level(): checked at its name, then
+ * again under a hidden name it was moved to); a level that was moved or
+ * replaced is left where it is with everything below it. The recorded
+ * identities are of the directories this call's mkdirat() made (made_mkdir())
+ * and held open (made_record()), so no other directory can show them. The
+ * window between the last check and unlinkat() is on the hidden random name:
+ * swapping another empty directory in there needs to learn that name and
+ * write access to the parent, which is what removing it needs.
  */
 void so_made_dirs_undo(struct so_made_dirs *made)
 {
@@ -172,14 +212,7 @@ void so_made_dirs_undo(struct so_made_dirs *made)
 		int parent = made_reach(made, k);
 		if (parent < 0)
 			continue;
-		const char *name = made->names + made->steps[k].off;
-		struct so_ident id;
-#ifndef SAFEOPEN_MUTATE_MKDIR_UNDO_RECHECK
-		if (so_ident_at(parent, name, &id) == 0 && so_same_inode(&id, &made->steps[k].id))
-#else
-		(void)id;
-#endif
-			(void)unlinkat(parent, name, AT_REMOVEDIR);
+		remove_level(parent, made->names + made->steps[k].off, &made->steps[k].id);
 		so_close(parent);
 	}
 	so_made_dirs_free(made);
