@@ -49,8 +49,8 @@ static int mount_id(int fd, uint64_t *mnt)
 {
 	struct statx stx;
 	*mnt = 0;
-	if (statx(fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW, STATX_MNT_ID, &stx) < 0)
-		return errno == ENOSYS ? 0 : -1;
+	if (so_statx_at(fd, NULL, STATX_MNT_ID, &stx) < 0)
+		return -1; /* no statx at all: so_statx_at() gives the basic fields */
 	if (stx.stx_mask & STATX_MNT_ID)
 		*mnt = stx.stx_mnt_id;
 	return 0;

@@ -599,8 +599,7 @@ static bool link_on_cur_mount(const struct walk *w, const char *name, enum mnt_r
 	if (rel != REL_UNKNOWN)
 		return rel == REL_SAME;
 	struct statx stx;
-	if (statx(w->cur, name, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT, STATX_TYPE | STATX_MNT_ID,
-		  &stx) < 0)
+	if (so_statx_at(w->cur, name, STATX_TYPE | STATX_MNT_ID, &stx) < 0)
 		return false;
 	if (!(stx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT) ||
 	    (stx.stx_attributes & STATX_ATTR_MOUNT_ROOT))

@@ -8,7 +8,9 @@
  * ENOSYS, as it does on that kernel. Two more profiles block only openat2,
  * with EPERM (what container runtimes' default profiles did for calls they did
  * not know) or ENOSYS. `kernel-profile --list` prints the profiles and the
- * calls each one removes.
+ * calls each one removes. The profiles of kernels before 5.8 also set
+ * SAFEOPEN_TEST_STATX_NO_MOUNT=1, the library's test hook that drops what
+ * statx could not report there (the mount id, STATX_ATTR_MOUNT_ROOT).
  *
  * Needs no privilege: PR_SET_NO_NEW_PRIVS first. Uses no part of the library.
  * The numbers come from <sys/syscall.h> where the headers know the call; calls
@@ -194,6 +196,9 @@ static void list(void)
 				printf(" %s", calls[j].name);
 		if (!p->only)
 			printf(" (and every number from %ld)", (long)FIRST_UNKNOWN);
+		if (p->version && p->version < V(5, 8))
+			printf("; statx without mount id or STATX_ATTR_MOUNT_ROOT"
+			       " (SAFEOPEN_TEST_STATX_NO_MOUNT=1)");
 		printf("\n");
 	}
 }
@@ -221,6 +226,14 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	if (setenv("SAFEOPEN_KERNEL_PROFILE", p->name, 1) < 0) {
+		perror("kernel-profile: setenv");
+		return 2;
+	}
+	/* Before 5.8 statx reports neither the mount id nor
+	 * STATX_ATTR_MOUNT_ROOT, which no filter can take away: the library's
+	 * test hook drops them (every link then takes the careful way). */
+	if (p->version && p->version < V(5, 8) &&
+	    setenv("SAFEOPEN_TEST_STATX_NO_MOUNT", "1", 1) < 0) {
 		perror("kernel-profile: setenv");
 		return 2;
 	}
