@@ -163,8 +163,9 @@ static bool proc_link_magic(const struct so_info *in, const char *body, size_t n
 	return false;
 }
 
-/* The walk holds descriptors of the deepest WALK_HELD levels of its chain
- * (see the safety argument at the top). */
+/* The walk holds descriptors of up to WALK_HELD of the deepest levels of its
+ * chain (fewer after EMFILE/ENFILE made it give some back; see the safety
+ * argument at the top). */
 #define WALK_HELD 32
 /* Below the held levels, checkpoints: a few shallower levels kept open at
  * spacings that grow with their distance from cur (ck_keep()), so that a
@@ -179,6 +180,11 @@ static bool proc_link_magic(const struct so_info *in, const char *body, size_t n
 /* With the pinned cwd and three while examining the last component: the
  * walker's documented bound. */
 _Static_assert(WALK_FDS + 4 == SO_RESOLVE_MAX_FDS, "the walker's descriptor bound");
+/* The most the path buffer grows to (grow_buf()): the path and every link
+ * body the walk may splice (SO_MAXSYMLINKS of them, each within PATH_MAX)
+ * with room for the doubling growth and the free space kept in front of the
+ * path; beyond it ENAMETOOLONG. */
+#define WALK_BUF_MAX ((size_t)64 * PATH_MAX * (SO_MAXSYMLINKS + 1))
 #define WALK_NAMES ((size_t)PATH_MAX)
 #define WALK_BUF ((size_t)2 * PATH_MAX)
 
@@ -840,7 +846,7 @@ static ssize_t grow_buf(struct walk *w, size_t need)
 	size_t ncap = w->cap * 2;
 	while (ncap < used + need + 1)
 		ncap *= 2;
-	if (ncap > (size_t)64 * PATH_MAX * (SO_MAXSYMLINKS + 1)) {
+	if (ncap > WALK_BUF_MAX) {
 		errno = ENAMETOOLONG;
 		return -1;
 	}
@@ -1124,13 +1130,15 @@ static int check_search(struct walk *w)
 }
 
 /*
- * A ".." step. At the root: EXDEV (BENEATH) or a no-op (IN_ROOT), after the
- * kernel's search-permission check; the root's parent is never opened.
- * Below it: the result is the level the walk descended from, never a
- * directory found by the kernel's "..": the descriptor held for that level
- * (an open directory cannot be freed, so no other directory can take its
- * place or its inode number), or, beyond WALK_HELD levels, a re-descent from
- * the root by the recorded names. Either way the walk stands in a directory
+ * A ".." step. At the root: EXDEV under BENEATH and under REPORT_ESCAPE
+ * (whatever the scope: the caller wants the escape reported), else a no-op
+ * (IN_ROOT), after the kernel's search-permission check; the root's parent
+ * is never opened. Below it: the result is the level the walk descended
+ * from, never a directory found by the kernel's "..": the descriptor held
+ * for that level (an open directory cannot be freed, so no other directory
+ * can take its place or its inode number), or, when that level is not held,
+ * a re-descent by the recorded names from the deepest checkpoint above it
+ * (the root if none): redescend(). Either way the walk stands in a directory
  * it reached from the root by single-name lookups only, whatever was renamed,
  * deleted or recreated meanwhile; without concurrent changes it is the
  * kernel's ".." (the parent of cur, across a mount root onto the mount
