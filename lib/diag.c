@@ -46,10 +46,12 @@ int safe_diag_get(struct safe_diag *diag, size_t size)
 		return so_fail(EINVAL);
 	if (!diag)
 		return so_fail(EFAULT);
-	size_t n = size < sizeof(diag_tls.rec) ? size : sizeof(diag_tls.rec);
-	memcpy(diag, &diag_tls.rec, n);
-	if (size > n)
-		memset((char *)diag + n, 0, size - n);
+	if (size <= sizeof(diag_tls.rec)) {
+		memcpy(diag, &diag_tls.rec, size);
+		return 0;
+	}
+	memcpy(diag, &diag_tls.rec, sizeof(diag_tls.rec));
+	memset((char *)diag + sizeof(diag_tls.rec), 0, size - sizeof(diag_tls.rec));
 	return 0;
 }
 

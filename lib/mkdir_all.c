@@ -494,7 +494,11 @@ int safe_create_all_beneath(int dirfd, const char *path, int oflags, mode_t mode
 	uint64_t resolve;
 	if (so_op_resolve(flags, 0, &resolve) < 0)
 		return -1;
-	if (!(oflags & O_CREAT) || (oflags & CREATE_ALL_BAD_OFLAGS) || (dir_mode & ~(mode_t)07777))
+	/* Both modes checked before anything is made: openat2(2) refuses a mode
+	 * beyond 07777 with EINVAL, but where the kernel has no openat2 the
+	 * final openat() would mask it after the parents exist. */
+	if (!(oflags & O_CREAT) || (oflags & CREATE_ALL_BAD_OFLAGS) || (mode & ~(mode_t)07777) ||
+	    (dir_mode & ~(mode_t)07777))
 		return so_fail(EINVAL);
 	size_t len;
 	if (so_path_len(path, &len) < 0)

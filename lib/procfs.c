@@ -56,6 +56,21 @@ static int mount_id(int fd, uint64_t *mnt)
 	return 0;
 }
 
+/* The mount id of fd by every way the library knows: statx (5.8+), else
+ * so_mount_id() (a file handle's, or the fdinfo entry's, as on 4.18 and
+ * 5.4). *mnt 0 when nothing can tell; -1 with errno on a resource error. */
+static int mount_id_known(int fd, uint64_t *mnt)
+{
+	if (mount_id(fd, mnt) < 0)
+		return -1;
+	if (*mnt)
+		return 0;
+	int r = so_mount_id(fd, NULL, mnt);
+	if (r <= 0)
+		*mnt = 0;
+	return r < 0 ? -1 : 0;
+}
+
 /* Is fd a directory of the verified procfs (device dev, and mount mnt where
  * known)? 0 yes; -1 with ENXIO no, or with a resource errno as it is. */
 static int check_procfs(int fd, dev_t dev, uint64_t mnt)
@@ -371,30 +386,33 @@ static int proc_new_handle(int k, unsigned int *kind)
  */
 static int proc_handle(int k, unsigned int *kind)
 {
-	int fd = atomic_load(&proc_cache[k]);
-	if (fd >= 0 && proc_root_ok(fd, atomic_load(&proc_mnt[k]))) {
-		*kind = atomic_load(&proc_kind[k]);
-		return fd;
+	for (;;) {
+		int fd = atomic_load(&proc_cache[k]);
+		if (fd >= 0 && proc_root_ok(fd, atomic_load(&proc_mnt[k]))) {
+			*kind = atomic_load(&proc_kind[k]);
+			return fd;
+		}
+		unsigned int kd = 0;
+		int nfd = proc_new_handle(k, &kd);
+		if (nfd < 0)
+			return -1;
+		uint64_t mnt = 0;
+		if (mount_id(nfd, &mnt) < 0) {
+			so_close(nfd);
+			return -1;
+		}
+		if (!atomic_compare_exchange_strong(&proc_cache[k], &fd, nfd)) {
+			/* Another thread cached one meanwhile: the caller closes
+			 * nothing, so ours would leak: keep the winner (checked
+			 * again on the next turn). */
+			so_close(nfd);
+			continue;
+		}
+		atomic_store(&proc_mnt[k], mnt);
+		atomic_store(&proc_kind[k], kd);
+		*kind = kd;
+		return nfd;
 	}
-	unsigned int kd = 0;
-	int nfd = proc_new_handle(k, &kd);
-	if (nfd < 0)
-		return -1;
-	uint64_t mnt = 0;
-	if (mount_id(nfd, &mnt) < 0) {
-		so_close(nfd);
-		return -1;
-	}
-	if (!atomic_compare_exchange_strong(&proc_cache[k], &fd, nfd)) {
-		/* Another thread cached one meanwhile: use ours this time. The
-		 * caller closes nothing, so ours would leak: keep the winner. */
-		so_close(nfd);
-		return proc_handle(k, kind);
-	}
-	atomic_store(&proc_mnt[k], mnt);
-	atomic_store(&proc_kind[k], kd);
-	*kind = kd;
-	return nfd;
 }
 
 int safe_proc_handle(uint64_t flags, unsigned int *kind)
@@ -489,21 +507,24 @@ int safe_proc_open(uint64_t base, const char *path, int oflags, uint64_t flags)
 	_cleanup_fd_ int parent = so_open_validated(bfd, pe.last.start ? dir : ".", &ph);
 	if (parent < 0)
 		return -1;
-	struct statx stx;
-	uint64_t pm = 0;
-	if (statx(parent, name, AT_SYMLINK_NOFOLLOW, STATX_MNT_ID | STATX_TYPE, &stx) < 0 ||
-	    mount_id(parent, &pm) < 0)
+	_cleanup_fd_ int lfd = openat(parent, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	struct stat lst;
+	uint64_t lm = 0, pm = 0;
+	if (lfd < 0 || fstat(lfd, &lst) < 0 || mount_id_known(lfd, &lm) < 0 ||
+	    mount_id_known(parent, &pm) < 0)
 		return -1;
-	if (!S_ISLNK(stx.stx_mode))
+	if (!S_ISLNK(lst.st_mode))
 		return so_fail(ELOOP); /* the ELOOP was about something else */
-	if (!(stx.stx_mask & STATX_MNT_ID) || !pm || stx.stx_mnt_id != pm)
+	if (!lm || !pm || lm != pm)
 		return so_fail(EXDEV); /* cannot tell, or another mount: fail closed */
 	return openat(parent, name, oflags | O_CLOEXEC);
 }
 
 ssize_t safe_proc_readlink(uint64_t base, const char *path, char *buf, size_t size)
 {
-	if (!buf && size)
+	if (!size)
+		return so_fail(EINVAL); /* as readlink(2) */
+	if (!buf)
 		return so_fail(EFAULT);
 	size_t len;
 	if (so_path_len(path, &len) < 0)

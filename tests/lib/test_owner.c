@@ -411,7 +411,11 @@ START_TEST(test_race)
 		"# owner race: %ld attempts, %ld swaps: %ld opened own file, %ld refused (ELOOP), "
 		"%ld other errors, %ld opened the other user's file\n",
 		attempts, swaps, own, refused, other, foreign);
-	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the attacker failed");
+	/* Under valgrind the attacker child's exit status is valgrind's, not
+	 * the attacker's (it changes uid under the tool); its swaps, counted
+	 * below, still prove that it ran. */
+	ck_assert_msg(fx_under_valgrind() || (WIFEXITED(st) && WEXITSTATUS(st) == 0),
+		      "the attacker failed");
 	ck_assert_msg(foreign == 0, "%ld opens of the other user's file", foreign);
 	ck_assert_msg(swaps >= 100, "the attacker swapped only %ld times", swaps);
 	ck_assert_msg(own > 0 && refused > 0, "the swaps did not show: %ld own, %ld refused", own,
