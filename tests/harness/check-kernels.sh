@@ -17,7 +17,7 @@ for p in "$@"; do
 		$MAKE $AM_MAKEFLAGS check TESTS="$KERNEL_TESTS" > "$out/$p.out" 2>&1
 	else
 		# shellcheck disable=SC2086
-		./tests/kernel-profile "$p" $MAKE $AM_MAKEFLAGS check TESTS="$KERNEL_TESTS" > "$out/$p.out" 2>&1
+		./tests/harness/kernel-profile "$p" $MAKE $AM_MAKEFLAGS check TESTS="$KERNEL_TESTS" > "$out/$p.out" 2>&1
 	fi
 	rc=$?
 	mkdir -p "$out/$p"
