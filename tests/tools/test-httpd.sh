@@ -1140,13 +1140,18 @@ fi
 umask 077
 : >"$T/hauth"
 hlist=()
-if command -v htpasswd >/dev/null 2>&1 && htpasswd -B -b "$T/hauth" bob 'b pw' 2>/dev/null; then
+if "$HTTPD" --help 2>&1 | grep -q 'hashed passwords: not built'; then
+	skip "hashed passwords: this safe-httpd was built without crypt_r() (e.g. musl)"
+	nohash=yes
+elif command -v htpasswd >/dev/null 2>&1 && htpasswd -B -b "$T/hauth" bob 'b pw' 2>/dev/null; then
 	hlist+=("bob|b pw|bcrypt")
 else
 	skip "a bcrypt line as htpasswd -B writes it: htpasswd (apache2-utils) not installed"
 fi
 # yescrypt is libxcrypt's (musl's crypt_r has no yescrypt)
-if ! ldd "$HTTPD" 2>/dev/null | grep -q 'libcrypt\.so'; then
+if [ -n "${nohash:-}" ]; then
+	:
+elif ! ldd "$HTTPD" 2>/dev/null | grep -q 'libcrypt\.so'; then
 	skip "a yescrypt line: this build's crypt_r is not libxcrypt's"
 elif command -v mkpasswd >/dev/null 2>&1 && h=$(mkpasswd -m yescrypt 'c pw' 2>/dev/null); then
 	printf 'carol:%s\n' "$h" >>"$T/hauth"
@@ -1154,7 +1159,9 @@ elif command -v mkpasswd >/dev/null 2>&1 && h=$(mkpasswd -m yescrypt 'c pw' 2>/d
 else
 	skip "a yescrypt line: mkpasswd (package whois) not installed or without yescrypt"
 fi
-if h=$(openssl passwd -6 'd pw' 2>/dev/null || mkpasswd -m sha-512 'd pw' 2>/dev/null); then
+if [ -n "${nohash:-}" ]; then
+	:
+elif h=$(openssl passwd -6 'd pw' 2>/dev/null || mkpasswd -m sha-512 'd pw' 2>/dev/null); then
 	printf 'dave:%s\n' "$h" >>"$T/hauth"
 	hlist+=("dave|d pw|SHA-512 crypt")
 else
@@ -1178,8 +1185,10 @@ for h in "${hlist[@]}"; do
 	req -T "$T/small" -u "nobody-$u:$pw" "/docs/h-$u"
 	[ "$code" = 401 ] || { hash_ok=no; echo "# unknown user with $u's password: $code"; }
 done
-check "hashed passwords ($kinds): the right one 201/204, a wrong one or user 401" \
-	test $hash_ok = yes
+if [ -n "$kinds" ]; then
+	check "hashed passwords ($kinds): the right one 201/204, a wrong one or user 401" \
+		test $hash_ok = yes
+fi
 rm -f "$R"/docs/h-*
 # SIGHUP during a download: it completes; the log is reopened; the new
 # credentials apply (bob removed, frank added)

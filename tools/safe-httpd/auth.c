@@ -15,7 +15,10 @@
  * --auth-file is refused at startup (main.c).
  */
 #define _GNU_SOURCE
+#include "config.h"
+#ifdef HAVE_CRYPT_R
 #include <crypt.h>
+#endif
 #include <pthread.h>
 
 #include "httpd.h"
@@ -61,6 +64,7 @@ static void credset_free(struct credset *set)
 	free(set);
 }
 
+#ifdef HAVE_CRYPT_R
 /* crypt_r()'s work area, per thread (zeroed before its first use, as
  * crypt_r() wants it). */
 static struct crypt_data *crypt_area(void)
@@ -80,6 +84,20 @@ static bool hash_usable(const char *hash)
 	const char *out = cd ? crypt_r("", hash, cd) : NULL;
 	return out && out[0] == '$' && strlen(out) == strlen(hash);
 }
+#else
+/* Built without crypt_r(): no hash can be verified, so none is accepted. */
+static bool hash_usable(const char *hash)
+{
+	(void)hash;
+	return false;
+}
+#endif
+
+#ifdef HAVE_CRYPT_R
+#define HASHES_HERE "this build verifies them with crypt_r()"
+#else
+#define HASHES_HERE "this build has no crypt_r(): hashed passwords: not built"
+#endif
 
 /* One line of the file into *cr; 0, or -1 after a message. */
 static int parse_credential(const char *path, unsigned lineno, const char *line, size_t n,
@@ -100,7 +118,7 @@ static int parse_credential(const char *path, unsigned lineno, const char *line,
 		if (cr->kind == CRED_HASH && !hash_usable(pw)) {
 			fprintf(stderr, "safe-httpd: --auth-file %s: line %u: a hash crypt(3) cannot "
 					"verify here (htpasswd -B, mkpasswd -m yescrypt or sha-512 "
-					"write ones it can)\n", path, lineno);
+					"write ones it can; %s)\n", path, lineno, HASHES_HERE);
 			return -1;
 		}
 		if (cr->kind == CRED_PLAIN && !*plain_line)
@@ -270,6 +288,7 @@ static bool auth_ok(struct request *rq)
 			match = cr;
 		}
 	}
+#ifdef HAVE_CRYPT_R
 	if (basic && glen >= 0 && set->dummy) {
 		const char *hash = user ? user->secret + user->ulen + 1 : set->dummy;
 		struct crypt_data *cd = crypt_area();
@@ -279,6 +298,7 @@ static bool auth_ok(struct request *rq)
 		if (cd)
 			explicit_bzero(cd, sizeof(*cd));
 	}
+#endif
 	if (match && match->kind != CRED_TOKEN)
 		note_user(rq, match);
 	pthread_rwlock_unlock(&creds_lock);

@@ -45,6 +45,7 @@
  * calls are short and stay synchronous.
  */
 #define _GNU_SOURCE /* strsignal */
+#include "config.h"
 #include <getopt.h>
 #include <grp.h>
 #include <pthread.h>
@@ -123,6 +124,9 @@ static const char usage_text[] =
 	"                          (plain text, warned about) or a token without a\n"
 	"                          colon (Authorization: Bearer TOKEN); FILE must be\n"
 	"                          owned by the server's user, mode 0600 or stricter\n"
+#ifndef HAVE_CRYPT_R
+	"                          (this build: hashed passwords: not built, no crypt_r)\n"
+#endif
 	"  -D, --mkdirs            PUT creates missing parent directories (else 404)\n"
 	"      --dotfiles          serve and list names starting with '.'\n"
 	"      --mime-types FILE   extensions to types (default /etc/mime.types when\n"
