@@ -1111,7 +1111,7 @@ fi
 if command -v strace >/dev/null 2>&1 && strace -f -qq -o /dev/null true 2>/dev/null; then
 	start "$T/port11" strace -f -qq -o "$T/strace" -e trace=openat,openat2,open,fstatat64,newfstatat,statx \
 		"$HTTPD" -q --threads 1 "$R" 0
-	rootfd=$(sed -n "s|.*openat(AT_FDCWD, \"$R\", [^)]*O_PATH[^)]*) = \([0-9]*\)\$|\1|p" "$T/strace" | head -1)
+	rootfd=$(sed -n "s|.*open\(at\)\{0,1\}(\(AT_FDCWD, \)\{0,1\}\"$R\", [^)]*O_PATH[^)]*) = \([0-9]*\)\$|\3|p" "$T/strace" | head -1) # open() on musl
 	from_root() { # from_root URL-PATH: the calls naming the root descriptor for that request
 		local before
 		before=$(wc -l <"$T/strace")
