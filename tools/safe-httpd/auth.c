@@ -65,14 +65,13 @@ static void credset_free(struct credset *set)
 }
 
 #ifdef HAVE_CRYPT_R
-/* crypt_r()'s work area, per thread (zeroed before its first use, as
- * crypt_r() wants it). */
+/* crypt_r()'s work area, per thread, in the thread's own storage (zero
+ * before its first use, as crypt_r() wants it; nothing to free when a
+ * thread ends). */
 static struct crypt_data *crypt_area(void)
 {
-	static __thread struct crypt_data *cd;
-	if (!cd)
-		cd = calloc(1, sizeof(*cd));
-	return cd;
+	static __thread struct crypt_data cd;
+	return &cd;
 }
 
 /* Can crypt_r() here verify against hash? Hashing the empty password must
