@@ -227,6 +227,23 @@ static int probe_link(int fd, int parentfd)
 	_cleanup_fd_ int fddir = so_procfs_entry(fd, num);
 	if (fddir < 0)
 		return errno == ENXIO ? 0 : -1;
+	/* The entry must lead to fd's inode. Where neither openat2's NO_XDEV nor
+	 * a mount id (statx, 5.8) can show that the fd directory is this
+	 * procfs's own, a bind mount of another process's fd directory on
+	 * the same procfs passes procfs.c's checks; its entry is another
+	 * object: no procfs way, the named fallback (link_unnamed() checks
+	 * again at the link, for a descriptor swapped meanwhile). */
+	struct stat a, b;
+	if (fstat(fd, &a) < 0 || fstatat(fddir, num, &b, 0) < 0)
+		return so_resource_errno(errno) ? -1 : 0;
+	struct so_ident ia = so_stat_ident(&a), ib = so_stat_ident(&b);
+#ifndef SAFEOPEN_MUTATE_PROCFS_PROBE_IDENTITY
+	if (!so_same_inode(&ia, &ib))
+		return 0;
+#else
+	(void)ia;
+	(void)ib;
+#endif
 	err = link_probe_errno(fddir, num, parentfd, AT_SYMLINK_FOLLOW);
 	if (err == EEXIST)
 		return TMP_PROCFS;

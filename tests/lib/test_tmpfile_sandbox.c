@@ -51,6 +51,8 @@ struct child_args {
 	int tmpfile_errno;    /* O_TMPFILE opens fail with this errno (0: allowed) */
 	bool no_renameat2;    /* renameat2 with flags fails with ENOSYS */
 	bool no_openat2;      /* openat2 fails with ENOSYS (kernels < 5.6) */
+	bool no_statx_mount;  /* statx reports no mount id (kernels < 5.8: the
+			       * library's SAFEOPEN_TEST_STATX_NO_MOUNT hook) */
 	int spoof;            /* 1: a tmpfs over /proc; 2: another process's fd
 			       * directory bind-mounted over ours */
 	int expect_nlink;     /* -1: don't care; else st_nlink after safe_tmpfile_open */
@@ -125,6 +127,8 @@ static int child_setup(const struct child_args *a)
 						     RENAME_NOREPLACE);
 	if (a->no_openat2)
 		rules[n++] = (struct sb_rule)SB_ALWAYS(SYS_openat2, ENOSYS);
+	if (a->no_statx_mount)
+		CHILD_CHECK(setenv("SAFEOPEN_TEST_STATX_NO_MOUNT", "1", 1) == 0);
 	if (n)
 		CHILD_CHECK(sb_seccomp(rules, n) == 0);
 	return 0;
@@ -252,13 +256,16 @@ START_TEST(procfs_verified)
 	/* As root, with AT_EMPTY_PATH refused: the procfs link is used when
 	 * /proc is genuine (through openat2 or the fallback walk), and a fake
 	 * /proc or a bind-mounted foreign fd directory is detected, which
-	 * leaves the named fallback. */
+	 * leaves the named fallback. The third way is a kernel before 5.8 as
+	 * well (no openat2, no mount id from statx): the bind mount is then
+	 * only seen in the entry, which leads to another process's file. */
 	uint64_t fl = strategies[_i];
 	bool named = fl & T_NAMED;
-	for (int no2 = 0; no2 < 2; no2++) {
+	for (int no2 = 0; no2 < 3; no2++) {
 		struct child_args a = { .flags = fl,
 					.no_empty_path = true,
-					.no_openat2 = no2,
+					.no_openat2 = no2 > 0,
+					.no_statx_mount = no2 == 2,
 					.expect_nlink = named ? 1 : 0 };
 		run_child(&a);
 		for (int sp = 1; sp <= 2; sp++) {
