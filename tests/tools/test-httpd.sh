@@ -24,7 +24,9 @@
 # clients, 503 only when every connection is busy. Last, a PUT on ramfs
 # (no user xattrs) in a private mount namespace. Also: no open redirect
 # (//host, /\host, %2f%2fhost); hashed passwords (bcrypt, yescrypt, SHA-512
-# crypt); SIGHUP during a download (log reopened, credentials re-read).
+# crypt); SIGHUP during a download (log reopened, credentials re-read);
+# --symlinks follow|owner-match|none: GET, HEAD, index.html, listings, PUT
+# (links to another user's files as root only).
 # Prints TAP, one line per check (tests/harness/partial.sh).
 set -u
 : "${top_builddir:=.}"
@@ -1091,6 +1093,104 @@ else
 	stop TERM
 fi
 
+# ---------------------------------------------------------------- --symlinks
+# A tree of its own: same -> a.txt and sd -> ud (the link's owner owns what
+# it leads to), and as root also links owned by uid 1001 to uid 1002's
+# b.txt and vd/ (foreign, fdir), a root-owned link to 1001's a.txt
+# (rootlink) and ud/index.html -> ../b.txt. Each mode: what GET and HEAD
+# answer (a refused link 403, never a byte of b.txt), what / lists (a
+# refused link is left out), and under owner-match a PUT through fdir/.
+S=$T/sl
+mkdir -p "$S/ud" "$S/vd" "$S/id"
+echo "own-a" >"$S/a.txt"
+echo "own-g" >"$S/ud/g.txt"
+echo "foreign-$TOKEN" >"$S/b.txt"
+echo "foreign-$TOKEN" >"$S/vd/f.txt"
+ln -s a.txt "$S/same"
+ln -s ud "$S/sd"
+if [ "$(id -u)" = 0 ]; then
+	SLROOT=1
+	ln -s b.txt "$S/foreign"
+	ln -s vd "$S/fdir"
+	ln -s a.txt "$S/rootlink"
+	ln -s ../b.txt "$S/id/index.html"
+	chown 1001 "$S/a.txt" "$S/ud" "$S/ud/g.txt" "$S/id"
+	chown -h 1001 "$S/same" "$S/sd" "$S/foreign" "$S/fdir" "$S/id/index.html"
+	chown 1002 "$S/b.txt" "$S/vd" "$S/vd/f.txt"
+else
+	SLROOT=
+	skip "--symlinks with links to another user's files: needs root (chown)"
+fi
+"$HTTPD" -q --symlinks sideways "$S" 0 >/dev/null 2>"$T/sl.err"
+rc=$?
+check "--symlinks sideways: refused (exit $rc), names the modes" \
+	sh -c "test $rc = 2 && grep -q 'invalid --symlinks (follow, owner-match or none): sideways' '$T/sl.err'"
+# sl_codes PATH...: "PATH=CODE " for each GET, in $codes; any byte of the
+# token in a body: leak
+sl_codes() {
+	local p
+	codes= leak=
+	for p; do
+		req "/$p"
+		codes="$codes$p=$code "
+		leaked "$T/body" && leak=1
+	done
+}
+# sl_listed: the names / lists, in $listed
+sl_listed() {
+	req /
+	listed=$(grep -o 'href="[^".][^"]*"' "$T/body" | sed 's/^href="//; s/"$//' | tr '\n' ' ')
+}
+for mode in follow owner-match none; do
+	args=(--symlinks "$mode")
+	[ "$mode" = follow ] && args=() # the default
+	start "$T/port15" "$HTTPD" -q "${args[@]}" --writable "$S" 0 || bail "--symlinks $mode: no start"
+	sl_codes same sd/g.txt a.txt
+	sl_listed
+	case $mode in
+	none) want_codes="same=403 sd/g.txt=403 a.txt=200 " want_listed="a.txt b.txt id/ ud/ vd/ " ;;
+	*) want_codes="same=200 sd/g.txt=200 a.txt=200 " want_listed="a.txt b.txt id/ same sd/ ud/ vd/ " ;;
+	esac
+	req -I /same
+	hcode=$code
+	check "--symlinks $mode: GET of links to the owner's own file and directory ($codes), HEAD $hcode" \
+		test "$codes" = "$want_codes" -a "$hcode" = "${want_codes:5:3}"
+	if [ -z "$SLROOT" ]; then
+		check "--symlinks $mode: the listing shows the links it serves ($listed)" \
+			test "$listed" = "$want_listed"
+		stop TERM
+		continue
+	fi
+	sl_codes foreign fdir/f.txt rootlink id/
+	case $mode in
+	follow)
+		want_codes="foreign=200 fdir/f.txt=200 rootlink=200 id/=200 "
+		want_listed="a.txt b.txt fdir/ foreign id/ rootlink same sd/ ud/ vd/ " ;;
+	owner-match)
+		want_codes="foreign=403 fdir/f.txt=403 rootlink=403 id/=403 "
+		want_listed="a.txt b.txt id/ same sd/ ud/ vd/ " ;;
+	none)
+		want_codes="foreign=403 fdir/f.txt=403 rootlink=403 id/=403 "
+		want_listed="a.txt b.txt id/ ud/ vd/ " ;;
+	esac
+	if [ "$mode" = follow ]; then
+		check "--symlinks follow (default): links to another user's files are served ($codes)" \
+			test "$codes" = "$want_codes"
+	else
+		check "--symlinks $mode: a link to another user's file or directory, a root-owned link, such an index.html: 403, no byte of it ($codes)" \
+			test "$codes" = "$want_codes" -a -z "$leak"
+	fi
+	what="leaves out the links it refuses"
+	[ "$mode" = follow ] && what="shows every link"
+	check "--symlinks $mode: the listing $what ($listed)" test "$listed" = "$want_listed"
+	if [ "$mode" = owner-match ]; then
+		req -T "$T/sl.err" /fdir/new.txt
+		check "--symlinks owner-match: PUT through another user's directory link: 403, nothing written" \
+			test "$code" = 403 -a ! -e "$S/vd/new.txt" -a "$(ls -A "$S/vd")" = f.txt
+	fi
+	stop TERM
+done
+
 if [ -n "$PYTHON" ] && "$PYTHON" -c 'import socket; socket.socket(socket.AF_INET6).bind(("::1", 0))' \
 	2>/dev/null; then
 	"$HTTPD" -q --bind ::1 "$R" 0 >"$T/port8" 2>&1 &
@@ -1330,7 +1430,7 @@ check "the unit's hardening: a dynamic user, read-only system, no capability, @s
 help_ok=yes
 "$HTTPD" --help >"$T/help"
 for o in bind writable read-only auth-file mkdirs dotfiles mime-types in-root walker \
-	no-listing max-conns threads head-timeout idle-timeout body-timeout timeout max-body log \
+	symlinks no-listing max-conns threads head-timeout idle-timeout body-timeout timeout max-body log \
 	access-log log-format quiet user help version; do
 	grep -q -- "--$o" "$T/help" || { help_ok=no; echo "# --help lacks --$o"; }
 done

@@ -134,6 +134,11 @@ static const char usage_text[] =
 	"      --in-root           treat ROOT as \"/\" (absolute links and \"..\" stay\n"
 	"                          inside) instead of refusing them\n"
 	"      --walker            use the library's userspace walker, not openat2(2)\n"
+	"      --symlinks MODE     which symbolic links inside ROOT are followed:\n"
+	"                          follow (every one, the default), owner-match\n"
+	"                          (only a link owned by the owner of what it leads\n"
+	"                          to) or none; a refused link gets 403 and is not\n"
+	"                          listed\n"
 	"      --no-listing        no directory listings: a directory without\n"
 	"                          index.html gets 403\n"
 	"      --max-conns N       open connections at most (default 1024); when all\n"
@@ -260,6 +265,7 @@ enum {
 	OPT_MAX_BODY,
 	OPT_THREADS,
 	OPT_LOG_FORMAT,
+	OPT_SYMLINKS,
 };
 
 /* --user: the ids USER[:GROUP] names (names or numbers); exits on a usage
@@ -313,6 +319,7 @@ static const struct option long_opts[] = {
 	{ "mime-types", required_argument, NULL, OPT_MIME_TYPES },
 	{ "in-root", no_argument, NULL, OPT_IN_ROOT },
 	{ "walker", no_argument, NULL, OPT_WALKER },
+	{ "symlinks", required_argument, NULL, OPT_SYMLINKS },
 	{ "no-listing", no_argument, NULL, OPT_NO_LISTING },
 	{ "max-conns", required_argument, NULL, OPT_MAX_CONNS },
 	{ "head-timeout", required_argument, NULL, OPT_HEAD_TIMEOUT },
@@ -345,6 +352,20 @@ static bool config_option(int opt, const char *arg)
 		cfg.resolve = (cfg.resolve & ~SAFE_RESOLVE_BENEATH) | SAFE_RESOLVE_IN_ROOT;
 		break;
 	case OPT_WALKER: cfg.resolve |= SAFE_RESOLVE_USERSPACE; break;
+	case OPT_SYMLINKS: {
+		/* Every request (GET, HEAD, PUT, DELETE, the listing's view of
+		 * each link) is resolved with cfg.resolve: the policy is these
+		 * two bits and nothing else. */
+		const uint64_t bits = SAFE_RESOLVE_NO_SYMLINKS | SAFE_RESOLVE_SYMLINKS_OWNER_MATCH;
+		cfg.resolve &= ~bits;
+		if (!strcmp(arg, "owner-match"))
+			cfg.resolve |= SAFE_RESOLVE_SYMLINKS_OWNER_MATCH;
+		else if (!strcmp(arg, "none"))
+			cfg.resolve |= SAFE_RESOLVE_NO_SYMLINKS;
+		else if (strcmp(arg, "follow"))
+			usage_error("invalid --symlinks (follow, owner-match or none)", arg);
+		break;
+	}
 	case OPT_MAX_CONNS:
 		cfg.max_conns = (unsigned)parse_number(arg, 1000000, "invalid count");
 		if (!cfg.max_conns)
