@@ -8,10 +8,10 @@
  * ENOSYS, as it does on that kernel. Two more profiles block only openat2,
  * with EPERM (what container runtimes' default profiles did for calls they did
  * not know) or ENOSYS. `kernel-profile --list` prints the profiles and the
- * calls each one removes. With SAFEOPEN_PROFILE_STATX_HOOK=1 the profiles of
- * kernels before 5.8 also set SAFEOPEN_TEST_STATX_NO_MOUNT=1, the library's
- * test hook that drops what statx could not report there (the mount id,
- * STATX_ATTR_MOUNT_ROOT).
+ * calls each one removes. The profiles of kernels before 5.8 also set
+ * SAFEOPEN_TEST_STATX_NO_MOUNT=1, the library's test hook that drops what
+ * statx could not report there (the mount id, STATX_ATTR_MOUNT_ROOT);
+ * SAFEOPEN_PROFILE_STATX_HOOK=0 leaves it out.
  *
  * Needs no privilege: PR_SET_NO_NEW_PRIVS first. Uses no part of the library.
  * The numbers come from <sys/syscall.h> where the headers know the call; calls
@@ -198,7 +198,7 @@ static void list(void)
 		if (!p->only)
 			printf(" (and every number from %ld)", (long)FIRST_UNKNOWN);
 		if (p->version && p->version < V(5, 8))
-			printf("; with SAFEOPEN_PROFILE_STATX_HOOK=1 also statx without mount id"
+			printf("; also statx without mount id"
 			       " or STATX_ATTR_MOUNT_ROOT (SAFEOPEN_TEST_STATX_NO_MOUNT=1)");
 		printf("\n");
 	}
@@ -232,12 +232,11 @@ int main(int argc, char **argv)
 	}
 	/* Before 5.8 statx reports neither the mount id nor
 	 * STATX_ATTR_MOUNT_ROOT, which no filter can take away: the library's
-	 * test hook drops them (every link then takes the careful way). Not
-	 * yet by default: with it, test_tmpfile_sandbox's procfs_verified
-	 * fails with EXDEV under 4.18 and 5.4 (issue 36 item 6 is open);
-	 * SAFEOPEN_PROFILE_STATX_HOOK=1 turns it on. */
+	 * test hook drops them, so every link takes the careful way there.
+	 * SAFEOPEN_PROFILE_STATX_HOOK=0 leaves statx as the running kernel has
+	 * it (to tell the hook's effect from the filter's). */
 	const char *hook = getenv("SAFEOPEN_PROFILE_STATX_HOOK");
-	if (hook && !strcmp(hook, "1") && p->version && p->version < V(5, 8) &&
+	if (!(hook && !strcmp(hook, "0")) && p->version && p->version < V(5, 8) &&
 	    setenv("SAFEOPEN_TEST_STATX_NO_MOUNT", "1", 1) < 0) {
 		perror("kernel-profile: setenv");
 		return 2;
