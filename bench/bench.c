@@ -36,9 +36,11 @@
 /* ------------------------------------------------------------------ model (declared in bench.h) */
 
 const char *const m_key[NR_M] = { "openat",         "realpath",  "openat2-beneath",
-				  "openat2-inroot", "safe-fast", "safe-walker" };
+				  "openat2-inroot", "safe-fast", "safe-walker",
+				  "safe-owner" };
 const char *const m_head[NR_M] = { "openat",      "realpath+chk", "openat2 BEN",
-				   "openat2 INR", "safe fast",    "safe walker" };
+				   "openat2 INR", "safe fast",    "safe walker",
+				   "safe owner" };
 const char *const t_key[NR_T] = { "safe-otmpfile", "safe-fallback", "raw-otmpfile",
 				  "mkstemp-rename" };
 const char *const t_head[NR_T] = { "safe O_TMPFILE", "safe NO_OTMPF", "raw seq",

@@ -20,7 +20,9 @@
 
 /* ------------------------------------------------------------------ model */
 
-enum method { M_OPENAT, M_REALPATH, M_O2_BENEATH, M_O2_INROOT, M_FAST, M_WALK, NR_M };
+/* M_OWNER: safe_openat2 with SAFE_RESOLVE_SYMLINKS_OWNER_MATCH (its fast
+ * path is one openat2 with RESOLVE_NO_SYMLINKS; a link sends it to the walker) */
+enum method { M_OPENAT, M_REALPATH, M_O2_BENEATH, M_O2_INROOT, M_FAST, M_WALK, M_OWNER, NR_M };
 extern const char *const m_key[NR_M];  /* CSV keys */
 extern const char *const m_head[NR_M]; /* column heads */
 
@@ -51,6 +53,7 @@ struct shape {
 	char expbuf[2 * TREE_DEPTH + 16];
 	int components;
 	bool in_root; /* resolved IN_ROOT (absolute symlink) */
+	bool links;   /* the path meets a symbolic link */
 	bool create;  /* O_CREAT|O_EXCL of a new name under "new/" */
 	dev_t dev;
 	ino_t ino;

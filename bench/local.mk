@@ -6,6 +6,9 @@
 #   make bench-tree     safeopen find, chown -R, du -s, cp -a next to the GNU
 #                       tools on a 100,000-entry tree (also run by make bench)
 #   make bench-httpd    requests/s of tools/safe-httpd/safe-httpd next to nginx and python
+#   make bench-owner-race  safe-httpd --symlinks owner-match next to nginx's
+#                       disable_symlinks if_not_owner: what each serves, and a
+#                       link swapped by its owner during requests (root only)
 #   make bench-extract  safeopen extract next to GNU tar and bsdtar
 #   make bench-fork     a fork-per-request server: per-child cost against openat
 #   make bench-securejoin  the walker against Go's filepath-securejoin
@@ -57,6 +60,15 @@ bench-httpd: bench/httpd-bench tools/safe-httpd/safe-httpd
 	top_builddir='$(abs_top_builddir)' $(HTTPD_BENCH_ENV) $(SHELL) $(srcdir)/bench/httpd-bench.sh
 PHONY_TARGETS += bench-httpd
 EXTRA_DIST += bench/httpd-bench.sh
+
+# `make bench-owner-race`: research for issue 42 (bench/owner-race.sh): the
+# owner policy of safe-httpd and of nginx on one tree, and under a race.
+# OWNER_RACE_ENV="REQUESTS=100000 NGINX=none" passes settings.
+OWNER_RACE_ENV =
+bench-owner-race: tools/safe-httpd/safe-httpd
+	top_builddir='$(abs_top_builddir)' $(OWNER_RACE_ENV) $(SHELL) $(srcdir)/bench/owner-race.sh
+PHONY_TARGETS += bench-owner-race
+EXTRA_DIST += bench/owner-race.sh
 
 # `make bench-fork`: a fork-per-request server's per-child cost, plain
 # openat() against safe_openat_in_root() cold and warmed before the fork.

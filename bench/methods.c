@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * bench: the open methods (openat, the realpath pattern, raw openat2, the
- * library's fast path and walker) and the check that each cell opens the
+ * library's fast path and walker, the fast path with the owner bit) and the check that each cell opens the
  * right object before it is timed.
  */
 #include "config.h"
@@ -89,7 +89,8 @@ static int op_open(int m, const struct shape *s, const char *path)
 			.flags = (uint64_t)(unsigned int)flags,
 			.mode = mode,
 			.resolve = (s->in_root ? SAFE_RESOLVE_IN_ROOT : SAFE_RESOLVE_BENEATH) |
-				   (m == M_WALK ? SAFE_RESOLVE_USERSPACE : 0),
+				   (m == M_WALK ? SAFE_RESOLVE_USERSPACE : 0) |
+				   (m == M_OWNER ? SAFE_RESOLVE_SYMLINKS_OWNER_MATCH : 0),
 		};
 		return safe_openat2(g.rootfd, path, &how, sizeof(how));
 	}

@@ -57,7 +57,7 @@ void print_open_header(const char *first)
 	for (int m = 0; m < NR_M; m++)
 		printf(" %13s", m_head[m]);
 	if (!g.verify_only)
-		printf(" %7s %7s %7s", "fast/o2", "walk/o2", "walk/rp");
+		printf(" %7s %7s %7s %7s", "fast/o2", "walk/o2", "walk/rp", "own/fst");
 	printf("\n");
 }
 
@@ -70,6 +70,7 @@ void print_open_row(const char *label, const struct cell *row)
 		print_ratio(&row[M_FAST], o2_of(row), 7);
 		print_ratio(&row[M_WALK], o2_of(row), 7);
 		print_ratio(&row[M_WALK], &row[M_REALPATH], 7);
+		print_ratio(&row[M_OWNER], &row[M_FAST], 7);
 	}
 	printf("\n");
 	fflush(stdout);
@@ -301,12 +302,13 @@ void run_syscall_counts(void)
 			printf("  [%g vs %g syscalls]", w->sys, rp->sys);
 		printf("\n");
 	}
-	printf("by syscall (walker; fast path only where its count differs from raw openat2):\n");
+	printf("by syscall (walker; fast path and owner bit only where their count differs from\n"
+	       "raw openat2):\n");
 	for (int r = 0; r < NR_SHAPES; r++) {
 		const struct cell *row = r < NR_MAIN ? main_cells[r] : depth_cells[r - NR_MAIN];
-		for (int m = M_FAST; m <= M_WALK; m++) {
+		for (int m = M_FAST; m <= M_OWNER; m++) {
 			const struct cell *c = &row[m];
-			if (c->sys < 0 || (m == M_FAST && c->sys == o2_of(row)->sys))
+			if (c->sys < 0 || (m != M_WALK && c->sys == o2_of(row)->sys))
 				continue;
 			printf("  %-16s %-12s %6g = %s\n", shapes[r].label, m_key[m], c->sys,
 			       c->sysdetail);

@@ -21,13 +21,13 @@ void init_shapes(void)
 	static const struct {
 		const char *key, *label, *path, *expect;
 		int comps;
-		bool in_root, create;
+		bool in_root, create, links;
 	} main_shapes[NR_MAIN] = {
 		{ "one", "1 component", "f", "f", 1, false, false },
 		{ "deep8", "8 dirs deep", "d/d/d/d/d/d/d/d/f", "d/d/d/d/d/d/d/d/f", 9, false, false },
 		{ "symlinks3", "3 rel symlinks", "sym/la/lb/lc/file", "sym/ra/rb/rc/file", 5, false,
-		  false },
-		{ "abslink", "abs link INROOT", "abs/lnk", "abs/tgt/file", 2, true, false },
+		  false, true },
+		{ "abslink", "abs link INROOT", "abs/lnk", "abs/tgt/file", 2, true, false, true },
 		{ "dotdots", "a/b/../b/c/../..", "a/b/../b/c/../../a/b/file", "a/a/b/file", 10,
 		  false, false },
 		{ "comp64", "64 components", NULL, NULL, 64, false, false },
@@ -48,6 +48,7 @@ void init_shapes(void)
 			s->label = main_shapes[i].label;
 			s->in_root = main_shapes[i].in_root;
 			s->create = main_shapes[i].create;
+			s->links = main_shapes[i].links;
 			comps = main_shapes[i].comps;
 			if (main_shapes[i].path) {
 				snprintf(s->path, sizeof(s->path), "%s", main_shapes[i].path);
