@@ -1,15 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/**
- * @file safeopen.h
+/** @file safeopen.h
  * @brief libsafeopen: open untrusted paths without leaving the directory you meant.
- *
- * Every function resolves a caller's path relative to a directory descriptor
- * (the root) so that it can never reach an object outside it, with the
- * semantics of openat2(2) and its RESOLVE_* flags. The comments here are
- * summaries: conventions, guarantees, the errors shared by all functions,
- * threads and fork are in libsafeopen(7), and each function's reference is
- * the man page its comment names.
- */
+ * @details Summaries: conventions, guarantees and shared errors are in libsafeopen(7), each
+ * function's reference is the man page its comment names. */
 #ifndef SAFEOPEN_H
 #define SAFEOPEN_H
 
@@ -24,7 +17,6 @@
 extern "C" {
 #endif
 
-/** @cond INTERNAL */
 #if defined(__GNUC__) && __GNUC__ >= 4
 #define SAFEOPEN_PUBLIC __attribute__((visibility("default")))
 #define SAFEOPEN_NODISCARD __attribute__((warn_unused_result))
@@ -32,18 +24,13 @@ extern "C" {
 #define SAFEOPEN_PUBLIC
 #define SAFEOPEN_NODISCARD
 #endif
-/** @endcond */
 
-/* Declared by <time.h> (POSIX) and <sys/stat.h> (Linux, statx); used here
- * only through pointers, so strict C99 needs no feature macro. */
+/* Used only through pointers: strict C99 needs no feature macro for them. */
 struct timespec;
 struct statx;
 
-/**
- * @defgroup safeopen_resolve Scoped path resolution
- * @brief safe_openat2() and its simple forms: the heart of the library.
- * @{
- */
+/** @defgroup safeopen_resolve Scoped path resolution: safe_openat2() and its simple forms
+ * @{ */
 
 /** @brief How to open: the twin of the kernel's struct open_how, extensible as it is. */
 struct safe_open_how {
@@ -78,11 +65,7 @@ struct safe_open_how {
 /** Follow a symlink only when its owner owns what it resolves to (@c ELOOP otherwise). */
 #define SAFE_RESOLVE_SYMLINKS_OWNER_MATCH (1ULL << 35)
 
-/** @cond INTERNAL */
-/* Compile-time checks: the structure has its published size, and where the
- * kernel's uapi header has been included before this one, every bit the
- * kernel knows has the kernel's value. (The library's own build always
- * includes <linux/openat2.h> and checks.) */
+/* The published sizes; the kernel's values of the bits if <linux/openat2.h> came first. */
 #if defined(__cplusplus) && __cplusplus >= 201103L
 #define SAFEOPEN_STATIC_ASSERT_(cond, msg) static_assert(cond, msg)
 #elif defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L
@@ -102,13 +85,10 @@ SAFEOPEN_STATIC_ASSERT_(SAFE_RESOLVE_IN_ROOT == RESOLVE_IN_ROOT, "RESOLVE_IN_ROO
 #ifdef RESOLVE_CACHED
 SAFEOPEN_STATIC_ASSERT_(SAFE_RESOLVE_CACHED == RESOLVE_CACHED, "RESOLVE_CACHED");
 #endif
-#undef SAFEOPEN_STATIC_ASSERT_
 #else
-/* C99: a negative array size if the structure has another size. */
 typedef char safe_open_how_size_check_[(sizeof(struct safe_open_how) ==
                                         SAFE_OPEN_HOW_SIZE_VER0) ? 1 : -1];
 #endif
-/** @endcond */
 
 /**
  * @brief Open a path without ever leaving a directory (openat2 semantics).
@@ -148,11 +128,8 @@ SAFEOPEN_PUBLIC SAFEOPEN_NODISCARD int safe_openat_in_root(int dirfd, const char
 
 /** @} */
 
-/**
- * @defgroup safeopen_tmpfile Files that appear with their extended attributes
- * @brief A file nobody sees under its name before it is complete.
- * @{
- */
+/** @defgroup safeopen_tmpfile Files that appear complete, extended attributes included
+ * @{ */
 
 /** @brief One extended attribute to set on a new file. */
 struct safe_xattr {
@@ -165,7 +142,6 @@ struct safe_xattr {
 #define SAFE_TMPFILE_REPLACE (1ULL << 48)
 /** fsync(2) the file and its directory before returning. */
 #define SAFE_TMPFILE_SYNC (1ULL << 49)
-/* (1ULL << 50) was SAFE_TMPFILE_NO_OTMPFILE before 1.0 (now SAFEOPEN_NO_O_TMPFILE). */
 /** Create the missing parent directories (removed again if nothing is published). */
 #define SAFE_TMPFILE_PARENTS (1ULL << 51)
 
@@ -177,8 +153,7 @@ struct safe_xattr {
  * @param xattrs  Attributes to set (NULL when @p nxattrs is 0).
  * @param nxattrs Number of entries in @p xattrs.
  * @param flags   @c SAFE_RESOLVE_* bits and @c SAFE_TMPFILE_* bits.
- * @return A new @c O_RDWR|O_CLOEXEC descriptor of the published file, or -1 with
- *         @c errno set, nothing published and nothing left behind.
+ * @return A new @c O_RDWR|O_CLOEXEC descriptor of the published file, or -1 (nothing left).
  * @see safe_tmpfile_xattr(3)
  */
 SAFEOPEN_PUBLIC SAFEOPEN_NODISCARD int safe_tmpfile_xattr(int dirfd, const char *path, mode_t mode,
@@ -233,8 +208,7 @@ SAFEOPEN_PUBLIC SAFEOPEN_NODISCARD int safe_tmpfile_fd(const struct safe_tmpfile
  * @param xattrs  Attributes to set (NULL when @p nxattrs is 0).
  * @param nxattrs Number of entries in @p xattrs.
  * @param flags   #SAFE_TMPFILE_REPLACE and/or #SAFE_TMPFILE_SYNC.
- * @return The descriptor of safe_tmpfile_fd(), now the caller's, or -1 with @c errno
- *         set (@c EBADF: that descriptor was closed or its number reused).
+ * @return The descriptor of safe_tmpfile_fd(), now the caller's, or -1 (@c EBADF: it was closed).
  * @see safe_tmpfile_open(3)
  */
 SAFEOPEN_PUBLIC SAFEOPEN_NODISCARD int safe_tmpfile_link(struct safe_tmpfile *tmp,
@@ -244,8 +218,7 @@ SAFEOPEN_PUBLIC SAFEOPEN_NODISCARD int safe_tmpfile_link(struct safe_tmpfile *tm
 /**
  * @brief Which extended attribute made the last publication fail.
  * @param tmp The handle of safe_tmpfile_open().
- * @return Its index in the @c xattrs of the failed safe_tmpfile_link(), or -1 with
- *         @c errno set (@c ENODATA: that call did not fail on an attribute).
+ * @return Its index in the failed call's @p xattrs, or -1 (@c ENODATA: none failed).
  * @see safe_tmpfile_open(3)
  */
 SAFEOPEN_PUBLIC ssize_t safe_tmpfile_failed_xattr(const struct safe_tmpfile *tmp);
@@ -274,18 +247,14 @@ SAFEOPEN_PUBLIC int safe_tmpfile_sweep_beneath(int dirfd, const char *path,
 
 /** @} */
 
-/**
- * @defgroup safeopen_ops Operations beneath a root
- * @brief The rest of what a server does with untrusted paths: each resolves all
- *        but the last component with the resolver, then acts on that name.
- * @{
- */
+/** @defgroup safeopen_ops Operations beneath a root: the parent resolved, then the last name
+ * @{ */
 
 /** Follow a trailing symlink (still scoped to the root). */
 #define SAFE_FOLLOW (1ULL << 40)
 /** safe_unlinkat_beneath(): remove a directory (@c AT_REMOVEDIR). */
 #define SAFE_REMOVEDIR (1ULL << 41)
-/* (1ULL << 42) was SAFE_MKDIR_PARENTS before 1.0: use safe_mkdir_all_beneath(). */
+/* Bits 42 and 50 were SAFE_MKDIR_PARENTS and SAFE_TMPFILE_NO_OTMPFILE before 1.0. */
 /** safe_renameat_beneath(): fail with @c EEXIST if the new name exists. */
 #define SAFE_RENAME_NOREPLACE (1ULL << 43)
 /** safe_renameat_beneath(): atomically exchange the two names. */
@@ -312,8 +281,7 @@ SAFEOPEN_PUBLIC int safe_mkdirat_beneath(int dirfd, const char *path, mode_t mod
  * @param path  The directory to create, with its missing parents.
  * @param mode  Permission bits of every directory it creates (the umask applies).
  * @param flags @c SAFE_RESOLVE_* bits.
- * @return A new @c O_PATH|O_DIRECTORY|O_CLOEXEC descriptor of the last directory, or -1
- *         with @c errno set (the directories created before the failure remain).
+ * @return A new @c O_PATH|O_DIRECTORY|O_CLOEXEC descriptor of it, or -1 (what was made remains).
  * @see safe_mkdir_all_beneath(3)
  */
 SAFEOPEN_PUBLIC SAFEOPEN_NODISCARD int safe_mkdir_all_beneath(int dirfd, const char *path,
@@ -354,8 +322,7 @@ SAFEOPEN_PUBLIC int safe_mknodat_beneath(int dirfd, const char *path, mode_t mod
  * @param flags @c SAFE_RESOLVE_* bits.
  * @param[out] name Receives the last component, NUL-terminated (untouched on failure).
  * @param size  Size of @p name, the NUL included.
- * @return A new @c O_PATH|O_DIRECTORY|O_CLOEXEC descriptor of the parent, or -1 with
- *         @c errno set (@c EINVAL: no last name; @c ERANGE: @p size too small).
+ * @return The parent's new @c O_PATH descriptor, or -1 (@c EINVAL: no last name; @c ERANGE).
  * @see safe_open_parent_beneath(3)
  */
 SAFEOPEN_PUBLIC SAFEOPEN_NODISCARD int safe_open_parent_beneath(int dirfd, const char *path,
@@ -413,8 +380,7 @@ SAFEOPEN_PUBLIC int safe_unlinkat_beneath(int dirfd, const char *path, uint64_t 
  * @param dirfd The root, or @c AT_FDCWD (borrowed).
  * @param path  The tree to remove.
  * @param flags @c SAFE_RESOLVE_* bits and #SAFE_RMTREE_XDEV.
- * @return 0, or -1 with @c errno set to the first error met (what could be removed
- *         is removed; @c EXDEV: a mount point left alone).
+ * @return 0, or -1 with the first error (@c EXDEV: a mount point left alone).
  * @see safe_rmtree_beneath(3)
  */
 SAFEOPEN_PUBLIC int safe_rmtree_beneath(int dirfd, const char *path, uint64_t flags);
@@ -569,8 +535,7 @@ SAFEOPEN_PUBLIC int safe_removexattr_beneath(int dirfd, const char *path, const 
  * @brief Reopen a descriptor (typically O_PATH) with new flags.
  * @param fd    The descriptor to reopen (borrowed).
  * @param flags New open(2) flags; @c O_CLOEXEC is always added.
- * @return A new descriptor of the same inode, or -1 with @c errno set (@c ENXIO: no
- *         verified procfs; @c EXDEV: not the same object).
+ * @return A new descriptor, or -1 (@c ENXIO: no verified procfs; @c EXDEV: another object).
  * @see safe_reopen(3)
  */
 SAFEOPEN_PUBLIC SAFEOPEN_NODISCARD int safe_reopen(int fd, int flags);
@@ -591,11 +556,8 @@ SAFEOPEN_PUBLIC SAFEOPEN_NODISCARD ssize_t safe_realpath_beneath(int dirfd, cons
 
 /** @} */
 
-/**
- * @defgroup safeopen_walk Confined tree walks
- * @brief find, du, chown -R beneath a root: links never followed, bounded descriptors.
- * @{
- */
+/** @defgroup safeopen_walk Confined tree walks: links never followed, bounded descriptors
+ * @{ */
 
 /** safe_walk_open(): do not enter a directory on another mount (find -xdev). */
 #define SAFE_WALK_XDEV (1ULL << 56)
@@ -772,7 +734,10 @@ struct safe_diag {
 #define SAFE_DIAG_SIZE_VER0 288
 #ifdef SAFEOPEN_STATIC_ASSERT_
 SAFEOPEN_STATIC_ASSERT_(sizeof(struct safe_diag) == SAFE_DIAG_SIZE_VER0,
-                    "struct safe_diag is SAFE_DIAG_SIZE_VER0 bytes");
+                        "struct safe_diag is SAFE_DIAG_SIZE_VER0 bytes");
+#undef SAFEOPEN_STATIC_ASSERT_
+#else
+typedef char safe_diag_size_check_[(sizeof(struct safe_diag) == SAFE_DIAG_SIZE_VER0) ? 1 : -1];
 #endif
 
 /**
