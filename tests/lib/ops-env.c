@@ -186,3 +186,52 @@ void run_refusals(const char *tree, size_t n, uint64_t m, refusal_fn try)
 	}
 	free(before);
 }
+
+struct root2 A2 = { .fd = -1 };
+
+const char *const ops_escapes[N_OPS_ESCAPES] = {
+	"../outside/victim", "up/victim", "abs/victim", "deep/victim", "a/../../outside/victim",
+	"/outside/victim", "link_dir/../../outside/victim", "up/vdir/inner",
+};
+
+void two_roots_open(void)
+{
+	env_open();
+	static const char *const extra[] = {
+		"l up_victim ../outside/victim",
+		"l up_new ../outside/new",
+		NULL,
+	};
+	fx_build(E.rootfd, extra);
+	pj(A2.path, E.base, "r2");
+	ck_assert_int_eq(mkdir(A2.path, 0755), 0);
+	A2.fd = open(A2.path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	ck_assert_int_ge(A2.fd, 0);
+	static const char *const root_spec[] = {
+		"d a",
+		"d a/b",
+		"f a/b/file hello",
+		"f file content",
+		"l link_dir a",
+		"l link_file file",
+		"l up ../outside",
+		"l up_victim ../outside/victim",
+		"l up_new ../outside/new",
+		"l deep a/b/../../../outside",
+		"l dangling_in nonexist",
+		"d empty",
+		NULL,
+	};
+	fx_build(A2.fd, root_spec);
+	build_link(A2.fd, "abs", E.outside);
+	char tgt[PATH_MAX];
+	pj(tgt, E.outside, "victim");
+	build_link(A2.fd, "abs_victim", tgt);
+}
+
+void two_roots_close(void)
+{
+	close(A2.fd);
+	A2.fd = -1;
+	env_close();
+}

@@ -43,6 +43,23 @@ bool exists_at(int dirfd, const char *path);
 /* The mode of path (not followed); the case fails when it does not exist. */
 mode_t lmode(int dirfd, const char *path);
 
+/* The environment with a second root: E's, plus base/r2 (A2) with the
+ * adversarial shape of the main root's part (links up, abs, deep,
+ * link_dir, ...), and two more links to outside in E's root (up_victim,
+ * up_new). For rename/link across two roots, the mknod oracle, the scopes. */
+struct root2 {
+	char path[PATH_MAX];
+	int fd;
+};
+extern struct root2 A2;
+void two_roots_open(void);
+void two_roots_close(void);
+
+/* Paths that escape E's root (or A2's) under BENEATH; under IN_ROOT the
+ * same paths stay inside and name nothing. */
+#define N_OPS_ESCAPES 8
+extern const char *const ops_escapes[N_OPS_ESCAPES];
+
 struct swapper {
 	int dirfd;          /* directory holding both names */
 	const char *a, *b;  /* swapped with RENAME_EXCHANGE */

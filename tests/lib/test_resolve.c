@@ -14,7 +14,10 @@
  *
  * Around the table: validation and error order, path and link-body lengths,
  * magic links through a real procfs, the kernel's own selftest tree, and
- * seccomp children without openat2 (ENOSYS, EPERM). The cases that depend on
+ * seccomp children without openat2 (ENOSYS, EPERM). The "bits" cases: the
+ * resolve bits every operation takes (CACHED, the default scope, the short
+ * forms, REPORT_ESCAPE, an escape told from a mount crossing, the operations
+ * without openat2), on the operations' tree (tests/lib/ops-env.c). The cases that depend on
  * the system around the tree (a sysctl, mounts, privileges, a racing
  * attacker) are the suite "resolve_system" (test_resolve_system.c); both use
  * tests/lib/resolve-env.c.
@@ -22,6 +25,7 @@
 
 #include "config.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/openat2.h>
@@ -45,6 +49,7 @@
 #include "safeopen.h"
 #include "sandbox.h"
 #include "resolve-env.h"
+#include "ops-env.h"
 
 /* ------------------------------------------------------------------ the case table */
 
@@ -1156,6 +1161,538 @@ START_TEST(without_openat2_eperm)
 }
 END_TEST
 
+/* ================================================================ the resolve bits every call takes
+ * SAFE_RESOLVE_CACHED, the default scope of the operations, the short forms,
+ * the forced walker and a kernel without openat2, REPORT_ESCAPE, and telling
+ * an escape from a mount crossing: on the operations' tree (tests/lib/ops-env.c,
+ * with the second root A2), fast path and walker (MODE(_i), bit 0 of the index). */
+
+/* ---------------------------------------------------------------- SAFE_RESOLVE_CACHED */
+
+START_TEST(resolve_cached)
+{
+	two_roots_open();
+	struct safe_open_how how = {
+		.flags = O_RDONLY,
+		.resolve = SAFE_RESOLVE_BENEATH | SAFE_RESOLVE_CACHED,
+	};
+	/* Forced walker: it has no cache-only lookup, so it always says EAGAIN
+	 * (the caller's documented retry without the bit). */
+	how.resolve |= SAFE_RESOLVE_USERSPACE;
+	ck_fails(safe_openat2(E.rootfd, "file", &how, sizeof(how)), EAGAIN);
+	how.resolve &= ~SAFE_RESOLVE_USERSPACE;
+	/* O_CREAT / O_TRUNC / O_TMPFILE: EAGAIN on both paths, as openat2. */
+	how.flags = O_WRONLY | O_CREAT;
+	how.mode = 0644;
+	ck_fails(safe_openat2(E.rootfd, "newc", &how, sizeof(how)), EAGAIN);
+	how.flags = O_WRONLY | O_TRUNC;
+	how.mode = 0;
+	ck_fails(safe_openat2(E.rootfd, "file", &how, sizeof(how)), EAGAIN);
+	ck_assert(!exists_at(E.rootfd, "newc"));
+	/* Fast path: a warm lookup succeeds or says EAGAIN (kernel's choice);
+	 * never anything else. */
+	how.flags = O_RDONLY;
+	int fd = safe_openat2(E.rootfd, "a/b/file", &how, sizeof(how));
+	if (fd >= 0)
+		close(fd);
+	else
+		ck_assert_msg(errno == EAGAIN, "got %s", strerror(errno));
+	/* The operations take no cache-only mode. */
+	struct stat st;
+	ck_fails(safe_fstatat_beneath(E.rootfd, "file", &st, SAFE_RESOLVE_CACHED), EINVAL);
+	ck_fails(safe_mkdir_all_beneath(E.rootfd, "x", 0755, SAFE_RESOLVE_CACHED), EINVAL);
+	two_roots_close();
+}
+END_TEST
+
+/* ---------------------------------------------------------------- without openat2 */
+
+/* In a child where openat2 is ENOSYS (a kernel before 5.6, or a seccomp
+ * profile): the walker does all the resolution, also the final opens. */
+static int no_openat2_child(void *arg)
+{
+	uint64_t m = *(const uint64_t *)arg;
+#ifdef SYS_openat2
+	const struct sb_rule rules[] = { SB_ALWAYS(SYS_openat2, ENOSYS) };
+	CHILD_CHECK(sb_seccomp(rules, 1) == 0, "seccomp: %s", strerror(errno));
+	/* The filter is in force: this child has no openat2. */
+	errno = 0;
+	CHILD_CHECK(syscall(SYS_openat2, AT_FDCWD, ".", NULL, 0) == -1 && errno == ENOSYS,
+		    "openat2 still answers: %s", strerror(errno));
+#endif
+	char *before = fx_tree_snapshot(E.outside);
+	CHILD_CHECK(before, "snapshot");
+	int fd = safe_mkdir_all_beneath(E.rootfd, "link_dir/n1/n2/n3", 0755, m);
+	CHILD_CHECK(fd >= 0, "mkdir_all: %s", strerror(errno));
+	CHILD_CHECK(fx_same_object(fd, E.rootfd, "a/n1/n2/n3"), "mkdir_all: wrong directory");
+	close(fd);
+	errno = 0;
+	CHILD_CHECK(safe_mkdir_all_beneath(E.rootfd, "up/new", 0755, m) == -1 &&
+			    errno == ((m & SAFE_RESOLVE_IN_ROOT) ? ENOENT : EXDEV),
+		    "mkdir_all up/new: %s", strerror(errno));
+	errno = 0;
+	CHILD_CHECK(safe_mkdir_all_beneath(E.rootfd, "a/missing/../x", 0755, m) == -1 &&
+			    errno == ENOENT,
+		    "mkdir_all ..: %s", strerror(errno));
+	char name[NAME_MAX + 1];
+	fd = safe_open_parent_beneath(E.rootfd, "link_dir/b/file", m, name, sizeof(name));
+	CHILD_CHECK(fd >= 0 && !strcmp(name, "file"), "open_parent: %s", strerror(errno));
+	CHILD_CHECK(fx_same_object(fd, E.rootfd, "a/b"), "open_parent: wrong parent");
+	close(fd);
+	CHILD_CHECK(safe_mknodat_beneath(E.rootfd, "link_dir/fifo", S_IFIFO | 0600, 0, m) == 0,
+		    "mknod: %s", strerror(errno));
+	CHILD_CHECK(safe_renameat_beneath(E.rootfd, "a/fifo", A2.fd, "link_dir/fifo", m) == 0,
+		    "rename: %s", strerror(errno));
+	CHILD_CHECK(safe_linkat_beneath(A2.fd, "a/fifo", E.rootfd, "a/fifo2", m) == 0, "link: %s",
+		    strerror(errno));
+	for (size_t i = 0; i < sizeof(ops_escapes) / sizeof(ops_escapes[0]); i++) {
+		int want = (m & SAFE_RESOLVE_IN_ROOT) ? ENOENT : EXDEV;
+		errno = 0;
+		CHILD_CHECK(safe_renameat_beneath(E.rootfd, ops_escapes[i], A2.fd, "x", m) == -1 &&
+				    errno == want,
+			    "rename %s: %s", ops_escapes[i], strerror(errno));
+		errno = 0;
+		CHILD_CHECK(safe_linkat_beneath(E.rootfd, "file", A2.fd, ops_escapes[i], m) == -1 &&
+				    errno == want,
+			    "link to %s: %s", ops_escapes[i], strerror(errno));
+	}
+	char *after = fx_tree_snapshot(E.outside);
+	CHILD_CHECK(after && !strcmp(before, after), "outside changed");
+	free(before);
+	free(after);
+	return 0;
+}
+
+static int short_forms_check(void *arg);
+#ifdef SYS_openat2
+static int short_forms_no_openat2(void *arg)
+{
+	const struct sb_rule rules[] = { SB_ALWAYS(SYS_openat2, ENOSYS) };
+	CHILD_CHECK(sb_seccomp(rules, 1) == 0, "seccomp: %s", strerror(errno));
+	return short_forms_check(arg);
+}
+#endif
+
+START_TEST(without_openat2)
+{
+	two_roots_open();
+	uint64_t m = _i ? SAFE_RESOLVE_IN_ROOT : 0;
+	ck_assert_int_eq(sb_run(no_openat2_child, &m), 0);
+	two_roots_close();
+}
+END_TEST
+
+/* ---------------------------------------------------------------- the short forms (issue 32) */
+
+/* safe_openat_beneath() and safe_openat_in_root() take openat()'s arguments
+ * and keep its habit of ignoring the mode without O_CREAT/O_TMPFILE, where
+ * safe_openat2() keeps openat2()'s EINVAL. Run directly (fast path) and in a
+ * child without openat2 (walker): the short forms take no USERSPACE bit. */
+static int short_forms_check(void *arg)
+{
+	(void)arg;
+	int fd;
+	/* The mode is ignored without O_CREAT/O_TMPFILE, as by openat(). */
+	fd = safe_openat_beneath(E.rootfd, "file", O_RDONLY, 0644);
+	CHILD_CHECK(fd >= 0, "beneath, mode 0644 without O_CREAT: %s", strerror(errno));
+	close(fd);
+	fd = safe_openat_in_root(E.rootfd, "/file", O_RDONLY, 0644);
+	CHILD_CHECK(fd >= 0, "in_root, mode 0644 without O_CREAT: %s", strerror(errno));
+	close(fd);
+	/* ... even an invalid one, as openat() ignores it. */
+	fd = safe_openat_beneath(E.rootfd, "file", O_RDONLY, 0177777);
+	CHILD_CHECK(fd >= 0, "beneath, mode 0177777 without O_CREAT: %s", strerror(errno));
+	close(fd);
+	/* safe_openat2() keeps openat2()'s rule. */
+	struct safe_open_how how = { .flags = O_RDONLY, .mode = 0644,
+				     .resolve = SAFE_RESOLVE_BENEATH };
+	errno = 0;
+	CHILD_CHECK(safe_openat2(E.rootfd, "file", &how, sizeof(how)) == -1 && errno == EINVAL,
+		    "openat2 with a mode without O_CREAT: %s", strerror(errno));
+	/* With O_CREAT the mode is used, and checked. */
+	mode_t old = umask(0);
+	fd = safe_openat_beneath(E.rootfd, "a/created", O_WRONLY | O_CREAT | O_EXCL, 0604);
+	CHILD_CHECK(fd >= 0, "O_CREAT: %s", strerror(errno));
+	close(fd);
+	umask(old);
+	struct stat st;
+	CHILD_CHECK(fstatat(E.rootfd, "a/created", &st, 0) == 0 && (st.st_mode & 07777) == 0604,
+		    "O_CREAT mode %o", (unsigned)st.st_mode);
+	CHILD_CHECK(unlinkat(E.rootfd, "a/created", 0) == 0, "unlink");
+	errno = 0;
+	CHILD_CHECK(safe_openat_beneath(E.rootfd, "a/c2", O_WRONLY | O_CREAT, 010644) == -1 &&
+			    errno == EINVAL && !exists_at(E.rootfd, "a/c2"),
+		    "O_CREAT with a bad mode: %s", strerror(errno));
+	errno = 0;
+	CHILD_CHECK(safe_openat_in_root(E.rootfd, "a/c2", O_WRONLY | O_CREAT, 010644) == -1 &&
+			    errno == EINVAL && !exists_at(E.rootfd, "a/c2"),
+		    "in_root O_CREAT with a bad mode: %s", strerror(errno));
+	/* IN_ROOT: a URL path names the file; BENEATH refuses it. */
+	static const char *const url_paths[] = { "/a/b/file", "a/b/file", "/../a/b/file",
+						 "//a/./b/../b/file", "/link_dir/b/file" };
+	for (size_t i = 0; i < sizeof(url_paths) / sizeof(url_paths[0]); i++) {
+		fd = safe_openat_in_root(E.rootfd, url_paths[i], O_RDONLY, 0);
+		CHILD_CHECK(fd >= 0 && fx_same_object(fd, E.rootfd, "a/b/file"), "in_root %s: %s",
+			    url_paths[i], strerror(errno));
+		close(fd);
+	}
+	errno = 0;
+	CHILD_CHECK(safe_openat_beneath(E.rootfd, "/a/b/file", O_RDONLY, 0) == -1 && errno == EXDEV,
+		    "beneath /a/b/file: %s", strerror(errno));
+	/* Escapes stay inside: ENOENT under IN_ROOT, EXDEV under BENEATH. */
+	for (size_t i = 0; i < sizeof(ops_escapes) / sizeof(ops_escapes[0]); i++) {
+		errno = 0;
+		CHILD_CHECK(safe_openat_in_root(E.rootfd, ops_escapes[i], O_RDONLY, 0) == -1 &&
+				    errno == ENOENT,
+			    "in_root %s: %s", ops_escapes[i], strerror(errno));
+		errno = 0;
+		CHILD_CHECK(safe_openat_beneath(E.rootfd, ops_escapes[i], O_RDONLY, 0) == -1 &&
+				    errno == EXDEV,
+			    "beneath %s: %s", ops_escapes[i], strerror(errno));
+	}
+	/* Argument errors, exact. */
+	errno = 0;
+	CHILD_CHECK(safe_openat_in_root(E.rootfd, NULL, O_RDONLY, 0) == -1 && errno == EFAULT,
+		    "NULL: %s", strerror(errno));
+	errno = 0;
+	CHILD_CHECK(safe_openat_in_root(E.rootfd, "", O_RDONLY, 0) == -1 && errno == ENOENT,
+		    "empty: %s", strerror(errno));
+	errno = 0;
+	CHILD_CHECK(safe_openat_in_root(-1, "file", O_RDONLY, 0) == -1 && errno == EBADF,
+		    "bad fd: %s", strerror(errno));
+	errno = 0;
+	CHILD_CHECK(safe_openat_in_root(E.rootfd, "file", O_PATH | O_RDWR, 0) == -1 &&
+			    errno == EINVAL,
+		    "O_PATH|O_RDWR: %s", strerror(errno));
+	errno = 0;
+	CHILD_CHECK(safe_openat_in_root(E.rootfd, "link_file", O_RDONLY | O_NOFOLLOW, 0) == -1 &&
+			    errno == ELOOP,
+		    "O_NOFOLLOW on a link: %s", strerror(errno));
+	return 0;
+}
+
+START_TEST(short_forms)
+{
+	two_roots_open();
+	char *before = fx_tree_snapshot(E.outside);
+	if (_i == 0) {
+		ck_assert_int_eq(short_forms_check(NULL), 0);
+	} else {
+#ifdef SYS_openat2
+		ck_assert_int_eq(sb_run(short_forms_no_openat2, NULL), 0);
+#else
+		ck_assert_int_eq(short_forms_check(NULL), 0);
+#endif
+	}
+	char *after = fx_tree_snapshot(E.outside);
+	ck_assert_str_eq(before, after);
+	free(before);
+	free(after);
+	two_roots_close();
+}
+END_TEST
+
+/* ---------------------------------------------------------------- one scope default (issue 32) */
+
+/*
+ * Every exported function that takes a path resolves with BENEATH when its
+ * flags name no scope, except safe_openat2(), which stands in for openat2()
+ * (a resolve without scope is an unscoped lookup there: EINVAL here). An
+ * absolute path tells the two scopes apart: BENEATH says EXDEV, IN_ROOT
+ * finds "/file" in the root. Each row runs with flags 0 (want EXDEV) and
+ * with IN_ROOT (want anything but EXDEV), on the fast path and the walker.
+ */
+typedef int (*scope_fn)(uint64_t f);
+static int sc_fstatat(uint64_t f) { struct stat st; return safe_fstatat_beneath(E.rootfd, "/file", &st, f); }
+static int sc_statx(uint64_t f) { struct statx sx; return safe_statx_beneath(E.rootfd, "/file", f, STATX_BASIC_STATS, &sx); }
+static int sc_opendir(uint64_t f)
+{
+	DIR *d = safe_opendir_beneath(E.rootfd, "/a", f);
+	if (!d)
+		return -1;
+	closedir(d);
+	return 0;
+}
+static int sc_mkdirat(uint64_t f) { return safe_mkdirat_beneath(E.rootfd, "/sc_dir", 0755, f); }
+static int sc_mkdir_all(uint64_t f)
+{
+	int fd = safe_mkdir_all_beneath(E.rootfd, "/sc_all/x", 0755, f);
+	if (fd >= 0)
+		close(fd);
+	return fd < 0 ? -1 : 0;
+}
+static int sc_mknodat(uint64_t f) { return safe_mknodat_beneath(E.rootfd, "/sc_fifo", S_IFIFO | 0600, 0, f); }
+static int sc_open_parent(uint64_t f)
+{
+	char name[NAME_MAX + 1];
+	int fd = safe_open_parent_beneath(E.rootfd, "/a/x", f, name, sizeof(name));
+	if (fd >= 0)
+		close(fd);
+	return fd < 0 ? -1 : 0;
+}
+static int sc_unlinkat(uint64_t f) { return safe_unlinkat_beneath(E.rootfd, "/link_file", f); }
+static int sc_rmtree(uint64_t f) { return safe_rmtree_beneath(E.rootfd, "/empty", f); }
+static int sc_rename(uint64_t f) { return safe_renameat_beneath(E.rootfd, "/a/b/file", A2.fd, "moved", f); }
+static int sc_link(uint64_t f) { return safe_linkat_beneath(E.rootfd, "/file", A2.fd, "linked", f); }
+static int sc_symlink(uint64_t f) { return safe_symlinkat_beneath("t", E.rootfd, "/sc_link", f); }
+static int sc_readlink(uint64_t f)
+{
+	char b[16];
+	return safe_readlinkat_beneath(E.rootfd, "/dangling_in", b, sizeof(b), f) < 0 ? -1 : 0;
+}
+static int sc_chmod(uint64_t f) { return safe_fchmodat_beneath(E.rootfd, "/file", 0644, f); }
+static int sc_chown(uint64_t f) { return safe_fchownat_beneath(E.rootfd, "/file", (uid_t)-1, (gid_t)-1, f); }
+static int sc_utimens(uint64_t f) { return safe_utimensat_beneath(E.rootfd, "/file", NULL, f); }
+static int sc_getxattr(uint64_t f)
+{
+	char b[8];
+	ssize_t n = safe_getxattr_beneath(E.rootfd, "/file", "user.none", b, sizeof(b), f);
+	return n < 0 && errno != ENODATA && errno != EOPNOTSUPP ? -1 : 0;
+}
+static int sc_setxattr(uint64_t f)
+{
+	int r = safe_setxattr_beneath(E.rootfd, "/file", "user.sc", "v", 1, 0, f);
+	return r < 0 && errno != EOPNOTSUPP ? -1 : 0;
+}
+static int sc_listxattr(uint64_t f)
+{
+	char b[256];
+	ssize_t n = safe_listxattr_beneath(E.rootfd, "/file", b, sizeof(b), f);
+	return n < 0 && errno != EOPNOTSUPP ? -1 : 0;
+}
+static int sc_removexattr(uint64_t f)
+{
+	int r = safe_removexattr_beneath(E.rootfd, "/file", "user.none", f);
+	return r < 0 && errno != ENODATA && errno != EOPNOTSUPP ? -1 : 0;
+}
+static int sc_realpath(uint64_t f)
+{
+	char b[PATH_MAX];
+	return safe_realpath_beneath(E.rootfd, "/a/b", b, sizeof(b), f) < 0 ? -1 : 0;
+}
+static int sc_tmpfile_xattr(uint64_t f)
+{
+	int fd = safe_tmpfile_xattr(E.rootfd, "/sc_tmp", 0644, NULL, 0, f);
+	if (fd >= 0)
+		close(fd);
+	return fd < 0 ? -1 : 0;
+}
+static int sc_tmpfile_open(uint64_t f)
+{
+	struct safe_tmpfile *t;
+	if (safe_tmpfile_open(E.rootfd, "/sc_tmp2", 0644, f, &t) < 0)
+		return -1;
+	return safe_tmpfile_discard(t);
+}
+static int sc_sweep(uint64_t f) { return safe_tmpfile_sweep_beneath(E.rootfd, "/a", 0, f, NULL) < 0 ? -1 : 0; }
+
+static const struct {
+	const char *name;
+	scope_fn fn;
+} scope_rows[] = {
+	{ "fstatat", sc_fstatat },     { "statx", sc_statx },
+	{ "opendir", sc_opendir },     { "mkdirat", sc_mkdirat },
+	{ "mkdir_all", sc_mkdir_all }, { "mknodat", sc_mknodat },
+	{ "open_parent", sc_open_parent }, { "unlinkat", sc_unlinkat },
+	{ "rmtree", sc_rmtree },       { "renameat", sc_rename },
+	{ "linkat", sc_link },         { "symlinkat", sc_symlink },
+	{ "readlinkat", sc_readlink }, { "fchmodat", sc_chmod },
+	{ "fchownat", sc_chown },      { "utimensat", sc_utimens },
+	{ "getxattr", sc_getxattr },   { "setxattr", sc_setxattr },
+	{ "listxattr", sc_listxattr }, { "removexattr", sc_removexattr },
+	{ "realpath", sc_realpath },   { "tmpfile_xattr", sc_tmpfile_xattr },
+	{ "tmpfile_open", sc_tmpfile_open }, { "tmpfile_sweep", sc_sweep },
+};
+
+START_TEST(scope_default)
+{
+	two_roots_open();
+	uint64_t m = MODE(_i);
+	for (size_t i = 0; i < sizeof(scope_rows) / sizeof(scope_rows[0]); i++) {
+		errno = 0;
+		int r = scope_rows[i].fn(m);
+		ck_assert_msg(r == -1 && errno == EXDEV, "%s, no scope bit: %d %s (want EXDEV)",
+			      scope_rows[i].name, r, strerror(errno));
+		errno = 0;
+		r = scope_rows[i].fn(m | SAFE_RESOLVE_BENEATH);
+		ck_assert_msg(r == -1 && errno == EXDEV, "%s, BENEATH: %d %s (want EXDEV)",
+			      scope_rows[i].name, r, strerror(errno));
+		errno = 0;
+		r = scope_rows[i].fn(m | SAFE_RESOLVE_IN_ROOT);
+		ck_assert_msg(r == 0, "%s, IN_ROOT: %s (want success)", scope_rows[i].name,
+			      strerror(errno));
+	}
+	/* The short forms say their scope in their name. */
+	ck_fails(safe_openat_beneath(E.rootfd, "/file", O_RDONLY, 0), EXDEV);
+	int fd = safe_openat_in_root(E.rootfd, "/file", O_RDONLY, 0);
+	ck_ok(fd);
+	close(fd);
+	/* safe_openat2(): no scope bit is EINVAL (openat2's unscoped lookup). */
+	struct safe_open_how how = { .flags = O_RDONLY, .mode = 0, .resolve = m };
+	ck_fails(safe_openat2(E.rootfd, "file", &how, sizeof(how)), EINVAL);
+	how.resolve = m | SAFE_RESOLVE_NO_SYMLINKS;
+	ck_fails(safe_openat2(E.rootfd, "file", &how, sizeof(how)), EINVAL);
+	two_roots_close();
+}
+END_TEST
+
+/* ---------------------------------------------------------------- EXDEV: escape or mount crossing */
+
+/* The header's recipe: EXDEV under NO_XDEV, then the same call without it
+ * says EXDEV again for an escape and anything else for a mount crossing; for
+ * rename/link, both parents resolve (safe_open_parent_beneath) when the EXDEV
+ * is the syscall's "different mounts". In a private mount namespace. */
+static int exdev_child(void *arg)
+{
+	uint64_t m = *(const uint64_t *)arg;
+	CHILD_CHECK(fx_enter_mount_ns() == 0, "mount namespace: %s", strerror(errno));
+	CHILD_CHECK(mkdirat(E.rootfd, "mnt", 0755) == 0, "mkdir mnt");
+	char p[PATH_MAX];
+	int n = snprintf(p, sizeof(p), "%s/mnt", E.root);
+	CHILD_CHECK(n > 0 && (size_t)n < sizeof(p), "path");
+	CHILD_CHECK(mount("tmpfs", p, "tmpfs", 0, "size=1m") == 0, "mount: %s", strerror(errno));
+	int root = open(E.root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	CHILD_CHECK(root >= 0, "open root");
+	struct safe_open_how how = {
+		.flags = O_PATH,
+		.resolve = SAFE_RESOLVE_BENEATH | SAFE_RESOLVE_NO_XDEV | m,
+	};
+	struct safe_open_how plain = how;
+	plain.resolve &= ~SAFE_RESOLVE_NO_XDEV;
+	/* A mount crossing: EXDEV, then success without NO_XDEV. */
+	errno = 0;
+	CHILD_CHECK(safe_openat2(root, "mnt", &how, sizeof(how)) == -1 && errno == EXDEV, "mnt");
+	int fd = safe_openat2(root, "mnt", &plain, sizeof(plain));
+	CHILD_CHECK(fd >= 0, "mnt without NO_XDEV: %s", strerror(errno));
+	close(fd);
+	/* An escape: EXDEV both times. */
+	static const char *const esc[] = { "../outside", "up", "abs", "deep" };
+	for (size_t i = 0; i < sizeof(esc) / sizeof(esc[0]); i++) {
+		errno = 0;
+		CHILD_CHECK(safe_openat2(root, esc[i], &how, sizeof(how)) == -1 && errno == EXDEV,
+			    "%s", esc[i]);
+		errno = 0;
+		CHILD_CHECK(safe_openat2(root, esc[i], &plain, sizeof(plain)) == -1 &&
+				    errno == EXDEV,
+			    "%s without NO_XDEV", esc[i]);
+	}
+	/* rename/link: different mounts, both parents resolve. */
+	char name[NAME_MAX + 1];
+	errno = 0;
+	CHILD_CHECK(safe_renameat_beneath(root, "file", root, "mnt/file", m) == -1 && errno == EXDEV,
+		    "rename across mounts: %s", strerror(errno));
+	errno = 0;
+	CHILD_CHECK(safe_linkat_beneath(root, "file", root, "mnt/file", m) == -1 && errno == EXDEV,
+		    "link across mounts: %s", strerror(errno));
+	int a = safe_open_parent_beneath(root, "file", m, name, sizeof(name));
+	int b = safe_open_parent_beneath(root, "mnt/file", m, name, sizeof(name));
+	CHILD_CHECK(a >= 0 && b >= 0, "parents across mounts");
+	close(a);
+	close(b);
+	/* rename: an escape, and a parent that does not resolve. */
+	errno = 0;
+	CHILD_CHECK(safe_renameat_beneath(root, "file", root, "up/file", m) == -1 && errno == EXDEV,
+		    "rename escape");
+	errno = 0;
+	CHILD_CHECK(safe_open_parent_beneath(root, "up/file", m, name, sizeof(name)) == -1 &&
+			    errno == EXDEV,
+		    "parent of escape");
+	close(root);
+	return 0;
+}
+
+START_TEST(exdev_escape_or_mount)
+{
+	if (!sb_can_mount()) {
+		fx_skip("needs a mount namespace (root or user namespaces)");
+	}
+	two_roots_open();
+	uint64_t m = MODE(_i);
+	ck_assert_int_eq(sb_run(exdev_child, &m), 0);
+	two_roots_close();
+}
+END_TEST
+
+/* ---------------------------------------------------------------- report escape */
+
+/*
+ * SAFE_RESOLVE_REPORT_ESCAPE under IN_ROOT: a ".." at the root (in the path
+ * or in a link body) is EXDEV instead of a no-op; absolute paths and
+ * absolute links still start at the root; ".." below the root climbs as
+ * usual. Same answers on the default path and the walker (the flag always
+ * walks), for safe_openat2() and an operation. Without the flag the same
+ * paths stay inside (or are missing), which is what the flag reports.
+ */
+START_TEST(report_escape)
+{
+	two_roots_open();
+	uint64_t m = MODE(_i);
+	static const char *const spec[] = { "l climb ../../file", "l absfile /file",
+					    "l rel a/b/../../file", NULL };
+	fx_build(E.rootfd, spec);
+	static const struct {
+		const char *path;
+		int err;          /* with the flag: 0 = opens `obj` */
+		const char *obj;  /* what it opens (with the flag, or without) */
+		int plain_err;    /* without the flag */
+	} escape_rows[] = {
+		{ "../file", EXDEV, "file", 0 },
+		{ "/../file", EXDEV, "file", 0 },
+		{ "a/../../file", EXDEV, "file", 0 },
+		{ "climb", EXDEV, "file", 0 },
+		{ "up_victim", EXDEV, NULL, ENOENT },
+		{ "/file", 0, "file", 0 },
+		{ "absfile", 0, "file", 0 },
+		{ "a/b/../../file", 0, "file", 0 },
+		{ "rel", 0, "file", 0 },
+		{ "a/..", 0, ".", 0 },
+		{ "..", EXDEV, ".", 0 },
+		{ "abs_victim", 0, NULL, ENOENT },
+	};
+	for (size_t i = 0; i < N_ROWS(escape_rows); i++) {
+		for (int flag = 0; flag < 2; flag++) {
+			struct safe_open_how how = {
+				.flags = O_PATH,
+				.resolve = SAFE_RESOLVE_IN_ROOT | m |
+					   (flag ? SAFE_RESOLVE_REPORT_ESCAPE : 0),
+			};
+			int want = flag ? escape_rows[i].err : escape_rows[i].plain_err;
+			if (flag && !escape_rows[i].err)
+				want = escape_rows[i].plain_err;
+			errno = 0;
+			int fd = safe_openat2(E.rootfd, escape_rows[i].path, &how, sizeof(how));
+			if (want) {
+				ck_assert_msg(fd < 0 && errno == want, "%s (flag %d): %d %s, want %s",
+					      escape_rows[i].path, flag, fd, strerror(errno), strerror(want));
+				continue;
+			}
+			ck_assert_msg(fd >= 0, "%s (flag %d): %s", escape_rows[i].path, flag,
+				      strerror(errno));
+			ck_assert_msg(fx_same_object(fd, E.rootfd, escape_rows[i].obj), "%s (flag %d): not %s",
+				      escape_rows[i].path, flag, escape_rows[i].obj);
+			close(fd);
+		}
+	}
+	/* An operation takes the flag too (stat of "../file"). */
+	struct stat st;
+	ck_assert_int_eq(safe_fstatat_beneath(E.rootfd, "../file", &st,
+					      SAFE_RESOLVE_IN_ROOT | SAFE_RESOLVE_REPORT_ESCAPE | m),
+			 -1);
+	ck_assert_int_eq(errno, EXDEV);
+	ck_assert_int_eq(safe_fstatat_beneath(E.rootfd, "../file", &st, SAFE_RESOLVE_IN_ROOT | m), 0);
+	/* With BENEATH it changes nothing: such a ".." is EXDEV already. */
+	struct safe_open_how b = { .flags = O_PATH,
+				   .resolve = SAFE_RESOLVE_BENEATH | SAFE_RESOLVE_REPORT_ESCAPE | m };
+	errno = 0;
+	ck_assert_int_eq(safe_openat2(E.rootfd, "a/../../file", &b, sizeof(b)), -1);
+	ck_assert_int_eq(errno, EXDEV);
+	int fd = safe_openat2(E.rootfd, "a/../file", &b, sizeof(b));
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	two_roots_close();
+}
+END_TEST
+
 /* ------------------------------------------------------------------ suite */
 
 static Suite *resolve_suite(void)
@@ -1176,6 +1713,17 @@ static Suite *resolve_suite(void)
 	tcase_add_test(tc, without_openat2_enosys);
 	tcase_add_test(tc, without_openat2_eperm);
 	suite_add_tcase(s, tc);
+
+	TCase *bits = tcase_create("bits");
+	tcase_add_checked_fixture(bits, fx_fd_setup, fx_fd_teardown);
+	tcase_set_timeout(bits, 120);
+	tcase_add_test(bits, resolve_cached);
+	tcase_add_loop_test(bits, scope_default, 0, 2);
+	tcase_add_loop_test(bits, report_escape, 0, 2);
+	tcase_add_loop_test(bits, without_openat2, 0, 2);
+	tcase_add_loop_test(bits, short_forms, 0, 2);
+	tcase_add_loop_test(bits, exdev_escape_or_mount, 0, 2);
+	suite_add_tcase(s, bits);
 	return s;
 }
 
