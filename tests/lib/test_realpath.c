@@ -174,6 +174,47 @@ static void ck_realpath(uint64_t flags, const char *path, const char *want)
 	ck_assert_int_eq(n, (ssize_t)strlen(want));
 }
 
+/* The refusals, run by run_refusals() (tests/lib/ops-env.c) in realpath_cases:
+ * buffer sizes, the resolution's own errors, and the error order: an
+ * absolute path under BENEATH is EXDEV, an empty path ENOENT, before the
+ * dirfd is looked at (BADFD: a number that is not open); IN_ROOT looks at it. */
+#define BADFD 1000000
+#define ROOTFD (-2) /* E.rootfd */
+static const struct realpath_row {
+	const char *name;
+	int dirfd;
+	const char *path;
+	size_t size;
+	uint64_t flags;
+	int err;
+} realpath_refusals[] = {
+	{ "one byte short", ROOTFD, "link_dir/b/file", 8, 0, ERANGE },
+	{ "\".\" in 1 byte", ROOTFD, ".", 1, 0, ERANGE },
+	{ "size 0", ROOTFD, "a", 0, 0, ERANGE },
+	{ "a link under NO_SYMLINKS", ROOTFD, "chain", 16, SAFE_RESOLVE_NO_SYMLINKS, ELOOP },
+	{ "\"..\" escapes", ROOTFD, "..", 16, 0, EXDEV },
+	{ "a dangling link", ROOTFD, "dangling_in", 16, 0, ENOENT },
+	{ "absolute under BENEATH, bad dirfd", BADFD, "/n", 64, 0, EXDEV },
+	{ "absolute with dots, bad dirfd", BADFD, "/./a/f/..x/", 64, 0, EXDEV },
+	{ "empty, bad dirfd", BADFD, "", 64, 0, ENOENT },
+	{ "empty, dirfd -1, IN_ROOT", -1, "", 64, SAFE_RESOLVE_IN_ROOT, ENOENT },
+	{ "absolute under IN_ROOT, bad dirfd", BADFD, "/n", 64, SAFE_RESOLVE_IN_ROOT, EBADF },
+	{ "relative, bad dirfd", BADFD, "a", 64, 0, EBADF },
+};
+
+static void realpath_try(size_t k, uint64_t m, struct refusal_try *t)
+{
+	const struct realpath_row *r = &realpath_refusals[k];
+	char buf[64];
+	ck_assert_uint_le(r->size, sizeof(buf));
+	ssize_t n = safe_realpath_beneath(r->dirfd == ROOTFD ? E.rootfd : r->dirfd, r->path, buf,
+					  r->size, m | r->flags);
+	t->e = n < 0 ? errno : 0;
+	t->want = r->err;
+	snprintf(t->name, sizeof(t->name), "realpath row \"%s\" (%s, size %zu)", r->name, r->path,
+		 r->size);
+}
+
 START_TEST(realpath_cases)
 {
 	env_open();
@@ -200,14 +241,7 @@ START_TEST(realpath_cases)
 	char buf[16];
 	ck_assert_int_eq(safe_realpath_beneath(E.rootfd, "link_dir/b/file", buf, 9, m), 8);
 	ck_assert_str_eq(buf, "a/b/file");
-	ck_fails(safe_realpath_beneath(E.rootfd, "link_dir/b/file", buf, 8, m), ERANGE);
-	ck_fails(safe_realpath_beneath(E.rootfd, ".", buf, 1, m), ERANGE);
-	ck_fails(safe_realpath_beneath(E.rootfd, "a", buf, 0, m), ERANGE);
-	ck_fails(safe_realpath_beneath(E.rootfd, "chain", buf, sizeof(buf),
-				       m | SAFE_RESOLVE_NO_SYMLINKS),
-		 ELOOP);
-	ck_fails(safe_realpath_beneath(E.rootfd, "..", buf, sizeof(buf), m), EXDEV);
-	ck_fails(safe_realpath_beneath(E.rootfd, "dangling_in", buf, sizeof(buf), m), ENOENT);
+	run_refusals(E.base, N_ROWS(realpath_refusals), m, realpath_try);
 	/* A root that is not the top of the filesystem tree's mount. */
 	int sub = openat(E.rootfd, "a", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	ck_assert_int_ge(sub, 0);
@@ -288,17 +322,7 @@ START_TEST(realpath_error_order)
 {
 	env_open();
 	uint64_t m = MODE(_i);
-	char buf[64];
-	/* An absolute path under BENEATH is EXDEV, an empty path ENOENT, before
-	 * the dirfd is looked at; IN_ROOT looks at it. */
-	ck_fails(safe_realpath_beneath(1000000, "/n", buf, sizeof(buf), m), EXDEV);
-	ck_fails(safe_realpath_beneath(1000000, "/./a/f/..x/", buf, sizeof(buf), m), EXDEV);
-	ck_fails(safe_realpath_beneath(1000000, "", buf, sizeof(buf), m), ENOENT);
-	ck_fails(safe_realpath_beneath(-1, "", buf, sizeof(buf), m | SAFE_RESOLVE_IN_ROOT),
-		 ENOENT);
-	ck_fails(safe_realpath_beneath(1000000, "/n", buf, sizeof(buf), m | SAFE_RESOLVE_IN_ROOT),
-		 EBADF);
-	ck_fails(safe_realpath_beneath(1000000, "a", buf, sizeof(buf), m), EBADF);
+	/* The error order before the dirfd is looked at: realpath_refusals. */
 	int filefd = openat(E.rootfd, "file", O_PATH | O_CLOEXEC);
 	ck_assert_int_ge(filefd, 0);
 	static const char *const paths[] = {
