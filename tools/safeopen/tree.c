@@ -111,7 +111,49 @@ int safeopen_find(int rootfd, uint64_t resolve, int argc, char **argv)
 	return ret;
 }
 
-/* ------------------------------------------------------------------ chown -R */
+/* ------------------------------------------------------------------ chown -R, chmod -R */
+
+/* The change of one entry: 0, or -1 with errno (ENOENT: the entry went away
+ * under the walk, not an error). */
+typedef int (*apply_fn)(const struct safe_walk_entry *e, const void *how);
+
+/* chown -R and chmod -R: walk PATH (a trailing link not followed) and apply
+ * the change to every entry once, a directory before its entries; an entry
+ * the walk could not look at is reported and the walk goes on. */
+static int walk_apply(int rootfd, const char *path, uint64_t flags, apply_fn apply,
+		      const void *how)
+{
+	struct safe_walk *w;
+	if (safe_walk_open(rootfd, path, flags, &w) < 0)
+		return tfail(path, errno);
+	int ret = T_OK, r;
+	struct safe_walk_entry e;
+	while ((r = safe_walk_next(w, &e)) > 0) {
+		if (e.error && !(e.visit == SAFE_WALK_LEAF && e.stx->stx_mask))
+			ret = entry_fail(&e, e.error);
+		if (e.visit == SAFE_WALK_POST || (e.error && !e.stx->stx_mask))
+			continue;
+		if (apply(&e, how) < 0 && errno != ENOENT)
+			ret = entry_fail(&e, errno);
+	}
+	if (r < 0)
+		ret = tfail(path, errno);
+	safe_walk_close(w);
+	return ret;
+}
+
+struct owner {
+	unsigned int uid, gid;
+};
+
+/* A directory through its own descriptor; anything else by its single name
+ * in its parent, the name itself if it is a link. */
+static int apply_owner(const struct safe_walk_entry *e, const void *how)
+{
+	const struct owner *o = how;
+	return e->fd >= 0 ? fchown(e->fd, o->uid, o->gid) :
+			    fchownat(e->dirfd, e->name, o->uid, o->gid, AT_SYMLINK_NOFOLLOW);
+}
 
 static bool parse_id(const char *s, bool group, unsigned int *id)
 {
@@ -148,31 +190,9 @@ int safeopen_chown(int rootfd, uint64_t resolve, int argc, char **argv)
 		usage_error("chown: invalid user '%s'", spec);
 	if (colon && colon[1] && !parse_id(colon + 1, true, &gid))
 		usage_error("chown: invalid group '%s'", colon + 1);
-	const char *path = argv[3];
-	struct safe_walk *w;
-	if (safe_walk_open(rootfd, path, resolve | SAFE_WALK_NO_STAT, &w) < 0)
-		return tfail(path, errno);
-	int ret = T_OK, r;
-	struct safe_walk_entry e;
-	while ((r = safe_walk_next(w, &e)) > 0) {
-		if (e.error && !(e.visit == SAFE_WALK_LEAF && e.stx->stx_mask))
-			ret = entry_fail(&e, e.error);
-		if (e.visit == SAFE_WALK_POST || (e.error && !e.stx->stx_mask))
-			continue;
-		/* A directory through its own descriptor; anything else by its
-		 * single name in its parent, the name itself if it is a link. */
-		int c = e.fd >= 0 ? fchown(e.fd, uid, gid) :
-				    fchownat(e.dirfd, e.name, uid, gid, AT_SYMLINK_NOFOLLOW);
-		if (c < 0 && errno != ENOENT)
-			ret = entry_fail(&e, errno);
-	}
-	if (r < 0)
-		ret = tfail(path, errno);
-	safe_walk_close(w);
-	return ret;
+	const struct owner o = { uid, gid };
+	return walk_apply(rootfd, argv[3], resolve | SAFE_WALK_NO_STAT, apply_owner, &o);
 }
-
-/* ------------------------------------------------------------------ chmod -R */
 
 /* A mode: octal, or symbolic clauses [ugoa]*[+-=][rwxXst]* separated by ','. */
 struct modespec {
@@ -246,6 +266,19 @@ static mode_t apply_mode(const struct modespec *m, mode_t old, bool dir)
 	return mode;
 }
 
+/* A directory through its own descriptor; anything else by its single name,
+ * without following it if it became a link. A link has no mode of its own
+ * and is never followed: left as it is. */
+static int apply_chmod(const struct safe_walk_entry *e, const void *how)
+{
+	mode_t type = e->stx->stx_mode & S_IFMT;
+	if (type == S_IFLNK)
+		return 0;
+	mode_t mode = apply_mode(how, e->stx->stx_mode, type == S_IFDIR);
+	return e->fd >= 0 ? fchmod(e->fd, mode) :
+			    safe_fchmodat_beneath(e->dirfd, e->name, mode, SAFE_RESOLVE_BENEATH);
+}
+
 int safeopen_chmod(int rootfd, uint64_t resolve, int argc, char **argv)
 {
 	if (argc != 4 || strcmp(argv[1], "-R"))
@@ -261,33 +294,9 @@ int safeopen_chmod(int rootfd, uint64_t resolve, int argc, char **argv)
 	} else if (!check_symbolic(argv[2])) {
 		usage_error("chmod: invalid mode '%s'", argv[2]);
 	}
-	const char *path = argv[3];
-	struct safe_walk *w;
 	/* Symbolic modes need the old mode of every entry. */
-	if (safe_walk_open(rootfd, path, resolve | (m.octal ? SAFE_WALK_NO_STAT : 0), &w) < 0)
-		return tfail(path, errno);
-	int ret = T_OK, r;
-	struct safe_walk_entry e;
-	while ((r = safe_walk_next(w, &e)) > 0) {
-		if (e.error && !(e.visit == SAFE_WALK_LEAF && e.stx->stx_mask))
-			ret = entry_fail(&e, e.error);
-		if (e.visit == SAFE_WALK_POST || (e.error && !e.stx->stx_mask))
-			continue;
-		mode_t type = e.stx->stx_mode & S_IFMT;
-		if (type == S_IFLNK)
-			continue; /* a link has no mode of its own; never followed */
-		mode_t mode = apply_mode(&m, e.stx->stx_mode, type == S_IFDIR);
-		/* A directory through its own descriptor; anything else by its
-		 * single name, without following it if it became a link. */
-		int c = e.fd >= 0 ? fchmod(e.fd, mode) :
-				    safe_fchmodat_beneath(e.dirfd, e.name, mode, SAFE_RESOLVE_BENEATH);
-		if (c < 0 && errno != ENOENT)
-			ret = entry_fail(&e, errno);
-	}
-	if (r < 0)
-		ret = tfail(path, errno);
-	safe_walk_close(w);
-	return ret;
+	return walk_apply(rootfd, argv[3], resolve | (m.octal ? SAFE_WALK_NO_STAT : 0), apply_chmod,
+			  &m);
 }
 
 /* ------------------------------------------------------------------ du */
