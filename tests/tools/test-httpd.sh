@@ -26,7 +26,8 @@
 # (//host, /\host, %2f%2fhost); hashed passwords (bcrypt, yescrypt, SHA-512
 # crypt); SIGHUP during a download (log reopened, credentials re-read);
 # --symlinks follow|owner-match|none: GET, HEAD, index.html, listings, PUT
-# (links to another user's files as root only).
+# (links to another user's files as root only); socket activation (a
+# harness setting LISTEN_PID/LISTEN_FDS, and systemd-socket-activate).
 # Prints TAP, one line per check (tests/harness/partial.sh).
 set -u
 : "${top_builddir:=.}"
@@ -1400,6 +1401,115 @@ else
 	skip "PUT without user xattrs: cannot mount a ramfs in a private mount namespace here"
 fi
 
+# ---------------------------------------------------------------- socket activation
+# systemd's protocol, by a small harness (python3): it binds and listens
+# (or puts something else at descriptor 3), sets LISTEN_PID to its own
+# process ID and LISTEN_FDS, and execs the server, which keeps that ID.
+# Then systemd-socket-activate itself where it is installed.
+if [ -n "$PYTHON" ]; then
+	cat >"$T/activate.py" <<'EOF_ACT'
+import os, socket, sys
+# activate.py SPEC... -- CMD...: SPEC is ADDR:PORT (a listening socket),
+# "bound" (a socket bound but not listening), "file" (a regular file),
+# LISTEN_FDS=V or LISTEN_PID=other (overrides); prints each port
+i = sys.argv.index("--")
+specs, cmd = sys.argv[1:i], sys.argv[i + 1:]
+fds, env = [], {}
+for s in specs:
+    if s.startswith("LISTEN_"):
+        k, v = s.split("=", 1)
+        env[k] = v
+    elif s == "file":
+        fds.append(os.open(sys.argv[0], os.O_RDONLY))
+    else:
+        so = socket.socket(socket.AF_INET)
+        so.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        host, port = ("127.0.0.1", 0) if s == "bound" else s.rsplit(":", 1)
+        so.bind((host, int(port)))
+        if s != "bound":
+            so.listen(16)
+            print(so.getsockname()[1], flush=True)
+        fds.append(so.detach())
+for n, fd in enumerate(fds):
+    os.dup2(fd, 3 + n, inheritable=True)
+os.environ["LISTEN_PID"] = str(os.getpid()) if env.get("LISTEN_PID") != "other" else "1"
+os.environ["LISTEN_FDS"] = env.get("LISTEN_FDS", str(len(fds)))
+os.environ["LISTEN_FDNAMES"] = ":".join("x" for _ in fds)
+os.execv(cmd[0], cmd)
+EOF_ACT
+	# activated N "SPEC..." [OPTION...]: the server on the harness's N
+	# sockets (their ports, then its "listening on" lines, in $T/act.out),
+	# with --bind and PORT that must not be used
+	activated() {
+		local nsock=$1 specs=$2
+		shift 2
+		# shellcheck disable=SC2086
+		"$PYTHON" "$T/activate.py" $specs -- "$HTTPD" -q "$@" --bind 127.0.0.9 "$R" 9 \
+			>"$T/act.out" 2>"$T/act.err" &
+		PID=$!
+		for _ in $(seq 250); do
+			[ "$(grep -c '^listening on' "$T/act.out")" -ge "$nsock" ] && break
+			kill -0 "$PID" 2>/dev/null || break
+			sleep 0.02
+		done
+	}
+	activated 1 127.0.0.1:0
+	AP=$(head -1 "$T/act.out")
+	code=$("$CURL" -s -o "$T/body" -w '%{http_code}' "http://127.0.0.1:$AP/index.html")
+	check "socket activation: serves on the socket it was given, not --bind/PORT ($(grep listening "$T/act.out"))" \
+		sh -c "test $code = 200 && cmp -s '$T/body' '$R/index.html' &&
+		       grep -qx 'listening on 127.0.0.1:$AP' '$T/act.out' &&
+		       ! grep -q '127.0.0.9' '$T/act.out'"
+	stop TERM
+	check "socket activation: SIGTERM exits 0 (status $status)" test "$status" = 0
+	activated 2 "127.0.0.1:0 127.0.0.1:0" --threads 1
+	codes=
+	for AP in $(grep -v listening "$T/act.out"); do
+		codes="$codes$("$CURL" -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$AP/index.html") "
+	done
+	check "socket activation: two sockets, each served (a loop each, whatever --threads): $codes" \
+		test "$codes" = "200 200 "
+	stop TERM
+	for bad in file bound "LISTEN_FDS=x 127.0.0.1:0" "LISTEN_FDS=17 127.0.0.1:0"; do
+		# shellcheck disable=SC2086
+		"$PYTHON" "$T/activate.py" $bad -- "$HTTPD" -q "$R" 0 >"$T/act.out" 2>"$T/act.err"
+		rc=$?
+		case $bad in
+		LISTEN_FDS=*) want="${bad%% *}: expected 1 to 16 sockets from systemd" ;;
+		*) want="LISTEN_FDS: descriptor 3 is not a listening TCP socket" ;;
+		esac
+		check "socket activation: $bad refused (exit $rc: $(head -c 120 "$T/act.err"))" \
+			sh -c "test $rc = 1 && grep -qF '$want' '$T/act.err' && ! grep -q listening '$T/act.out'"
+	done
+	"$PYTHON" "$T/activate.py" LISTEN_PID=other 127.0.0.1:0 -- "$HTTPD" -q "$R" 0 \
+		>"$T/act.out" 2>"$T/act.err" &
+	PID=$!
+	for _ in $(seq 250); do grep -q '^listening on' "$T/act.out" && break; sleep 0.02; done
+	AP=$(head -1 "$T/act.out")
+	check "socket activation: LISTEN_PID of another process: binds its own port instead" \
+		sh -c "grep -q '^listening on 127.0.0.1:' '$T/act.out' && ! grep -q ':$AP\$' '$T/act.out'"
+	stop TERM
+	"$PYTHON" "$T/activate.py" 0.0.0.0:0 -- "$HTTPD" -q --writable "$R" 0 >"$T/act.out" 2>"$T/act.err"
+	rc=$?
+	check "socket activation: --writable on a socket of 0.0.0.0 without --auth-file: refused (exit $rc)" \
+		sh -c "test $rc = 2 && grep -q 'needs --auth-file' '$T/act.err'"
+else
+	skip "socket activation: python3 not found"
+fi
+if command -v systemd-socket-activate >/dev/null 2>&1 && [ -n "$PYTHON" ]; then
+	AP=$("$PYTHON" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+	systemd-socket-activate -E LD_LIBRARY_PATH -l "127.0.0.1:$AP" "$HTTPD" -q "$R" 9 \
+		>"$T/act.out" 2>"$T/act.err" &
+	PID=$!
+	for _ in $(seq 250); do (exec 3<>"/dev/tcp/127.0.0.1/$AP") 2>/dev/null && break; sleep 0.02; done
+	code=$("$CURL" -s -o "$T/body" -w '%{http_code}' "http://127.0.0.1:$AP/index.html")
+	check "systemd-socket-activate -l 127.0.0.1:PORT: started at the first connection, serves" \
+		sh -c "test $code = 200 && cmp -s '$T/body' '$R/index.html'"
+	stop TERM
+else
+	skip "systemd-socket-activate: not installed"
+fi
+
 # ---------------------------------------------------------------- the systemd unit
 # systemd-analyze verify on the unit with ExecStart= naming the built
 # server: any warning (an unknown setting or system call group, a bad
@@ -1410,9 +1520,11 @@ if command -v systemd-analyze >/dev/null 2>&1; then
 	abs_httpd=$(cd "$(dirname "$HTTPD")" && pwd)/$(basename "$HTTPD")
 	[ -x "$(dirname "$abs_httpd")/.libs/safe-httpd" ] && abs_httpd=$(dirname "$abs_httpd")/.libs/safe-httpd
 	sed "s|^ExecStart=/usr/bin/safe-httpd |ExecStart=$abs_httpd |" "$UNIT" >"$T/unit/safe-httpd.service"
-	systemd-analyze verify --man=no "$T/unit/safe-httpd.service" >"$T/unit/verify" 2>&1
+	cp "${UNIT%.service}.socket" "$T/unit/safe-httpd.socket"
+	systemd-analyze verify --man=no "$T/unit/safe-httpd.service" "$T/unit/safe-httpd.socket" \
+		>"$T/unit/verify" 2>&1
 	rc=$?
-	check "systemd-analyze verify: the unit is clean (exit $rc: $(head -c 300 "$T/unit/verify"))" \
+	check "systemd-analyze verify: the service and socket units are clean (exit $rc: $(head -c 300 "$T/unit/verify"))" \
 		test $rc = 0 -a ! -s "$T/unit/verify"
 else
 	skip "systemd-analyze verify on the unit: systemd-analyze not installed"

@@ -663,7 +663,11 @@ static void accept_ready(void)
 static void begin_stop(void)
 {
 	epoll_ctl(epfd, EPOLL_CTL_DEL, wakefd, NULL);
-	close(lfd); /* leaves the epoll set */
+	/* out of the epoll set first: a socket from systemd is shared (other
+	 * descriptors of it stay open in other loops), and closing one
+	 * descriptor of a shared socket would leave it registered here */
+	epoll_ctl(epfd, EPOLL_CTL_DEL, lfd, NULL);
+	close(lfd);
 	lfd = -1;
 	while (timers[TL_IDLE].first)
 		conn_close(timers[TL_IDLE].first);

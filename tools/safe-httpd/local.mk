@@ -7,7 +7,8 @@ tools_safe_httpd_safe_httpd_SOURCES = tools/safe-httpd/httpd.h tools/safe-httpd/
 tools_safe_httpd_safe_httpd_LDADD = lib/libsafeopen.la $(CRYPT_LIBS)
 tools_safe_httpd_safe_httpd_LDFLAGS = $(INSTALLED_LDFLAGS)
 dist_man1_MANS += tools/safe-httpd/safe-httpd.1
-# The systemd unit (the Debian package installs it, disabled; its settings
-# file is packaging/debian/safe-httpd.default); tests/tools/test-httpd.sh
-# runs systemd-analyze verify on it.
-EXTRA_DIST += tools/safe-httpd/safe-httpd.service
+# The systemd units, the service and its socket for socket activation (the
+# Debian package installs them, disabled; the settings file is
+# packaging/debian/safe-httpd.default); tests/tools/test-httpd.sh runs
+# systemd-analyze verify on them.
+EXTRA_DIST += tools/safe-httpd/safe-httpd.service tools/safe-httpd/safe-httpd.socket

@@ -25,13 +25,15 @@
  * Connection model: an epoll(7) loop per thread (--threads, default one per
  * CPU up to 8), each with its own SO_REUSEPORT listening socket and its own
  * connections, accepted with accept4(SOCK_NONBLOCK) and never handed to
- * another thread; every socket non-blocking and edge-triggered. A
- * connection is a small state machine (reading a head, reading a body,
- * sending, lingering before the close) that runs until its socket would
- * block, so an idle or slow client costs a few KiB of memory and never
- * delays anybody else. Each state has one timeout, and each timeout list is
- * kept in deadline order (a deadline is always "now + the list's limit"), so
- * finding and expiring the next deadline is O(1):
+ * another thread (under socket activation, systemd's sockets instead,
+ * each shared by the loops that take it: activated_sockets()); every
+ * socket non-blocking and edge-triggered. A connection is a small state
+ * machine (reading a head, reading a body, sending, lingering before the
+ * close) that runs until its socket would block, so an idle or slow
+ * client costs a few KiB of memory and never delays anybody else. Each
+ * state has one timeout, and each timeout list is kept in deadline order
+ * (a deadline is always "now + the list's limit"), so finding and expiring
+ * the next deadline is O(1):
  *   - request head: --head-timeout seconds for the whole head, counted from
  *     the connection's opening or from the first byte of a keep-alive
  *     request (slowloris cannot stretch it by trickling bytes);
@@ -76,6 +78,8 @@ atomic_uint total_conns;
 int wakefd = -1;
 char boundary[24];
 
+#define ACT_MAX 16 /* sockets from systemd at most */
+
 /* What main() needs besides cfg. */
 struct startup {
 	const char *root, *log_path, *auth_path, *mime_path;
@@ -87,6 +91,14 @@ struct startup {
 	} addr;
 	socklen_t addr_len;
 	int nloops;
+	/* socket activation (LISTEN_FDS): the sockets and their addresses */
+	int nact;
+	int act_fd[ACT_MAX];
+	union {
+		struct sockaddr sa;
+		struct sockaddr_in in;
+		struct sockaddr_in6 in6;
+	} act_addr[ACT_MAX];
 	const char *user;   /* --user USER[:GROUP], NULL: none */
 	uid_t run_uid;      /* the user the server serves as (after --user) */
 	gid_t run_gid;
@@ -174,6 +186,9 @@ static const char usage_text[] =
 	"response (common: host ident user [time] \"request line\" status bytes);\n"
 	"warnings go to standard error.\n"
 	"\n"
+	"Socket activation (systemd's LISTEN_PID and LISTEN_FDS): the listening\n"
+	"sockets given are served instead of --bind and PORT.\n"
+	"\n"
 	"SIGHUP: reopen the log, read --auth-file again (what fails keeps the old).\n"
 	"SIGUSR1: reopen the log. SIGINT or SIGTERM: stop accepting, finish the\n"
 	"requests in progress, close idle connections, exit 0.\n"
@@ -241,13 +256,80 @@ static void parse_bind(const char *s, struct startup *st)
 	}
 }
 
-static bool is_loopback(const struct startup *st)
+static bool addr_loopback(const struct sockaddr *sa)
 {
-	if (st->addr.sa.sa_family == AF_INET)
-		return (ntohl(st->addr.in.sin_addr.s_addr) >> 24) == 127;
-	const struct in6_addr *a = &st->addr.in6.sin6_addr;
+	if (sa->sa_family == AF_INET)
+		return (ntohl(((const struct sockaddr_in *)sa)->sin_addr.s_addr) >> 24) == 127;
+	const struct in6_addr *a = &((const struct sockaddr_in6 *)sa)->sin6_addr;
 	return IN6_IS_ADDR_LOOPBACK(a) ||
 	       (IN6_IS_ADDR_V4MAPPED(a) && a->s6_addr[12] == 127);
+}
+
+/* Whether every address the server listens on is loopback. */
+static bool is_loopback(const struct startup *st)
+{
+	if (!st->nact)
+		return addr_loopback(&st->addr.sa);
+	for (int i = 0; i < st->nact; i++)
+		if (!addr_loopback(&st->act_addr[i].sa))
+			return false;
+	return true;
+}
+
+/*
+ * Socket activation, systemd's protocol (sd_listen_fds(3)), read directly:
+ * when LISTEN_PID names this process, LISTEN_FDS sockets start at
+ * descriptor 3. Each must be a listening TCP socket (SOCK_STREAM, IPv4 or
+ * IPv6) and becomes non-blocking, close-on-exec and TCP_NODELAY; anything
+ * else stops the server (exit 1), never serving half of what it was given.
+ * The variables are removed from the environment either way. --bind and
+ * PORT then do not apply. Returns the number of sockets (0: not activated).
+ */
+static int activated_sockets(struct startup *st)
+{
+	const char *pid_s = getenv("LISTEN_PID"), *fds_s = getenv("LISTEN_FDS");
+	int n = 0;
+	if (!pid_s || !fds_s)
+		goto out;
+	char *end;
+	errno = 0;
+	unsigned long pid = strtoul(pid_s, &end, 10);
+	if (errno || *end || pid != (unsigned long)getpid())
+		goto out; /* meant for another process */
+	errno = 0;
+	unsigned long count = strtoul(fds_s, &end, 10);
+	if (errno || *end || !*fds_s || count < 1 || count > ACT_MAX) {
+		fprintf(stderr, "safe-httpd: LISTEN_FDS=%s: expected 1 to %d sockets from systemd\n",
+			fds_s, ACT_MAX);
+		exit(1);
+	}
+	int one = 1;
+	for (n = 0; n < (int)count; n++) {
+		int fd = 3 + n, type = 0, acc = 0, fl;
+		socklen_t tl = sizeof(type), al = sizeof(acc), sl = sizeof(st->act_addr[n]);
+		if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &tl) < 0 || type != SOCK_STREAM ||
+		    getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &acc, &al) < 0 || !acc ||
+		    getsockname(fd, &st->act_addr[n].sa, &sl) < 0 ||
+		    (st->act_addr[n].sa.sa_family != AF_INET &&
+		     st->act_addr[n].sa.sa_family != AF_INET6)) {
+			fprintf(stderr, "safe-httpd: LISTEN_FDS: descriptor %d is not a listening "
+					"TCP socket (IPv4 or IPv6)\n", fd);
+			exit(1);
+		}
+		if (fcntl(fd, F_SETFD, FD_CLOEXEC) < 0 || (fl = fcntl(fd, F_GETFL)) < 0 ||
+		    fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0 ||
+		    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)) < 0) {
+			fprintf(stderr, "safe-httpd: LISTEN_FDS: descriptor %d: %s\n", fd,
+				strerror(errno));
+			exit(1);
+		}
+		st->act_fd[n] = fd;
+	}
+out:
+	unsetenv("LISTEN_PID");
+	unsetenv("LISTEN_FDS");
+	unsetenv("LISTEN_FDNAMES");
+	return n;
 }
 
 enum {
@@ -435,6 +517,9 @@ static unsigned parse_options(int argc, char **argv, struct startup *st)
 	if (argc - optind > 2)
 		usage_error("too many arguments", argv[optind + 2]);
 	st->root = argv[optind];
+	st->nact = activated_sockets(st);
+	if (st->nact > st->nloops)
+		st->nloops = st->nact; /* a loop for each socket at least */
 	if (cfg.writable && !st->auth_path && !is_loopback(st))
 		usage_error("--writable on an address other than loopback needs --auth-file", NULL);
 	return optind + 1 < argc ? (unsigned)parse_number(argv[optind + 1], 65535, "invalid port") :
@@ -528,15 +613,17 @@ fail:
 }
 
 /* The address as "listening on" prints it. */
-static void format_addr(const struct startup *st, char *buf, size_t size)
+static void format_addr(const struct sockaddr *sa, char *buf, size_t size)
 {
 	char host[INET6_ADDRSTRLEN];
-	if (st->addr.sa.sa_family == AF_INET) {
-		inet_ntop(AF_INET, &st->addr.in.sin_addr, host, sizeof(host));
-		snprintf(buf, size, "%s:%u", host, ntohs(st->addr.in.sin_port));
+	if (sa->sa_family == AF_INET) {
+		const struct sockaddr_in *in = (const struct sockaddr_in *)sa;
+		inet_ntop(AF_INET, &in->sin_addr, host, sizeof(host));
+		snprintf(buf, size, "%s:%u", host, ntohs(in->sin_port));
 	} else {
-		inet_ntop(AF_INET6, &st->addr.in6.sin6_addr, host, sizeof(host));
-		snprintf(buf, size, "[%s]:%u", host, ntohs(st->addr.in6.sin6_port));
+		const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)sa;
+		inet_ntop(AF_INET6, &in6->sin6_addr, host, sizeof(host));
+		snprintf(buf, size, "[%s]:%u", host, ntohs(in6->sin6_port));
 	}
 }
 
@@ -549,6 +636,21 @@ static int *open_listeners(struct startup *st, unsigned port)
 	int *lfds = calloc((size_t)st->nloops, sizeof(*lfds));
 	if (!lfds)
 		return NULL;
+	if (st->nact) {
+		/* Sockets from systemd: loop i takes socket i % nact, each loop
+		 * its own descriptor of it (a loop closes its own when it stops);
+		 * loops sharing a socket each accept from it. */
+		for (int i = 0; i < st->nloops; i++) {
+			int fd = st->act_fd[i % st->nact];
+			lfds[i] = i < st->nact ? fd : fcntl(fd, F_DUPFD_CLOEXEC, 3);
+			if (lfds[i] < 0) {
+				perror("safe-httpd: LISTEN_FDS");
+				free(lfds);
+				return NULL;
+			}
+		}
+		return lfds;
+	}
 	if (st->addr.sa.sa_family == AF_INET)
 		st->addr.in.sin_port = htons((uint16_t)port);
 	else
@@ -567,7 +669,7 @@ static int *open_listeners(struct startup *st, unsigned port)
 		    getsockname(lfds[i], &st->addr.sa, &alen) < 0) {
 			char a[INET6_ADDRSTRLEN + 16];
 			int err = errno;
-			format_addr(st, a, sizeof(a));
+			format_addr(&st->addr.sa, a, sizeof(a));
 			fprintf(stderr, "safe-httpd: %s: %s\n", a, strerror(err));
 			free(lfds);
 			return NULL;
@@ -663,8 +765,10 @@ int main(int argc, char **argv)
 	}
 	free(lfds);
 	char a[INET6_ADDRSTRLEN + 16];
-	format_addr(&st, a, sizeof(a));
-	printf("listening on %s\n", a);
+	for (int i = 0; i < (st.nact ? st.nact : 1); i++) {
+		format_addr(st.nact ? &st.act_addr[i].sa : &st.addr.sa, a, sizeof(a));
+		printf("listening on %s\n", a);
+	}
 	fflush(stdout);
 
 	int sig = wait_for_stop(sfd, &st);
