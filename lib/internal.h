@@ -91,7 +91,7 @@ int so_path_len(const char *path, size_t *len);
  * tests/docs/check-numbers.sh compares. */
 #define SO_RESOLVE_MAX_FDS 68
 #define SO_WALK_MAX_FDS 59
-#define SO_RMTREE_MAX_FDS 61
+#define SO_RMTREE_MAX_FDS 59
 /* Internal resolve bit (never accepted from a caller: validation is done
  * before it is set): the fast path's openat2 answered ELOOP, and the walker
  * runs only to confirm it (open.c). */
@@ -283,10 +283,12 @@ int so_op_open(int dirfd, const char *path, uint64_t resolve, int oflags);
 
 /* ------------------------------------------------------------------ tree walk (walk.c) */
 
-/* A walk (safe_walk_open()) of the directory open as topfd, which is `name`
- * in the directory pfd (both borrowed: pfd is duplicated, topfd reopened as
- * a fresh description), with SAFE_WALK_* flags: for a caller that has
- * resolved and checked its top itself (safe_rmtree_beneath()). */
+/* A walk (safe_walk_open()) of the directory open as topfd (O_RDONLY),
+ * which is `name` in the directory pfd, with SAFE_WALK_* flags: for a caller
+ * that has resolved and checked its top itself (safe_rmtree_beneath()).
+ * Both are borrowed and used as they are (no descriptor of its own for
+ * them): the caller leaves them alone until safe_walk_close(); topfd's
+ * position is rewound. */
 int so_walk_from(int pfd, const char *name, int topfd, uint64_t flags, struct safe_walk **w);
 
 /* The subdirectory `name` of dfd opened to be read, by that single name and
@@ -406,6 +408,82 @@ static inline bool so_other_mount(const struct so_ident *a, const struct so_iden
 #endif
 	return true;
 }
+
+/* ------------------------------------------------------------------ held chain (chain.c) */
+
+/* The held chain of directories a descent stands in (chain.c states its
+ * invariants): level 0 (the top) .. depth (cur), each with its single name
+ * and its identity when first entered. Held: level 0, a ring of the
+ * SO_CHAIN_RING deepest levels, up to SO_CHAIN_CKPT checkpoints above it;
+ * other levels are reopened from the nearest held one by their names. The
+ * fields are the module's; clients go through the functions. */
+#define SO_CHAIN_RING 32
+#define SO_CHAIN_CKPT 24
+/* Ring, checkpoints, level 0. */
+#define SO_CHAIN_MAX_FDS 57
+
+/* Opens the subdirectory `name` (one name) of dfd as a level: a new
+ * descriptor, or -1 with errno. */
+typedef int (*so_chain_open_fn)(void *ctx, int dfd, const char *name);
+/* Level l was reopened (a new open file description). */
+typedef void (*so_chain_reopened_fn)(void *ctx, size_t l);
+
+struct so_chain_level {
+	int fd; /* or -1 when not held */
+	struct so_ident id;
+	size_t nstart, nend; /* its name: names[nstart..nend) */
+};
+
+struct so_chain {
+	struct so_chain_level *lv; /* lv[0..depth] */
+	size_t depth, cap;
+	size_t lo;   /* the ring: lo..depth */
+	size_t ring; /* its length at most */
+	size_t ck[SO_CHAIN_CKPT];
+	size_t nck, ckmax;
+	char *names; /* "n1/n2/.../ndepth" */
+	size_t ncap;
+	int oflags; /* O_RDONLY or O_PATH: how a hop of names opens a level */
+	so_chain_open_fn open;
+	so_chain_reopened_fn reopened;
+	void *ctx;
+};
+
+/* An empty chain (depth 0, level 0 not set): 0, or -1 with ENOMEM. */
+int so_chain_init(struct so_chain *c, so_chain_open_fn open_level, so_chain_reopened_fn reopened,
+		  void *ctx, int oflags);
+/* Level 0 is fd (owned), identity *id. */
+void so_chain_set_top(struct so_chain *c, int fd, const struct so_ident *id);
+/* Level depth + 1: fd (owned; closed on failure), identity *id, `name` in
+ * cur. 0, or -1 with ENOMEM. */
+int so_chain_push(struct so_chain *c, int fd, const struct so_ident *id, const char *name);
+/* Close cur; its parent is cur. */
+void so_chain_pop(struct so_chain *c);
+/* Level t (cur or its parent) held again if it is not: 0, or -1 with errno
+ * and *failed the shallowest level given up (EAGAIN: not the level walked). */
+int so_chain_hold(struct so_chain *c, size_t t, size_t *failed);
+/* Under EMFILE/ENFILE give one held level back (never level 0 or cur):
+ * true if one was. */
+bool so_chain_give_back(struct so_chain *c, int err);
+/* The depth of cur. */
+static inline size_t so_chain_depth(const struct so_chain *c)
+{
+	return c->depth;
+}
+/* Level l's descriptor, or -1 when it is not held. */
+int so_chain_fd(const struct so_chain *c, size_t l);
+/* Level l's identity when first entered. */
+static inline const struct so_ident *so_chain_id(const struct so_chain *c, size_t l)
+{
+	return &c->lv[l].id;
+}
+/* Level l's name (l >= 1), NUL-terminated in buf. */
+const char *so_chain_name(const struct so_chain *c, size_t l, char buf[NAME_MAX + 1]);
+/* Level 0's descriptor is no longer the chain's (a client's own, lent):
+ * so_chain_free() leaves it open. */
+void so_chain_release_top(struct so_chain *c);
+/* Close every held level and free the chain. */
+void so_chain_free(struct so_chain *c);
 
 /* ------------------------------------------------------------------ procfs (procfs.c) */
 

@@ -17,6 +17,7 @@ lib_libsafeopen_la_SOURCES = \
 	lib/mkdir_all.c \
 	lib/rmtree.c \
 	lib/realpath.c \
+	lib/chain.c \
 	lib/walk.c \
 	lib/util.c
 lib_libsafeopen_la_CFLAGS = $(AM_CFLAGS) -fvisibility=hidden

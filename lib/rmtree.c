@@ -25,8 +25,9 @@
  *    (given up by the walk), are removed by another pass over what is left
  *    (at most RMTREE_PASSES, only while a pass removed something).
  *
- * Cost: the walk's (SO_WALK_MAX_FDS descriptors, O(depth) memory), plus the
- * parent and the top (SO_RMTREE_MAX_FDS in all); one unlinkat per entry.
+ * Cost: the walk's (SO_WALK_MAX_FDS descriptors, O(depth) memory), the
+ * parent and the top among them (lent to the walk: SO_RMTREE_MAX_FDS in
+ * all, and 5 free descriptors suffice); one unlinkat per entry.
  * The walk's SAFE_WALK_NO_STAT spares a statx per non-directory.
  */
 #include "internal.h"
@@ -41,8 +42,9 @@
  * something and entries remain: entries created concurrently, or offsets
  * that moved under deletions). */
 #define RMTREE_PASSES 8
-/* The walk's descriptors, the tree's parent and its top. */
-_Static_assert(SO_WALK_MAX_FDS + 2 == SO_RMTREE_MAX_FDS, "rmtree's descriptor bound");
+/* The walk's descriptors: the tree's parent and its top are its own (lent
+ * to it by so_walk_from()). */
+_Static_assert(SO_WALK_MAX_FDS == SO_RMTREE_MAX_FDS, "rmtree's descriptor bound");
 /* Times the whole removal is retried when the tree's top is replaced or
  * refilled concurrently. */
 #define RMTREE_TOP_RETRIES 4

@@ -40,12 +40,13 @@
  *
  * Cost: memory O(depth) (one record and the name of each level) plus one
  * getdents buffer per ring slot that is in use; descriptors at most
- * SW_HELD + SW_CKPT + 3 (SO_WALK_MAX_FDS) whatever the depth (ring, checkpoints, level 0, the
- * start's parent, one being opened); under EMFILE/ENFILE the shallowest held
- * level below cur is given back and the open retried. A re-descent opens the
- * levels between the deepest held one above and the target, and refills the
- * ring: each level is opened O(log4 depth) times in all (checkpoints spaced
- * as the resolver's, see ck_keep()).
+ * SO_CHAIN_MAX_FDS + 2 (SO_WALK_MAX_FDS) whatever the depth: the held chain
+ * (chain.c: ring, checkpoints, level 0), the start's parent, and one being
+ * opened (during a re-descent, one level between held ones and one being
+ * opened, with a ring slot still free). Under EMFILE/ENFILE a held level is
+ * given back (so_chain_give_back()) and the open retried. Going back up
+ * costs O(1) system calls per level with openat2 at any descriptor budget
+ * (chain.c, "Cost").
  */
 #include "internal.h"
 
@@ -55,13 +56,11 @@
 #include <string.h>
 #include <sys/stat.h>
 
-/* Levels held in the ring (the deepest ones, cur among them). */
-#define SW_HELD 32
-/* Checkpoints below the ring (bound of ck_keep()'s choice). */
-#define SW_CKPT 24
-/* Ring, checkpoints, level 0, the start's parent, one being opened: the
- * walk's documented bound. */
-_Static_assert(SW_HELD + SW_CKPT + 3 == SO_WALK_MAX_FDS, "the walk's descriptor bound");
+/* getdents buffers: one per ring slot (level l uses slot l % SW_HELD). */
+#define SW_HELD SO_CHAIN_RING
+/* The chain, the start's parent, one being opened: the walk's documented
+ * bound. */
+_Static_assert(SO_CHAIN_MAX_FDS + 2 == SO_WALK_MAX_FDS, "the walk's descriptor bound");
 /* getdents buffer of one ring slot. */
 #define SW_BATCH 32768
 #define SW_NONE ((size_t)-1)
@@ -69,14 +68,14 @@ _Static_assert(SW_HELD + SW_CKPT + 3 == SO_WALK_MAX_FDS, "the walk's descriptor 
 #define SW_ALL_FLAGS \
 	(SAFE_WALK_XDEV | SAFE_WALK_POSTORDER | SAFE_WALK_NO_STAT | SAFE_WALK_STOP_ON_ERROR)
 
+/* The walk's own record of a level (its descriptor and identity are the
+ * chain's). */
 struct sw_level {
-	struct so_ident id; /* as first entered */
-	int fd;             /* O_RDONLY|O_DIRECTORY, or -1 when not held */
 	off_t resume;       /* getdents offset after the last entry taken */
 	bool seek;          /* fd's position is not resume: lseek before reading */
 	bool eof;           /* listed to its end */
 	int err;            /* why its listing stopped early (0: it did not) */
-	size_t nstart;      /* its name: path[nstart..nend) */
+	size_t nstart;      /* its path: path[0..nend), its name path[nstart..nend) */
 	size_t nend;
 };
 
@@ -89,14 +88,13 @@ struct sw_slot {
 struct safe_walk {
 	uint64_t flags;
 	int pfd;         /* the start's parent (O_PATH), or -1 */
+	bool lent;       /* pfd and level 0 are the caller's (so_walk_from()) */
 	const char *start_name; /* the start's name in pfd, or "." */
 	char last[NAME_MAX + 1];
 
-	struct sw_level *lv;
-	size_t depth, cap; /* lv[0..depth] is the chain */
-	size_t lo;         /* levels lo..depth are held (the ring), lo >= 1 */
-	size_t ck[SW_CKPT]; /* checkpoints below lo, ascending */
-	size_t nck;
+	struct so_chain ch; /* the levels held (chain.c) */
+	struct sw_level *lv; /* lv[0..depth], depth = so_chain_depth(&ch) */
+	size_t depth, cap;
 	struct sw_slot slot[SW_HELD];
 
 	char *path;
@@ -112,59 +110,10 @@ struct safe_walk {
 
 /* ------------------------------------------------------------------ helpers */
 
-/* Keep level `level` open as a checkpoint while the walk stands at `depth`?
- * Multiples of 4^j within 4^(j+1) levels of depth: at most 3 per power of 4,
- * so a re-descent from the nearest one opens O(distance) levels and the
- * whole walk opens each level O(log4 depth) times. */
-static bool ck_keep(size_t level, size_t depth)
-{
-#ifdef SAFEOPEN_MUTATE_WALK_CHECKPOINTS
-	return false; /* mutation (tests only): re-descend from the start */
-#endif
-	return so_ckpt_keep(level, depth);
-}
-
-static void ck_thin(struct safe_walk *w)
-{
-	size_t k = 0;
-	for (size_t i = 0; i < w->nck; i++) {
-		size_t l = w->ck[i];
-		if (ck_keep(l, w->depth))
-			w->ck[k++] = l;
-		else
-			so_closep(&w->lv[l].fd);
-	}
-	w->nck = k;
-}
-
-/* Level l (below the ring now) stays open as a checkpoint, or is closed. */
-static void leave_ring(struct safe_walk *w, size_t l)
-{
-	assert(l >= 1 && w->lv[l].fd >= 0);
-	if (ck_keep(l, w->depth) && w->nck < SW_CKPT) {
-		assert(w->nck == 0 || w->ck[w->nck - 1] < l);
-		w->ck[w->nck++] = l;
-	} else {
-		so_closep(&w->lv[l].fd);
-	}
-}
-
-/* Descriptor pressure: give back the shallowest held level that is neither
- * level 0 nor cur (a later climb re-descends to it). */
+/* Descriptor pressure: the chain gives a held level back. */
 static bool make_room(struct safe_walk *w, int err)
 {
-	if (err != EMFILE && err != ENFILE)
-		return false;
-	if (w->nck > 0) {
-		so_closep(&w->lv[w->ck[0]].fd);
-		memmove(w->ck, w->ck + 1, (w->nck - 1) * sizeof(w->ck[0]));
-		w->nck--;
-		return true;
-	}
-	if (w->lo >= w->depth)
-		return false;
-	so_closep(&w->lv[w->lo++].fd);
-	return true;
+	return so_chain_give_back(&w->ch, err);
 }
 
 int so_open_subdir(int dfd, const char *name, bool keep_mount, bool *same)
@@ -235,23 +184,38 @@ static size_t path_append(struct safe_walk *w, size_t d, const char *name)
 	return at;
 }
 
-/* Level l's name, NUL-terminated in buf (the path buffer goes on after it). */
-static const char *level_name(const struct safe_walk *w, size_t l, char buf[NAME_MAX + 1])
+/* Level l's descriptor, or -1 when it is not held. */
+static int lfd(const struct safe_walk *w, size_t l)
 {
-	size_t n = w->lv[l].nend - w->lv[l].nstart;
-	assert(n <= NAME_MAX);
-	memcpy(buf, w->path + w->lv[l].nstart, n);
-	buf[n] = '\0';
-	return buf;
+	return so_chain_fd(&w->ch, l);
 }
 
 /* The descriptor the entries of level l are reported against: its parent. */
 static int parent_fd(const struct safe_walk *w, size_t l)
 {
-	return l == 0 ? (w->pfd >= 0 ? w->pfd : w->lv[0].fd) : w->lv[l - 1].fd;
+	return l == 0 ? (w->pfd >= 0 ? w->pfd : lfd(w, 0)) : lfd(w, l - 1);
 }
 
 /* ------------------------------------------------------------------ the chain */
+
+/* The chain's open of a level it reopens: by its single name, never
+ * through a link. */
+static int chain_open(void *ctx, int dfd, const char *name)
+{
+	(void)ctx;
+	bool same;
+	return so_open_subdir(dfd, name, false, &same);
+}
+
+/* A reopened level is a new open file description: reading resumes where
+ * it was, and its slot's batch (of the old description) is not its own. */
+static void chain_reopened(void *ctx, size_t l)
+{
+	struct safe_walk *w = ctx;
+	w->lv[l].seek = true;
+	if (w->slot[l % SW_HELD].owner == l)
+		w->slot[l % SW_HELD].owner = SW_NONE;
+}
 
 /* Push the directory open as fd (owned), named path[nstart..nend), with
  * identity *id, as level depth + 1. */
@@ -267,18 +231,14 @@ static int push(struct safe_walk *w, int fd, const struct so_ident *id, size_t n
 		w->lv = n;
 		w->cap = ncap;
 	}
+	if (so_chain_push(&w->ch, fd, id, w->path + nstart) < 0)
+		return -1;
 	size_t l = ++w->depth;
-	struct sw_level *lv = &w->lv[l];
-	*lv = (struct sw_level){ .id = *id, .fd = fd, .nstart = nstart, .nend = nend };
+	assert(l == so_chain_depth(&w->ch));
+	w->lv[l] = (struct sw_level){ .nstart = nstart, .nend = nend };
 	struct sw_slot *s = &w->slot[l % SW_HELD];
 	if (s->owner == l)
 		s->owner = SW_NONE; /* an earlier directory at this level */
-	if (l - w->lo >= SW_HELD) {
-		leave_ring(w, w->lo);
-		w->lo++;
-	}
-	ck_thin(w);
-	assert(w->lo >= 1 && w->depth - w->lo < SW_HELD && w->nck <= SW_CKPT);
 	return 0;
 }
 
@@ -287,101 +247,33 @@ static void pop(struct safe_walk *w)
 {
 	assert(w->depth >= 1);
 	size_t l = w->depth;
-	so_closep(&w->lv[l].fd);
 	if (w->slot[l % SW_HELD].owner == l)
 		w->slot[l % SW_HELD].owner = SW_NONE;
+	so_chain_pop(&w->ch);
 	w->depth--;
-	if (w->lo > w->depth)
-		w->lo = w->depth >= 1 ? w->depth : 1;
-	while (w->nck > 0 && w->ck[w->nck - 1] >= w->lo)
-		w->nck--; /* a checkpoint inside the ring is an ordinary held level now */
 }
 
 /*
- * Make level t (< depth) held again, if it is not: descend from the deepest
- * held level above it by the recorded names, single names opened
- * O_NOFOLLOW|O_DIRECTORY, each of which must show the identity recorded when
- * it was first entered (never the kernel's "..", never an identity compared
- * with a directory that is not held: the one compared is opened from a held
- * level by its name, and held while compared). The levels opened refill the
- * ring below cur. Returns 0, or -1 with errno (EAGAIN: a name no longer
- * leads to the directory walked; the level's listing ends there).
+ * Make level t (< depth) held again, if it is not (so_chain_hold(): from
+ * the nearest held level above it by the recorded names, each level
+ * reopened checked against the identity recorded when it was first
+ * entered). Returns 0, or -1 with errno (EAGAIN: a name no longer leads to
+ * the directory walked; the listings of the levels given up end there).
  */
 static int redescend(struct safe_walk *w, size_t t)
 {
-	if (w->lv[t].fd >= 0)
+	if (lfd(w, t) >= 0)
 		return 0;
 	if (w->lv[t].err)
 		return so_fail(w->lv[t].err);
-	assert(t + 1 == w->depth && w->lo == w->depth);
-	/* The deepest held level above t: the last checkpoint (all are below
-	 * the ring, so below t), else level 0. */
-	size_t c = w->nck > 0 ? w->ck[w->nck - 1] : 0;
-	assert(c < t && w->lv[c].fd >= 0);
-	/* The ring after it: levels newlo..depth (at most SW_HELD). */
-	size_t newlo = w->depth + 1 > SW_HELD ? w->depth + 1 - SW_HELD : 1;
-	if (newlo <= c)
-		newlo = c + 1;
-	for (size_t l = c + 1; l <= t; l++) {
-		struct sw_level *lv = &w->lv[l];
-		char nm[NAME_MAX + 1];
-		int fd;
-		bool same;
-		for (;;) {
-			fd = open_dir(w, w->lv[l - 1].fd, level_name(w, l, nm), false, &same);
-			if (fd >= 0 || (errno != EMFILE && errno != ENFILE))
-				break;
-			/* Out of descriptors: the new ring starts one level
-			 * deeper (never at l - 1, which this open needs). */
-			if (newlo <= c || newlo + 1 >= l || w->lv[newlo].fd < 0)
-				break;
-			so_closep(&w->lv[newlo].fd);
-			newlo++;
-		}
-		struct so_ident id;
-		if (fd >= 0 && so_inode_at(fd, NULL, &id) < 0) {
-			so_closep(&fd);
-		} else if (fd >= 0 && !so_same_inode(&id, &lv->id)) {
-			/* Replaced: not the directory walked. (Not a shortcut but
-			 * a second check: in_place() compares every batch read
-			 * from a level with the same recorded identity, so a
-			 * replacement is never listed even without this one; it
-			 * keeps the post-order visit's descriptor the directory
-			 * walked and stops the re-descent at the first
-			 * replaced level.) */
-			so_closep(&fd);
-			errno = EAGAIN;
-		}
-		if (fd < 0) {
-			int err = errno == ENOENT || errno == ENOTDIR || errno == ELOOP ? EAGAIN : errno;
-			/* Levels l..t are given up: their listings end here. */
-			for (size_t k = l; k <= t; k++)
-				w->lv[k].err = err;
-			/* Back to the chain as it was: nothing held between c and
-			 * t (checkpoints added on the way included). */
-			for (size_t k = c + 1; k < l; k++)
-				so_closep(&w->lv[k].fd);
-			while (w->nck > 0 && w->ck[w->nck - 1] > c)
-				w->nck--;
-			return so_fail(err);
-		}
-		lv->fd = fd;
-		lv->seek = true; /* a new description: resume where it was */
-		if (w->slot[l % SW_HELD].owner == l)
-			w->slot[l % SW_HELD].owner = SW_NONE;
-		/* The level above it, if shallower than the new ring and not c:
-		 * a checkpoint, or closed. */
-		size_t p = l - 1;
-		if (p > c && p < newlo && w->lv[p].fd >= 0) {
-			if (ck_keep(p, w->depth) && w->nck < SW_CKPT)
-				w->ck[w->nck++] = p;
-			else
-				so_closep(&w->lv[p].fd);
-		}
-	}
-	w->lo = newlo;
-	assert(w->lo >= 1 && w->lo <= t && w->depth - w->lo < SW_HELD);
-	return 0;
+	size_t failed = t;
+	if (so_chain_hold(&w->ch, t, &failed) == 0)
+		return 0;
+	int err = errno;
+	/* Levels failed..t are given up: their listings end here. */
+	for (size_t k = failed; k <= t; k++)
+		w->lv[k].err = err;
+	return so_fail(err);
 }
 
 /* ------------------------------------------------------------------ reading */
@@ -399,11 +291,11 @@ static bool in_place(struct safe_walk *w, size_t l)
 	 * fact that cannot be learned is a failed check). */
 	if (l > 0 && redescend(w, l - 1) < 0)
 		return false;
-	int pfd = l == 0 ? w->pfd : w->lv[l - 1].fd;
+	int pfd = l == 0 ? w->pfd : lfd(w, l - 1);
 	char nm[NAME_MAX + 1];
-	const char *name = l == 0 ? w->start_name : level_name(w, l, nm);
+	const char *name = l == 0 ? w->start_name : so_chain_name(&w->ch, l, nm);
 	struct so_ident id;
-	return so_inode_at(pfd, name, &id) == 0 && so_same_inode(&id, &w->lv[l].id);
+	return so_inode_at(pfd, name, &id) == 0 && so_same_inode(&id, so_chain_id(&w->ch, l));
 }
 
 /* The next entry of cur (".", ".." skipped), or NULL at its end or on an
@@ -438,11 +330,11 @@ static struct dirent64 *next_dirent(struct safe_walk *w)
 			return NULL;
 		}
 		if (lv->seek) {
-			if (lseek(lv->fd, lv->resume, SEEK_SET) < 0) {
+			if (lseek(lfd(w, l), lv->resume, SEEK_SET) < 0) {
 				/* A directory removed meanwhile has nothing left
 				 * (ext4 refuses its hash offsets then: EINVAL). */
 				struct stat st;
-				if (fstat(lv->fd, &st) == 0 && st.st_nlink == 0)
+				if (fstat(lfd(w, l), &st) == 0 && st.st_nlink == 0)
 					lv->eof = true;
 				else
 					lv->err = errno;
@@ -450,7 +342,7 @@ static struct dirent64 *next_dirent(struct safe_walk *w)
 			}
 			lv->seek = false;
 		}
-		ssize_t n = getdents64(lv->fd, s->buf, SW_BATCH);
+		ssize_t n = getdents64(lfd(w, l), s->buf, SW_BATCH);
 		if (n <= 0) {
 			if (n < 0 && errno != ENOENT) /* ENOENT: removed meanwhile */
 				lv->err = errno;
@@ -484,12 +376,12 @@ static void fill(struct safe_walk *w, struct safe_walk_entry *e, unsigned int vi
 
 static void walk_free(struct safe_walk *w)
 {
-	if (w->lv) {
-		for (size_t l = 0; l <= w->depth; l++)
-			so_closep(&w->lv[l].fd);
-		for (size_t i = 0; i < w->nck; i++)
-			so_closep(&w->lv[w->ck[i]].fd);
+	if (w->lent) {
+		/* The caller's: not closed. */
+		w->pfd = -1;
+		so_chain_release_top(&w->ch);
 	}
+	so_chain_free(&w->ch);
 	so_closep(&w->pfd);
 	for (size_t i = 0; i < SW_HELD; i++)
 		free(w->slot[i].buf);
@@ -515,13 +407,12 @@ static struct safe_walk *walk_alloc(uint64_t flags, size_t pathcap)
 	w->path = malloc(w->pathcap);
 	for (size_t i = 0; i < SW_HELD; i++)
 		w->slot[i].owner = SW_NONE;
-	if (!w->lv || !w->path) {
+	if (!w->lv || !w->path ||
+	    so_chain_init(&w->ch, chain_open, chain_reopened, w, O_RDONLY) < 0) {
 		walk_free(w);
 		errno = ENOMEM;
 		return NULL;
 	}
-	w->lv[0].fd = -1;
-	w->lo = 1;
 	return w;
 }
 
@@ -593,15 +484,18 @@ int safe_walk_open(int dirfd, const char *path, uint64_t flags, struct safe_walk
 	}
 	if (top < 0)
 		goto fail;
-	w->lv[0].fd = top;
+	struct so_ident topid;
 	if (so_statx_at(top, "", STATX_BASIC_STATS | STATX_MNT_ID, &w->start_stx) < 0 ||
-	    so_ident_at(top, NULL, &w->lv[0].id) < 0)
+	    so_ident_at(top, NULL, &topid) < 0) {
+		so_close(top);
 		goto fail;
+	}
+	so_chain_set_top(&w->ch, top, &topid);
 	if (has_parent && (resolve & SAFE_RESOLVE_NO_XDEV)) {
 		struct so_ident pid;
 		if (so_ident_at(w->pfd, NULL, &pid) < 0)
 			goto fail;
-		if (so_other_mount(&pid, &w->lv[0].id)) {
+		if (so_other_mount(&pid, &topid)) {
 			errno = EXDEV;
 			goto fail;
 		}
@@ -634,16 +528,19 @@ int so_walk_from(int pfd, const char *name, int topfd, uint64_t flags, struct sa
 	w->prefix = n;
 	w->lv[0].nend = n;
 	w->start_name = w->last;
-	w->pfd = fcntl(pfd, F_DUPFD_CLOEXEC, 0);
-	/* A fresh open file description: its own getdents position. */
-	w->lv[0].fd = w->pfd < 0 ? -1 : openat(topfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (w->lv[0].fd < 0 ||
-	    so_statx_at(w->lv[0].fd, "", STATX_BASIC_STATS | STATX_MNT_ID, &w->start_stx) < 0 ||
-	    so_ident_at(w->lv[0].fd, NULL, &w->lv[0].id) < 0) {
+	/* Both lent: no descriptor of the walk's own for them (so that a
+	 * removal runs with 5 free descriptors). */
+	w->lent = true;
+	w->pfd = pfd;
+	struct so_ident topid;
+	if (so_statx_at(topfd, "", STATX_BASIC_STATS | STATX_MNT_ID, &w->start_stx) < 0 ||
+	    so_ident_at(topfd, NULL, &topid) < 0) {
 		int err = errno;
 		walk_free(w);
 		return so_fail(err);
 	}
+	so_chain_set_top(&w->ch, topfd, &topid);
+	w->lv[0].seek = true; /* from its start: resume is 0 */
 	w->start_dir = true;
 	w->state = SW_START;
 	*wp = w;
@@ -679,11 +576,11 @@ static int end_of_dir(struct safe_walk *w, struct safe_walk_entry *e)
 #if defined(SAFEOPEN_MUTATE_WALK_CLIMB) || defined(SAFEOPEN_MUTATE_RMTREE_CLIMB)
 	/* Mutation (tests only): go on in the parent the kernel's ".." shows
 	 * (RMTREE_CLIMB: the same defence, as safe_rmtree_beneath() uses it). */
-	if (l > 0 && lv->fd >= 0) {
-		int up = openat(lv->fd, "..", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (l > 0 && lfd(w, l) >= 0) {
+		int up = openat(lfd(w, l), "..", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		if (up >= 0) {
-			so_close(w->lv[l - 1].fd);
-			w->lv[l - 1].fd = up;
+			so_close(w->ch.lv[l - 1].fd);
+			w->ch.lv[l - 1].fd = up;
 			w->lv[l - 1].seek = true;
 			w->lv[l - 1].err = 0;
 			if (w->slot[(l - 1) % SW_HELD].owner == l - 1)
@@ -701,14 +598,14 @@ static int end_of_dir(struct safe_walk *w, struct safe_walk_entry *e)
 		return 0;
 	}
 	w->path[lv->nend] = '\0';
-	if (lv->fd < 0 || so_statx_at(lv->fd, "", STATX_BASIC_STATS, &w->stx) < 0) {
+	if (lfd(w, l) < 0 || so_statx_at(lfd(w, l), "", STATX_BASIC_STATS, &w->stx) < 0) {
 		memset(&w->stx, 0, sizeof(w->stx));
 		if (!err)
 			err = errno;
 	}
 	int pfd = parent_fd(w, l);
 	fill(w, e, SAFE_WALK_POST, err, l, l == 0 ? w->start_name : w->path + lv->nstart, pfd,
-	     lv->fd);
+	     lfd(w, l));
 	w->state = l == 0 ? SW_END : SW_POP;
 	return 1;
 }
@@ -731,7 +628,7 @@ static int entry_stat(struct safe_walk *w, struct safe_walk_entry *e, int cur, c
 static int entry(struct safe_walk *w, struct dirent64 *d, struct safe_walk_entry *e)
 {
 	size_t l = w->depth;
-	int cur = w->lv[l].fd;
+	int cur = lfd(w, l);
 	size_t at = path_append(w, l, d->d_name);
 	if (at == SW_NONE) {
 		fill(w, e, SAFE_WALK_LEAF, ENOMEM, l + 1, "", cur, -1);
@@ -790,8 +687,8 @@ static int entry(struct safe_walk *w, struct dirent64 *d, struct safe_walk_entry
 		ok = so_statx_at(c, "", STATX_BASIC_STATS | STATX_MNT_ID, &w->stx);
 		if (ok == 0 && same) {
 			cid = so_statx_ident(&w->stx);
-			cid.mnt = w->lv[l].id.mnt;
-			cid.have_mnt = w->lv[l].id.have_mnt;
+			cid.mnt = so_chain_id(&w->ch, l)->mnt;
+			cid.have_mnt = so_chain_id(&w->ch, l)->have_mnt;
 		} else if (ok == 0) {
 			ok = so_ident_at(c, NULL, &cid);
 		}
@@ -804,7 +701,7 @@ static int entry(struct safe_walk *w, struct dirent64 *d, struct safe_walk_entry
 		fill(w, e, SAFE_WALK_LEAF, err, l + 1, name, cur, -1);
 		return 1;
 	}
-	if (so_other_mount(&w->lv[l].id, &cid)) {
+	if (so_other_mount(so_chain_id(&w->ch, l), &cid)) {
 		if (w->flags & SAFE_WALK_XDEV) {
 #ifndef SAFEOPEN_MUTATE_WALK_XDEV
 			so_close(c);
@@ -814,7 +711,7 @@ static int entry(struct safe_walk *w, struct dirent64 *d, struct safe_walk_entry
 		}
 		/* A mount of one of its ancestors (bind mount loop) is not entered. */
 		for (size_t k = 0; k <= l; k++) {
-			if (so_same_inode(&w->lv[k].id, &cid)) {
+			if (so_same_inode(so_chain_id(&w->ch, k), &cid)) {
 				so_close(c);
 				fill(w, e, SAFE_WALK_LEAF, ELOOP, l + 1, name, cur, -1);
 				return 1;
@@ -848,7 +745,7 @@ int safe_walk_next(struct safe_walk *w, struct safe_walk_entry *e)
 			fill(w, e, SAFE_WALK_LEAF, 0, 0, w->start_name, w->pfd, -1);
 			return 1;
 		}
-		fill(w, e, SAFE_WALK_PRE, 0, 0, w->start_name, parent_fd(w, 0), w->lv[0].fd);
+		fill(w, e, SAFE_WALK_PRE, 0, 0, w->start_name, parent_fd(w, 0), lfd(w, 0));
 		w->pre_pending = true;
 		return 1;
 	case SW_POP:
