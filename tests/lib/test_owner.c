@@ -375,11 +375,15 @@ START_TEST(test_race)
 		usleep(100);
 	}
 
-	const char *env = getenv("SAFEOPEN_CHECK_LONG");
-	long attempts = fx_scale(env && *env == '1' ? 200000 : 20000, 20);
+	/* 5,000 attempts (200,000 under check-long), and on until the attack
+	 * has shown (100 swaps, an own file opened and a link refused), at most
+	 * 20 times as many. */
+	long attempts = fx_size(5000, 200000, 20), most = 20 * attempts, i;
 	long foreign = 0, own = 0, refused = 0, other = 0;
 	long swaps_at_start = atomic_load(&s->swaps);
-	for (long i = 0; i < attempts; i++) {
+	for (i = 0; i < most && (i < attempts || own == 0 || refused == 0 ||
+				 atomic_load(&s->swaps) - swaps_at_start < 100);
+	     i++) {
 		uint64_t scope = (i & 2) ? SAFE_RESOLVE_IN_ROOT : SAFE_RESOLVE_BENEATH;
 		struct safe_open_how h = {
 			.flags = O_RDONLY | O_CLOEXEC,
@@ -410,7 +414,7 @@ START_TEST(test_race)
 	fprintf(stderr,
 		"# owner race: %ld attempts, %ld swaps: %ld opened own file, %ld refused (ELOOP), "
 		"%ld other errors, %ld opened the other user's file\n",
-		attempts, swaps, own, refused, other, foreign);
+		i, swaps, own, refused, other, foreign);
 	/* Under valgrind the attacker child's exit status is valgrind's, not
 	 * the attacker's (it changes uid under the tool); its swaps, counted
 	 * below, still prove that it ran. */
