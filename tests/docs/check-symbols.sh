@@ -79,21 +79,43 @@ for p in "$srcdir"/doc/man/man3/*.3 "$srcdir"/doc/man/man7/*.7 "$srcdir"/tools/s
 done
 # The Python package: safeopen.__version__ of the module built here (from
 # PACKAGE_VERSION) and the version setup.py gives pip and python -m build
-# (configure.ac's, read again) are the release too.
+# (configure.ac's, read again) are the release too. One interpreter for
+# both; setup.py runs with setuptools replaced by a stub that records what
+# setup() is given (importing setuptools alone costs a CPU-second).
 pyvers=""
 if [ -n "${PYTHON_BIN:-}" ] && [ -f "$builddir/bindings/python/build/.stamp" ]; then
-	if pyver=$(PYTHONPATH="$builddir/bindings/python/build" LD_LIBRARY_PATH="$builddir/lib/.libs" \
-		"$PYTHON_BIN" -c 'import safeopen; print(safeopen.__version__)' 2>/dev/null); then
+	pyout=$(PYTHONPATH="$builddir/bindings/python/build" LD_LIBRARY_PATH="$builddir/lib/.libs" \
+		"$PYTHON_BIN" - "$srcdir/bindings/python/setup.py" 2>/dev/null <<'EOPY'
+import runpy
+import sys
+import types
+try:
+    import safeopen
+    print("module " + safeopen.__version__)
+except Exception:  # a sanitizer build: reported by the shell
+    print("module-unimportable")
+got = {}
+st = types.ModuleType("setuptools")
+st.Extension = lambda *a, **k: None
+st.setup = got.update
+be = types.ModuleType("setuptools.command.build_ext")
+be.build_ext = type("build_ext", (), {})
+sys.modules.update({"setuptools": st, "setuptools.command": types.ModuleType("setuptools.command"),
+                    "setuptools.command.build_ext": be})
+runpy.run_path(sys.argv[1], run_name="__main__")
+print("setup %s" % got.get("version"))
+EOPY
+) || true
+	pyver=$(printf '%s\n' "$pyout" | sed -n 's/^module //p')
+	if [ -n "$pyver" ]; then
 		[ "$pyver" = "$ver" ] || vfail "safeopen.__version__ of the built module is '$pyver', not $ver"
 		pyvers=", safeopen.__version__"
 	else
 		echo "check-symbols: the built Python module cannot be imported here (a sanitizer build?): its version not checked"
 	fi
-	if "$PYTHON_BIN" -c 'import setuptools' 2>/dev/null; then
-		setupver=$(cd "$srcdir/bindings/python" && "$PYTHON_BIN" setup.py --version 2>/dev/null | tail -n 1)
-		[ "$setupver" = "$ver" ] || vfail "bindings/python/setup.py --version says '$setupver', not $ver"
-		pyvers="$pyvers, setup.py"
-	fi
+	setupver=$(printf '%s\n' "$pyout" | sed -n 's/^setup //p')
+	[ "$setupver" = "$ver" ] || vfail "bindings/python/setup.py gives setup() the version '$setupver', not $ver"
+	pyvers="$pyvers, setup.py"
 fi
 [ $vstatus -eq 0 ] && echo "check-symbols: version $ver: $node, libsafeopen.so.$major, libsafeopen.pc, NEWS, debian/changelog, symbols file, man pages$pyvers agree"
 [ $vstatus -eq 0 ] || status=1
