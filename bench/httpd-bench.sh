@@ -18,10 +18,11 @@
 # sendfile.
 #
 # Environment: HTTPD (default tools/safe-httpd/safe-httpd), BEFORE (another safe-httpd
-# binary for a before/after column, optional; BEFORE_ENV its environment,
-# e.g. LD_LIBRARY_PATH), NGINX (default: nginx in PATH or /usr/sbin; "none"
+# binary for a before/after column and the ratio "vs before", optional;
+# BEFORE_ENV its environment, e.g. LD_LIBRARY_PATH), NGINX (default: nginx in PATH or /usr/sbin; "none"
 # leaves it out), PYTHON (default the system python3; "none" leaves it out),
-# SECONDS (per round, default 2), ROUNDS (default 3), CELLS (default
+# ROUND_SECONDS (per round, default 2; not SECONDS, which bash keeps as
+# its own clock), ROUNDS (default 3), CELLS (default
 # "1k:1:ka 1k:100:ka 1k:100:close 100k:100:ka"), LOADGEN (bench/httpd-bench).
 set -u
 : "${top_builddir:=.}"
@@ -29,7 +30,7 @@ HTTPD=${HTTPD:-"$top_builddir/tools/safe-httpd/safe-httpd"}
 LOADGEN=${LOADGEN:-"$top_builddir/bench/httpd-bench"}
 BEFORE=${BEFORE:-}
 BEFORE_ENV=${BEFORE_ENV:-}
-SECONDS_PER_ROUND=${SECONDS:-2}
+SECONDS_PER_ROUND=${ROUND_SECONDS:-2}
 ROUNDS=${ROUNDS:-3}
 CELLS=${CELLS:-"1k:1:ka 1k:100:ka 1k:100:close 100k:100:ka"}
 PYTHON=${PYTHON:-$(command -v /usr/bin/python3 python3 | head -1)}
@@ -136,6 +137,7 @@ declare -A label=([new]="safe-httpd" [before]="before" [nginx]="nginx" [python]=
 declare -A best
 printf '%-6s %7s %-10s' file clients mode
 for s in "${servers[@]}"; do printf ' %13s' "${label[$s]} req/s"; done
+[ -n "$BEFORE" ] && printf ' %10s' "vs before"
 [ -n "$NGINX" ] && printf ' %9s' "vs nginx"
 [ -n "$PYTHON" ] && printf ' %10s' "vs python"
 echo
@@ -157,6 +159,7 @@ for cell in $CELLS; do
 	printf '%-6s %7s %-10s' "${f/k/ KiB}" "$c" "$([ "$mode" = close ] && echo close || echo keep-alive)"
 	for s in "${servers[@]}"; do printf ' %13s' "${best[$s]}"; done
 	ratio() { awk -v a="${best[new]}" -v b="$1" 'BEGIN{ if (b > 0) printf "%.2fx", a/b; else printf "-" }'; }
+	[ -n "$BEFORE" ] && printf ' %10s' "$(ratio "${best[before]}")"
 	[ -n "$NGINX" ] && printf ' %9s' "$(ratio "${best[nginx]}")"
 	[ -n "$PYTHON" ] && printf ' %10s' "$(ratio "${best[python]}")"
 	[ "$errs" != 0 ] && printf '  (%s errors)' "$errs"

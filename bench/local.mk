@@ -51,7 +51,7 @@ CLEANFILES += bench/results.csv bench/depth.svg bench/results-*.csv
 # installed) and `python3 -m http.server`, with the ratios
 # (bench/httpd-bench.sh), with bench/httpd-bench as the load generator.
 # HTTPD_BENCH_ENV passes settings, for example
-# HTTPD_BENCH_ENV="BEFORE=/path/to/old/safe-httpd ROUNDS=5 SECONDS=3".
+# HTTPD_BENCH_ENV="BEFORE=/path/to/old/safe-httpd ROUNDS=5 ROUND_SECONDS=3".
 noinst_PROGRAMS += bench/httpd-bench
 bench_httpd_bench_LDADD =
 
