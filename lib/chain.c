@@ -291,6 +291,8 @@ static size_t hop_end(const struct so_chain *c, size_t from, size_t want)
 struct hold {
 	size_t newlo;
 	size_t base;
+	size_t t;
+	bool cur_closed; /* cur given back meanwhile: reopened at the end */
 };
 
 /* Out of descriptors during a re-descent: the shallowest level reopened for
@@ -302,7 +304,16 @@ static bool hold_give_back(struct so_chain *c, struct hold *h, int err)
 		so_closep(&c->lv[h->newlo++].fd);
 		return true;
 	}
-	return give_back(c, err, h->base);
+	if (give_back(c, err, h->base))
+		return true;
+	if ((err == EMFILE || err == ENFILE) && h->t < c->depth && c->lv[c->depth].fd >= 0) {
+		/* Last resort (a hop longer than PATH_MAX with 5 free
+		 * descriptors): cur too, opened again from t at the end. */
+		so_closep(&c->lv[c->depth].fd);
+		h->cur_closed = true;
+		return true;
+	}
+	return false;
 }
 
 /*
@@ -377,7 +388,7 @@ int so_chain_hold(struct so_chain *c, size_t t, size_t *failed)
 	 * the ring, so above t), else level 0. */
 	size_t from = c->nck > 0 ? c->ck[c->nck - 1] : 0;
 	assert(from < t && c->lv[from].fd >= 0);
-	struct hold h = { .base = from };
+	struct hold h = { .base = from, .t = t };
 	/* The new ring: newlo .. depth, at most `ring` levels. */
 	h.newlo = c->depth + 1 > c->ring ? c->depth + 1 - c->ring : 1;
 	if (h.newlo <= from)
@@ -436,6 +447,19 @@ again:
 	while (h.newlo < t && c->lv[h.newlo].fd < 0)
 		h.newlo++;
 	c->lo = h.newlo;
+	if (h.cur_closed) {
+		/* cur = t + 1, from t, checked as every level reopened. */
+		h.base = t;
+		int fd;
+		if (reach(c, &h, c->depth, false, &fd) < 0) {
+			*failed = c->depth;
+			chain_check(c);
+			return -1;
+		}
+		c->lv[c->depth].fd = fd;
+		if (c->reopened)
+			c->reopened(c->ctx, c->depth);
+	}
 	chain_check(c);
 	return 0;
 }
