@@ -41,35 +41,13 @@ for p in "$HTTPD" "$LOADGEN"; do
 	[ -x "$p" ] || { echo "httpd-bench: $p not built" >&2; exit 1; }
 done
 
-T=$(mktemp -d "${TMPDIR:-/tmp}/httpd-bench.XXXXXX") || exit 1
-W=$T/www
-mkdir "$W"
-# nginx's workers may run as another user (nobody, when started as root)
-chmod 755 "$T" "$W"
-PIDS=()
-cleanup() {
-	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
-	wait 2>/dev/null
-	rm -rf "$T"
-}
-trap cleanup EXIT
+BENCH_NAME=httpd-bench
+. "${top_srcdir:-$(dirname "$0")/..}/bench/httpd-servers.sh"
+bench_setup
 head -c 1024 /dev/urandom >"$W/1k.bin"
 head -c 102400 /dev/urandom >"$W/100k.bin"
 chmod 644 "$W"/*.bin
 
-free_port() {
-	"$PYTHON" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])' 2>/dev/null ||
-		echo $((20000 + RANDOM % 20000))
-}
-# wait_port NAME PORT: until something accepts on 127.0.0.1:PORT
-wait_port() {
-	for _ in $(seq 100); do
-		(exec 3<>"/dev/tcp/127.0.0.1/$2") 2>/dev/null && return 0
-		sleep 0.1
-	done
-	echo "httpd-bench: $1 did not start" >&2
-	exit 1
-}
 # start_safe NAME ENV BINARY: a safe-httpd on a free port; its port in PORT_<NAME>
 start_safe() {
 	local name=$1 port=
@@ -92,34 +70,13 @@ if [ -n "$BEFORE" ]; then
 fi
 if [ -n "$NGINX" ]; then
 	PORT_nginx=$(free_port)
-	mkdir "$T/nginx"
-	cat >"$T/nginx/nginx.conf" <<EOF
-worker_processes auto;
-pid $T/nginx/nginx.pid;
-error_log $T/nginx/error.log;
-events { worker_connections 4096; }
-http {
-    include /etc/nginx/mime.types;
-    default_type application/octet-stream;
-    access_log $T/nginx/access.log;
-    client_body_temp_path $T/nginx/body;
-    proxy_temp_path $T/nginx/proxy;
-    fastcgi_temp_path $T/nginx/fastcgi;
-    uwsgi_temp_path $T/nginx/uwsgi;
-    scgi_temp_path $T/nginx/scgi;
+	start_nginx "$NGINX" "$PORT_nginx" "$W" "worker_processes auto;" \
+		"access_log $T/nginx/access.log;
     sendfile on;
     tcp_nopush on;
-    keepalive_requests 100000;
-    server {
-        listen 127.0.0.1:$PORT_nginx reuseport;
-        root $W;
-        disable_symlinks on;
-    }
-}
-EOF
-	"$NGINX" -p "$T/nginx" -c "$T/nginx/nginx.conf" -g 'daemon off;' 2>"$T/nginx/stderr" &
-	PIDS+=($!)
-	wait_port nginx "$PORT_nginx"
+    keepalive_requests 100000;" \
+		"listen 127.0.0.1:$PORT_nginx reuseport;
+        disable_symlinks on;"
 	servers+=(nginx)
 fi
 if [ -n "$PYTHON" ]; then

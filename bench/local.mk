@@ -57,16 +57,18 @@ bench_httpd_bench_LDADD =
 
 HTTPD_BENCH_ENV =
 bench-httpd: bench/httpd-bench tools/safe-httpd/safe-httpd
-	top_builddir='$(abs_top_builddir)' $(HTTPD_BENCH_ENV) $(SHELL) $(srcdir)/bench/httpd-bench.sh
+	top_builddir='$(abs_top_builddir)' top_srcdir='$(abs_top_srcdir)' $(HTTPD_BENCH_ENV) \
+	  $(SHELL) $(srcdir)/bench/httpd-bench.sh
 PHONY_TARGETS += bench-httpd
-EXTRA_DIST += bench/httpd-bench.sh
+EXTRA_DIST += bench/httpd-bench.sh bench/httpd-servers.sh
 
 # `make bench-owner-race`: research for issue 42 (bench/owner-race.sh): the
 # owner policy of safe-httpd and of nginx on one tree, and under a race.
 # OWNER_RACE_ENV="REQUESTS=100000 NGINX=none" passes settings.
 OWNER_RACE_ENV =
 bench-owner-race: tools/safe-httpd/safe-httpd
-	top_builddir='$(abs_top_builddir)' $(OWNER_RACE_ENV) $(SHELL) $(srcdir)/bench/owner-race.sh
+	top_builddir='$(abs_top_builddir)' top_srcdir='$(abs_top_srcdir)' $(OWNER_RACE_ENV) \
+	  $(SHELL) $(srcdir)/bench/owner-race.sh
 PHONY_TARGETS += bench-owner-race
 EXTRA_DIST += bench/owner-race.sh
 

@@ -44,18 +44,11 @@ if [ -z "$PYTHON" ]; then
 	exit 0
 fi
 
-T=$(mktemp -d "${TMPDIR:-/tmp}/owner-race.XXXXXX") || exit 1
-W=$T/www
-PIDS=()
-cleanup() {
-	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
-	wait 2>/dev/null
-	rm -rf "$T"
-}
-trap cleanup EXIT
+BENCH_NAME=owner-race
+. "${top_srcdir:-$(dirname "$0")/..}/bench/httpd-servers.sh"
+bench_setup
 TOKEN="owner-race-secret-$$-$RANDOM"
 mkdir -p "$W/a" "$W/v/idx"
-chmod 755 "$T" "$W"
 echo "own file of 1001" >"$W/a/own.txt"
 # 4097 bytes: a size that no date in a listing row can contain
 { echo "$TOKEN"; head -c 4096 /dev/zero | tr '\0' x; } | head -c 4097 >"$W/v/secret.txt"
@@ -75,18 +68,6 @@ chown 1002 "$W/v" "$W/v/secret.txt"
 chown 1001 "$W/v/idx"
 chown -h 1001 "$W/v/idx/index.html"
 
-free_port() {
-	"$PYTHON" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
-}
-wait_port() {
-	for _ in $(seq 100); do
-		(exec 3<>"/dev/tcp/127.0.0.1/$2") 2>/dev/null && return 0
-		sleep 0.1
-	done
-	echo "owner-race: $1 did not start" >&2
-	exit 1
-}
-
 servers=(safe)
 "$HTTPD" -q --symlinks owner-match "$W" 0 >"$T/safe.out" 2>"$T/safe.err" &
 PIDS+=($!)
@@ -98,35 +79,14 @@ done
 [ -n "$PORT_safe" ] || { echo "owner-race: safe-httpd did not start" >&2; exit 1; }
 if [ -n "$NGINX" ]; then
 	PORT_nginx=$(free_port)
-	mkdir "$T/nginx"
 	# one process (master_process off), so it runs as root like safe-httpd
 	# here: the owner check is the only thing between a link and a file
-	cat >"$T/nginx/nginx.conf" <<EOF
-master_process off;
-pid $T/nginx/nginx.pid;
-error_log $T/nginx/error.log;
-events { worker_connections 256; }
-http {
-    include /etc/nginx/mime.types;
-    default_type application/octet-stream;
-    access_log off;
-    client_body_temp_path $T/nginx/body;
-    proxy_temp_path $T/nginx/proxy;
-    fastcgi_temp_path $T/nginx/fastcgi;
-    uwsgi_temp_path $T/nginx/uwsgi;
-    scgi_temp_path $T/nginx/scgi;
-    keepalive_requests 1000000;
-    server {
-        listen 127.0.0.1:$PORT_nginx;
-        root $W;
+	start_nginx "$NGINX" "$PORT_nginx" "$W" "master_process off;" \
+		"access_log off;
+    keepalive_requests 1000000;" \
+		"listen 127.0.0.1:$PORT_nginx;
         disable_symlinks if_not_owner;
-        autoindex on;
-    }
-}
-EOF
-	"$NGINX" -p "$T/nginx" -c "$T/nginx/nginx.conf" -g 'daemon off;' 2>"$T/nginx/stderr" &
-	PIDS+=($!)
-	wait_port nginx "$PORT_nginx"
+        autoindex on;"
 	servers+=(nginx)
 fi
 declare -A label=([safe]="safe-httpd --symlinks owner-match" [nginx]="nginx disable_symlinks if_not_owner")
