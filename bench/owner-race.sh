@@ -19,10 +19,12 @@
 # Static part: one GET per case on each server, the status and whether the
 # body holds the token; the listing of /a/ (nginx: autoindex on), whether it
 # names the refused links and shows secret.txt's size.
-# Race: the attacker (uid 1001) keeps replacing a/l, by symlink + rename,
-# with a link to own.txt and one to ../v/secret.txt; a client GETs /a/l
+# Races: the attacker (uid 1001) keeps replacing a/l, by symlink + rename,
+# with a link to own.txt and one to ../v/secret.txt; then, in s/ (a
+# directory where both may rename), l alternates between a link to
+# ../v/secret.txt and 1002's file decoy renamed over it. A client GETs l
 # REQUESTS times from each server, over one keep-alive connection, and
-# counts what came back: own.txt, the token, a refusal.
+# counts what came back: own.txt or the decoy, the token, a refusal.
 #
 # Environment: HTTPD (default tools/safe-httpd/safe-httpd), NGINX (default
 # nginx in PATH or /usr/sbin; "none" leaves it out), PYTHON, REQUESTS
@@ -123,67 +125,82 @@ for s in "${servers[@]}"; do
 	printf "  %-40s %s(the size of uid 1002's file next to foreign: %s)\n" "${label[$s]}:" "$names" "$shown"
 done
 
-echo "Race: uid 1001 swaps a/l between own.txt and ../v/secret.txt; $REQUESTS GETs of /a/l each:"
-"$PYTHON" - "$W/a" 1001 >"$T/attacker.out" 2>&1 <<'EOF' &
-import os, sys
-d, uid = sys.argv[1], int(sys.argv[2])
+# The attacker (uid 1001) in DIR: "swap" replaces l, by symlink + rename,
+# with a link to own.txt and one to ../v/secret.txt; "decoy" (in a
+# directory where both users may rename, as a shared group directory
+# without the sticky bit) makes l a link to ../v/secret.txt, then renames
+# 1002's file decoy over it, and back.
+cat >"$T/attacker.py" <<'EOF'
+import os, signal, sys
+d, uid, mode = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 os.setgroups([]); os.setgid(uid); os.setuid(uid)
 os.chdir(d)
-import signal
 swaps = 0
 def done(*_):
     print(swaps, flush=True)
     os._exit(0)
 signal.signal(signal.SIGTERM, done)
-targets = ("own.txt", "../v/secret.txt")
+def link(target):
+    try: os.unlink("l.new")
+    except FileNotFoundError: pass
+    os.symlink(target, "l.new")
+    os.rename("l.new", "l")
 while True:
-    for t in targets:
-        try: os.unlink("l.new")
-        except FileNotFoundError: pass
-        os.symlink(t, "l.new")
-        os.rename("l.new", "l")
-        swaps += 1
+    if mode == "swap":
+        link("own.txt")
+        link("../v/secret.txt")
+    else:
+        link("../v/secret.txt")
+        os.rename("decoy", "l")
+        os.rename("l", "decoy")
+    swaps += 2
 EOF
-APID=$!
-PIDS+=($APID)
-for s in "${servers[@]}"; do
-	port_var=PORT_$s
-	"$PYTHON" - "${!port_var}" "$REQUESTS" "$TOKEN" "$W/a/l" <<'EOF' >"$T/race.$s"
-import http.client, os, sys, time
-port, n, token, link = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3].encode(), sys.argv[4]
+# The client: N GETs of PATH over one keep-alive connection, counted by
+# what came back
+cat >"$T/client.py" <<'EOF'
+import http.client, sys, time
+port, n, token, path = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3].encode(), sys.argv[4]
 own = foreign = refused = other = 0
-changes = 0
-last = os.readlink(link)
 conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
 t0 = time.monotonic()
 for _ in range(n):
-    conn.request("GET", "/a/l")
+    conn.request("GET", path)
     r = conn.getresponse()
     body = r.read()
     if r.status == 200 and token in body:
         foreign += 1
-    elif r.status == 200 and body.startswith(b"own file of 1001"):
+    elif r.status == 200 and (body.startswith(b"own file of 1001") or body.startswith(b"decoy")):
         own += 1
     elif r.status in (403, 404):
         refused += 1
     else:
         other += 1
-    try:
-        cur = os.readlink(link)
-        changes += cur != last
-        last = cur
-    except OSError:
-        pass
-dt = time.monotonic() - t0
-print(f"{own} {foreign} {refused} {other} {changes} {n / dt:.0f}")
+print(f"{own} {foreign} {refused} {other} {n / (time.monotonic() - t0):.0f}")
 EOF
-	read -r own foreign refused other changes rps <"$T/race.$s"
-	printf '  %-40s own %6s  FOREIGN %6s  refused %6s  other %s  (%s req/s; the link changed %s times between requests)\n' \
-		"${label[$s]}:" "$own" "$foreign" "$refused" "$other" "$rps" "$changes"
-done
-kill "$APID" 2>/dev/null
-wait "$APID" 2>/dev/null
-echo "  (the attacker replaced the link $(cat "$T/attacker.out") times in all)"
-echo "(a refusal: the attacker's link led to 1002's file, or was being replaced; FOREIGN: a body"
-echo " with 1002's token was served. protected_hardlinks=$(cat /proc/sys/fs/protected_hardlinks 2>/dev/null || echo '?'),"
+# race DIR MODE URL-PATH WHAT: the attacker in DIR, REQUESTS GETs from each server
+race() {
+	echo "Race: $4; $REQUESTS GETs of $3 each:"
+	"$PYTHON" "$T/attacker.py" "$1" 1001 "$2" >"$T/attacker.out" 2>&1 &
+	local apid=$!
+	PIDS+=($apid)
+	for s in "${servers[@]}"; do
+		port_var=PORT_$s
+		"$PYTHON" "$T/client.py" "${!port_var}" "$REQUESTS" "$TOKEN" "$3" >"$T/race.$s"
+		read -r own foreign refused other rps <"$T/race.$s"
+		printf '  %-40s own %6s  FOREIGN %6s  refused %6s  other %s  (%s req/s)\n' \
+			"${label[$s]}:" "$own" "$foreign" "$refused" "$other" "$rps"
+	done
+	kill "$apid" 2>/dev/null
+	wait "$apid" 2>/dev/null
+	echo "  (the attacker changed l $(cat "$T/attacker.out") times in all)"
+}
+race "$W/a" swap /a/l "uid 1001 swaps a/l between own.txt and ../v/secret.txt"
+mkdir "$W/s"
+chmod 777 "$W/s"
+echo "decoy of 1002" >"$W/s/decoy"
+chown 1002 "$W/s/decoy"
+chmod 644 "$W/s/decoy"
+race "$W/s" decoy /s/l "in s/ (mode 777, no sticky bit) uid 1001 makes l a link to ../v/secret.txt, then renames 1002's decoy over it"
+echo "(own: own.txt or the decoy; a refusal: the link led to 1002's file, or l was missing;"
+echo " FOREIGN: a body with 1002's token was served. protected_hardlinks=$(cat /proc/sys/fs/protected_hardlinks 2>/dev/null || echo '?'),"
 echo " protected_symlinks=$(cat /proc/sys/fs/protected_symlinks 2>/dev/null || echo '?'); load: $(cut -d' ' -f1-3 /proc/loadavg))"
