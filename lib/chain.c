@@ -44,7 +44,10 @@
  * the checkpoints bound that to O(log4 depth) opens per level while they can
  * be held. Under EMFILE/ENFILE (so_chain_give_back()) the ring shrinks
  * first (down to cur and its parent, and stays that small), then the
- * shallowest checkpoints go, then cur's parent.
+ * shallowest checkpoints go, then cur's parent; a re-descent that still
+ * lacks one (a hop of more than PATH_MAX bytes of names needs the level it
+ * reached and the next at once) gives cur back too and reopens it from its
+ * parent at the end (checked like every level reopened).
  */
 #include "internal.h"
 
