@@ -2,11 +2,13 @@
 # SPDX-License-Identifier: MIT
 # tests/tools/test-tree-cost.sh: the tree commands of safeopen cost O(depth)
 # system calls whatever the descriptor budget. On a chain of directories
-# t/d/d/.../d, `du -s`, `find`, `chmod -R`, `chown -R` and `rm -r` run under
+# t/d/d/.../d, `du -s`, `find`, `chmod -R`, `chown -R`, `rm -r` and `cp -a`
+# (16 free descriptors and more; it also checks every level's mode, owner
+# and times, and copies 2,500 levels, past PATH_MAX / 2) run under
 # `ulimit -n` = 3 + 5, 16, 40 and 64 free descriptors, counted by
 # `strace -f -c` (system calls, never time); 4 times the depth must cost at
-# most 6 times the calls (1.5x linear). Depths 100 and 400 (du, chmod -R,
-# rm -r) here, 1,000 and 4,000 (every command) under make check-long
+# most 6 times the calls (1.5x linear). Depths 100 and 400 (du, rm -r,
+# cp -a) here, 1,000 and 4,000 (every command) under make check-long
 # (SAFEOPEN_CHECK_LONG=1); COST_DEPTHS="A B" chooses others. COST_TABLE=1
 # prints every count (the table in the notes of issue 36).
 set -u
@@ -22,17 +24,18 @@ command -v strace >/dev/null 2>&1 || { echo "1..0 # SKIP strace is not installed
 PYTHON=$(command -v /usr/bin/python3 python3 | head -1)
 [ -n "$PYTHON" ] || { echo "1..0 # SKIP python3 is not installed"; exit 77; }
 
-# Quick: the walk (du), a command acting on each entry (chmod -R) and the
-# removal (rm -r, its own walk); long: every tree command.
+# Quick: the walk (du), the removal (rm -r, its own walk) and the copy
+# (cp -a, which holds its destination too); long: every tree command.
 SMALL=100 BIG=400
 CMDS='du -s
-chmod -R 755
-rm -r'
+rm -r
+cp -a'
 [ -z "${SAFEOPEN_CHECK_LONG:-}" ] || { SMALL=1000 BIG=4000; CMDS="du -s
 find
 chmod -R 755
 chown -R $(id -u):$(id -g)
-rm -r"; }
+rm -r
+cp -a"; }
 [ -z "${COST_DEPTHS:-}" ] || set -- $COST_DEPTHS
 [ $# -eq 0 ] || { SMALL=$1 BIG=$2; }
 
@@ -70,12 +73,51 @@ root, depth = sys.argv[1], int(sys.argv[2])
 for name in sys.argv[3:]:
     os.mkdir(os.path.join(root, name))
     fd = os.open(os.path.join(root, name), os.O_RDONLY | os.O_DIRECTORY)
-    for _ in range(depth):
+    for i in range(depth):
         os.mkdir("d", dir_fd=fd)
         n = os.open("d", os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
+        # Modes and times that differ from level to level (for cp -a).
+        os.fchmod(fd, 0o700 | (i % 8) << 3)
+        os.utime(fd, (1000000 + i, 2000000 + i))
         os.close(fd)
         fd = n
     os.close(fd)
+EOF
+}
+
+# same_chain A B: ROOT/A and ROOT/B are chains of the same depth whose levels
+# have the same mode, owner and modification time.
+same_chain() {
+	"$PYTHON" - "$R/$1" "$R/$2" <<'EOF'
+import os, stat, sys
+a = os.open(sys.argv[1], os.O_RDONLY | os.O_DIRECTORY)
+b = os.open(sys.argv[2], os.O_RDONLY | os.O_DIRECTORY)
+level = bad = 0
+while True:
+    sa, sb = os.fstat(a), os.fstat(b)
+    fa = (stat.S_IMODE(sa.st_mode), sa.st_uid, sa.st_gid, sa.st_mtime_ns)
+    fb = (stat.S_IMODE(sb.st_mode), sb.st_uid, sb.st_gid, sb.st_mtime_ns)
+    if fa != fb:
+        bad += 1
+        if bad <= 3:
+            print("#   level %d: %s, copy %s" % (level, fa, fb))
+    try:
+        na = os.open("d", os.O_RDONLY | os.O_DIRECTORY, dir_fd=a)
+    except FileNotFoundError:
+        na = -1
+    try:
+        nb = os.open("d", os.O_RDONLY | os.O_DIRECTORY, dir_fd=b)
+    except FileNotFoundError:
+        nb = -1
+    os.close(a)
+    os.close(b)
+    if na < 0 or nb < 0:
+        if na != nb:
+            print("#   depth differs at level %d" % level)
+            bad += 1
+        break
+    a, b, level = na, nb, level + 1
+sys.exit(1 if bad else 0)
 EOF
 }
 
@@ -85,13 +127,14 @@ calls() {
 	free=$1
 	shift
 	# Descriptors inherited (the test driver's, make's) are closed first.
+	case $1 in cp) set -- "$@" ;; *) set -- "$R" "$@" ;; esac
 	if "$PYTHON" -c '
 import os, resource, sys
 os.closerange(3, os.sysconf("SC_OPEN_MAX"))
 n = int(sys.argv[1]) + 3
 resource.setrlimit(resource.RLIMIT_NOFILE, (n, n))
 os.execvp(sys.argv[2], sys.argv[2:])
-' "$free" strace -f -c -o "$T/count" "$SAFEOPEN" "$R" "$@" </dev/null >/dev/null 2>"$T/err"; then
+' "$free" strace -f -c -o "$T/count" "$SAFEOPEN" "$@" </dev/null >/dev/null 2>"$T/err"; then
 		awk '$NF == "total" { print $4 }' "$T/count"
 	else
 		cut -c1-160 "$T/err" | sed 's/^/#   /' | head -3
@@ -105,10 +148,27 @@ while read -r cmd; do
 	for free in 5 16 40 64; do
 		s=s b=b
 		[ "$cmd" != "rm -r" ] || { s=s$free b=b$free; }
-		# shellcheck disable=SC2086 # the command's words
-		cs=$(calls "$free" $cmd $s)
-		# shellcheck disable=SC2086
-		cb=$(calls "$free" $cmd $b)
+		if [ "$cmd" = "cp -a" ]; then
+			if [ "$free" -lt 16 ]; then
+				# Its two roots and the descriptors kept for a
+				# file's copy come first.
+				ok "cp -a with $free free descriptors # SKIP cp -a needs more than 5"
+				continue
+			fi
+			rm -rf "$R/cs" "$R/cb"
+			cs=$(calls "$free" cp -a "$R" s "$R" cs)
+			cb=$(calls "$free" cp -a "$R" b "$R" cb)
+			if same_chain s cs && same_chain b cb; then
+				ok "cp -a, $free free descriptors: every level's mode, owner and times"
+			else
+				not_ok "cp -a, $free free descriptors: every level's mode, owner and times"
+			fi
+		else
+			# shellcheck disable=SC2086 # the command's words
+			cs=$(calls "$free" $cmd $s)
+			# shellcheck disable=SC2086
+			cb=$(calls "$free" $cmd $b)
+		fi
 		case $cs$cb in
 		*[!0-9]* | '')
 			if [ "$have_openat2" != 1 ] && [ "$free" -lt 6 ]; then
@@ -133,5 +193,16 @@ while read -r cmd; do
 done <<EOF
 $CMDS
 EOF
+# cp -a past PATH_MAX / 2 levels (the destination is held by descriptors,
+# never reopened by its path from DSTROOT): every level's mode, owner and
+# times.
+chain 2500 deep
+rm -rf "$R/copy"
+if "$SAFEOPEN" cp -a "$R" deep "$R" copy >"$T/out" 2>&1 && same_chain deep copy; then
+	ok "cp -a of 2,500 levels: exit 0, every level's mode, owner and times"
+else
+	not_ok "cp -a of 2,500 levels: exit 0, every level's mode, owner and times"
+	cut -c1-160 "$T/out" | sed 's/^/#   /' | head -3
+fi
 echo "1..$n"
 [ "$failed" -eq 0 ]

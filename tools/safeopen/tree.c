@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #ifndef STATX_TYPE
 #include <linux/stat.h> /* struct statx, STATX_*: a C library without statx (musl 1.2.3) */
@@ -442,29 +443,158 @@ static void times_of(const struct statx *s, struct timespec t[2])
 	t[1].tv_nsec = s->stx_mtime.tv_nsec;
 }
 
-/* The destination's directories: a stack of descriptors by depth (only the
- * deepest DST_HELD open; others reopened beneath DSTROOT by their path). */
+/* The destination's directories, by depth: the deepest `held` (at most
+ * DST_HELD, fewer under a low RLIMIT_NOFILE) are open in a ring; a level
+ * that is not is opened again from the nearest held level above it (or DST's
+ * parent) by the names below it: paths of at most PATH_MAX bytes resolved
+ * beneath that level, no link followed, never a path from DSTROOT, and the
+ * ring is refilled on the way. Under EMFILE the shallowest held level is
+ * given back. */
 #define DST_HELD 48
+
 struct dst {
-	int root;
-	char *path; /* the destination path of the current directory */
+	int parent;   /* DST's parent (level -1) */
+	const char *last; /* DST's name in it */
+	char *path;   /* the destination path of the current directory */
 	size_t *ends; /* end of the path at each depth */
-	bool *plain; /* at each depth: a new file there is euid:egid already */
+	bool *plain;  /* at each depth: a new file there is euid:egid already */
 	int fds[DST_HELD];
+	size_t lvl[DST_HELD]; /* the level whose descriptor fds[i] is */
+	size_t held;
 	size_t cap;
 };
 
+/* Out of descriptors: close the shallowest held level but `keep`. */
+static bool dst_room(struct dst *d, int err, size_t keep)
+{
+	if (err != EMFILE && err != ENFILE)
+		return false;
+	size_t best = DST_HELD;
+	for (size_t i = 0; i < d->held; i++)
+		if (d->fds[i] >= 0 && d->lvl[i] != keep && (best == DST_HELD || d->lvl[i] < d->lvl[best]))
+			best = i;
+	if (best == DST_HELD)
+		return false;
+	close(d->fds[best]);
+	d->fds[best] = -1;
+	return true;
+}
+
+/* Descriptors kept for copying an entry (the file and its copy, one the
+ * library may need): held while the walk and the ring open theirs, so that
+ * under a low RLIMIT_NOFILE they give theirs back first (EMFILE), and
+ * closed to copy an entry. */
+#define DST_RESERVE 3
+
+static void reserve_take(int r[DST_RESERVE], int fd)
+{
+	for (int i = 0; i < DST_RESERVE; i++)
+		if (r[i] < 0)
+			r[i] = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+}
+
+static void reserve_release(int r[DST_RESERVE])
+{
+	for (int i = 0; i < DST_RESERVE; i++)
+		if (r[i] >= 0) {
+			close(r[i]);
+			r[i] = -1;
+		}
+}
+
+/* Level l's descriptor if it is held, else -1. */
+static int dst_held(const struct dst *d, size_t l)
+{
+	size_t i = l % d->held;
+	return d->fds[i] >= 0 && d->lvl[i] == l ? d->fds[i] : -1;
+}
+
+/* Open the names path[from..to) (whole names, no leading '/') beneath dfd,
+ * in pieces of at most PATH_MAX - 1 bytes. */
+static int dst_open_below(struct dst *d, int dfd, size_t from, size_t to, size_t keep)
+{
+	int tmp = -1;
+	while (from < to) {
+		size_t end = to;
+		if (end - from >= PATH_MAX) {
+			end = from + PATH_MAX - 1;
+			while (end > from && d->path[end] != '/')
+				end--;
+			if (end == from) {
+				errno = ENAMETOOLONG;
+				break;
+			}
+		}
+		char save = d->path[end];
+		d->path[end] = '\0';
+		int fd;
+		do
+			fd = safe_openat_beneath(tmp >= 0 ? tmp : dfd, d->path + from,
+						 O_RDONLY | O_DIRECTORY | O_NOFOLLOW,
+						 SAFE_RESOLVE_BENEATH | SAFE_RESOLVE_NO_SYMLINKS);
+		while (fd < 0 && dst_room(d, errno, keep));
+		d->path[end] = save;
+		if (tmp >= 0) {
+			int e = errno;
+			close(tmp);
+			errno = e;
+		}
+		tmp = fd;
+		if (fd < 0)
+			return -1;
+		from = end < to ? end + 1 : to;
+	}
+	return tmp;
+}
+
 static int dst_fd(struct dst *d, size_t depth)
 {
-	int *fd = &d->fds[depth % DST_HELD];
-	if (*fd < 0) {
-		char save = d->path[d->ends[depth]];
-		d->path[d->ends[depth]] = '\0';
-		*fd = safe_openat_beneath(d->root, d->path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW,
-					  SAFE_RESOLVE_BENEATH | SAFE_RESOLVE_NO_SYMLINKS);
-		d->path[d->ends[depth]] = save;
+	int fd = dst_held(d, depth);
+	if (fd >= 0)
+		return fd;
+	/* The nearest held level above (SIZE_MAX: DST's parent). */
+	size_t base = SIZE_MAX;
+	for (size_t k = depth; k-- > 0;)
+		if (dst_held(d, k) >= 0) {
+			base = k;
+			break;
+		}
+	size_t first = depth + 1 > d->held ? depth + 1 - d->held : 0;
+	if (base != SIZE_MAX && first <= base)
+		first = base + 1;
+	for (size_t l = first; l <= depth; l++) {
+		if (l == first) {
+			/* From base: DST's name first when base is its parent. */
+			size_t from = base == SIZE_MAX ? 0 : d->ends[base] + 1;
+			if (base == SIZE_MAX) {
+				int top;
+				do
+					top = safe_openat_beneath(d->parent, d->last,
+								  O_RDONLY | O_DIRECTORY | O_NOFOLLOW,
+								  SAFE_RESOLVE_BENEATH |
+									  SAFE_RESOLVE_NO_SYMLINKS);
+				while (top < 0 && dst_room(d, errno, SIZE_MAX));
+				if (top < 0 || l == 0) {
+					fd = top;
+				} else {
+					fd = dst_open_below(d, top, d->ends[0] + 1, d->ends[l], SIZE_MAX);
+					close(top);
+				}
+			} else {
+				fd = dst_open_below(d, dst_held(d, base), from, d->ends[l], base);
+			}
+		} else {
+			fd = dst_open_below(d, dst_held(d, l - 1), d->ends[l - 1] + 1, d->ends[l], l - 1);
+		}
+		if (fd < 0)
+			return -1;
+		size_t i = l % d->held;
+		if (d->fds[i] >= 0)
+			close(d->fds[i]);
+		d->fds[i] = fd;
+		d->lvl[i] = l;
 	}
-	return *fd;
+	return dst_held(d, depth);
 }
 
 /* Hard links: source (dev, ino) -> destination path of its first copy. */
@@ -586,7 +716,14 @@ int safeopen_cp(int argc, char **argv, uint64_t resolve)
 	uid_t euid = geteuid();
 	gid_t egid = getegid();
 	bool owners = euid == 0;
-	struct dst d = { .root = droot, .cap = 64 };
+	struct dst d = { .parent = -1, .cap = 64, .held = DST_HELD };
+	/* The ring leaves the walk and the copy of a file their descriptors
+	 * under a low limit (the walk itself gives its own back). */
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < 3 + 12 + DST_HELD)
+		d.held = rl.rlim_cur < 3 + 12 + 2 ? 2 : (size_t)rl.rlim_cur - 3 - 12;
+	int rsv[DST_RESERVE] = { -1, -1, -1 };
+	reserve_take(rsv, droot);
 	/* Modes are the source's, not filtered by the umask (as cp -a): the
 	 * files, devices and FIFOs get them at creation (directories are
 	 * created 0700 and get theirs once filled). */
@@ -618,12 +755,14 @@ int safeopen_cp(int argc, char **argv, uint64_t resolve)
 	d.path[plen] = '\0';
 	int dparent = safe_open_parent_beneath(droot, d.path, SAFE_RESOLVE_BENEATH, last,
 					       sizeof(last));
+	d.parent = dparent;
+	d.last = last;
 	if (dparent < 0) {
 		ret = tfail(dstpath, errno);
 		goto out;
 	}
 	struct safe_walk_entry e;
-	while ((r = safe_walk_next(w, &e)) > 0) {
+	while ((r = (reserve_take(rsv, droot), safe_walk_next(w, &e))) > 0) {
 		if (e.error && e.visit != SAFE_WALK_MOUNT) {
 			ret = entry_fail(&e, e.error);
 			if (e.visit == SAFE_WALK_LEAF)
@@ -680,16 +819,19 @@ int safeopen_cp(int argc, char **argv, uint64_t resolve)
 				d.cap *= 2;
 			}
 			d.ends[depth] = end;
-			int *slot = &d.fds[depth % DST_HELD];
+			int *slot = &d.fds[depth % d.held];
 			if (*slot >= 0)
 				close(*slot);
 			*slot = -1;
+			d.lvl[depth % d.held] = depth;
 			if (mkdirat(ddir, name, 0700) < 0) {
 				ret = entry_fail(&e, errno);
 				(void)safe_walk_skip(w);
 				continue;
 			}
-			*slot = openat(ddir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			do
+				*slot = openat(ddir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			while (*slot < 0 && dst_room(&d, errno, depth == 0 ? SIZE_MAX : depth - 1));
 			if (*slot < 0) {
 				ret = entry_fail(&e, errno);
 				(void)safe_walk_skip(w);
@@ -717,11 +859,12 @@ int safeopen_cp(int argc, char **argv, uint64_t resolve)
 			if (err)
 				ret = entry_fail(&e, err);
 			close(dfd);
-			d.fds[depth % DST_HELD] = -1;
+			d.fds[depth % d.held] = -1;
 			continue;
 		}
 		if (e.visit == SAFE_WALK_MOUNT)
 			continue;
+		reserve_release(rsv);
 		/* A hard link of a file copied already becomes a link to its copy. */
 		mode_t type = s->stx_mode & S_IFMT;
 		if (type != S_IFDIR && s->stx_nlink > 1) {
@@ -787,6 +930,7 @@ int safeopen_cp(int argc, char **argv, uint64_t resolve)
 		ret = tfail(src, errno);
 	close(dparent);
 out:
+	reserve_release(rsv);
 	safe_walk_close(w);
 	for (size_t i = 0; i < DST_HELD; i++)
 		if (d.fds[i] >= 0)
