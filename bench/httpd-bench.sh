@@ -48,25 +48,11 @@ head -c 1024 /dev/urandom >"$W/1k.bin"
 head -c 102400 /dev/urandom >"$W/100k.bin"
 chmod 644 "$W"/*.bin
 
-# start_safe NAME ENV BINARY: a safe-httpd on a free port; its port in PORT_<NAME>
-start_safe() {
-	local name=$1 port=
-	env $2 "$3" --access-log "$T/$name.log" "$W" 0 >"$T/$name.out" 2>"$T/$name.err" &
-	PIDS+=($!)
-	for _ in $(seq 100); do
-		port=$(sed -n 's/^listening on 127\.0\.0\.1:\([0-9]*\)$/\1/p' "$T/$name.out")
-		[ -n "$port" ] && break
-		sleep 0.1
-	done
-	[ -n "$port" ] || { echo "httpd-bench: $name did not start" >&2; cat "$T/$name.err" >&2; exit 1; }
-	printf -v "PORT_$name" %s "$port"
-}
-
 servers=(new)
-start_safe new "" "$HTTPD"
+start_safe new "" "$HTTPD" --access-log "$T/new.log"
 if [ -n "$BEFORE" ]; then
 	servers+=(before)
-	start_safe before "$BEFORE_ENV" "$BEFORE"
+	start_safe before "$BEFORE_ENV" "$BEFORE" --access-log "$T/before.log"
 fi
 if [ -n "$NGINX" ]; then
 	PORT_nginx=$(free_port)

@@ -34,6 +34,23 @@ wait_port() {
 	echo "$BENCH_NAME: $1 did not start" >&2
 	exit 1
 }
+# start_safe NAME ENV BINARY OPTION...: a safe-httpd (BINARY, with the
+# environment ENV, e.g. LD_LIBRARY_PATH=...) serving W on a free port of
+# 127.0.0.1; its port in PORT_<NAME>
+start_safe() {
+	local name=$1 env=$2 bin=$3 port=
+	shift 3
+	# shellcheck disable=SC2086
+	env $env "$bin" "$@" "$W" 0 >"$T/$name.out" 2>"$T/$name.err" &
+	PIDS+=($!)
+	for _ in $(seq 100); do
+		port=$(sed -n 's/^listening on 127\.0\.0\.1:\([0-9]*\)$/\1/p' "$T/$name.out")
+		[ -n "$port" ] && break
+		sleep 0.1
+	done
+	[ -n "$port" ] || { echo "$BENCH_NAME: $name did not start" >&2; cat "$T/$name.err" >&2; exit 1; }
+	printf -v "PORT_$name" %s "$port"
+}
 # start_nginx NGINX PORT ROOT MAIN HTTP SERVER: nginx serving ROOT on
 # 127.0.0.1:PORT, its files in $T/nginx; MAIN, HTTP and SERVER are lines
 # for its main, http and server contexts. Returns once it accepts.

@@ -71,14 +71,7 @@ chown 1001 "$W/v/idx"
 chown -h 1001 "$W/v/idx/index.html"
 
 servers=(safe)
-"$HTTPD" -q --symlinks owner-match "$W" 0 >"$T/safe.out" 2>"$T/safe.err" &
-PIDS+=($!)
-for _ in $(seq 100); do
-	PORT_safe=$(sed -n 's/^listening on 127\.0\.0\.1:\([0-9]*\)$/\1/p' "$T/safe.out")
-	[ -n "$PORT_safe" ] && break
-	sleep 0.1
-done
-[ -n "$PORT_safe" ] || { echo "owner-race: safe-httpd did not start" >&2; exit 1; }
+start_safe safe "" "$HTTPD" -q --symlinks owner-match
 if [ -n "$NGINX" ]; then
 	PORT_nginx=$(free_port)
 	# one process (master_process off), so it runs as root like safe-httpd
