@@ -196,13 +196,48 @@ EOF
 # cp -a past PATH_MAX / 2 levels (the destination is held by descriptors,
 # never reopened by its path from DSTROOT): every level's mode, owner and
 # times.
+# A file at level 2,400 has hard links at levels 2,450 and 2,500: the copy
+# links them to one file (not by a path from DSTROOT: too long).
 chain 2500 deep
+links() { # links DIR: the levels and inode numbers of f, g, h below DIR
+	"$PYTHON" - "$R/$1" "${2:-}" <<'EOF'
+import os, sys
+fd = os.open(sys.argv[1], os.O_RDONLY | os.O_DIRECTORY)
+level, top, seen = 0, -1, []
+while True:
+    if sys.argv[2] == "make" and level == 2400:
+        os.close(os.open("f", os.O_CREAT | os.O_WRONLY, 0o644, dir_fd=fd))
+        top = os.open(".", os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
+    if sys.argv[2] == "make" and level in (2450, 2500):
+        os.link("f", "g" if level == 2450 else "h", src_dir_fd=top, dst_dir_fd=fd)
+    for n in ("f", "g", "h"):
+        try:
+            seen.append((level, n, os.stat(n, dir_fd=fd, follow_symlinks=False).st_ino))
+        except FileNotFoundError:
+            pass
+    try:
+        nfd = os.open("d", os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
+    except FileNotFoundError:
+        break
+    os.close(fd)
+    fd, level = nfd, level + 1
+print(" ".join("%d/%s" % (l, n) for l, n, _ in seen), len(set(i for _, _, i in seen)))
+EOF
+}
+links deep make >/dev/null
 rm -rf "$R/copy"
 if "$SAFEOPEN" cp -a "$R" deep "$R" copy >"$T/out" 2>&1 && same_chain deep copy; then
 	ok "cp -a of 2,500 levels: exit 0, every level's mode, owner and times"
 else
 	not_ok "cp -a of 2,500 levels: exit 0, every level's mode, owner and times"
 	cut -c1-160 "$T/out" | sed 's/^/#   /' | head -3
+fi
+want="2400/f 2450/g 2500/h 1"
+got=$(links copy)
+if [ "$got" = "$want" ]; then
+	ok "cp -a of 2,500 levels: hard links 100 levels apart, 2,400 deep, kept"
+else
+	not_ok "cp -a of 2,500 levels: hard links kept (got '$got', want '$want')"
 fi
 echo "1..$n"
 [ "$failed" -eq 0 ]

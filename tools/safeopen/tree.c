@@ -462,6 +462,7 @@ struct dst {
 	size_t lvl[DST_HELD]; /* the level whose descriptor fds[i] is */
 	size_t held;
 	size_t cap;
+	size_t pin; /* the level the current entry is copied into: never given back */
 };
 
 /* Out of descriptors: close the shallowest held level but `keep`. */
@@ -471,7 +472,8 @@ static bool dst_room(struct dst *d, int err, size_t keep)
 		return false;
 	size_t best = DST_HELD;
 	for (size_t i = 0; i < d->held; i++)
-		if (d->fds[i] >= 0 && d->lvl[i] != keep && (best == DST_HELD || d->lvl[i] < d->lvl[best]))
+		if (d->fds[i] >= 0 && d->lvl[i] != keep && d->lvl[i] != d->pin &&
+		    (best == DST_HELD || d->lvl[i] < d->lvl[best]))
 			best = i;
 	if (best == DST_HELD)
 		return false;
@@ -597,6 +599,30 @@ static int dst_fd(struct dst *d, size_t depth)
 	return dst_held(d, depth);
 }
 
+/* Level k's descriptor without touching the ring: the held one (*own
+ * false), else a new one (*own true) opened from the deepest held level
+ * above it, or DST's parent, by the names below. */
+static int dst_peek(struct dst *d, size_t k, bool *own)
+{
+	*own = false;
+	int fd = dst_held(d, k);
+	if (fd >= 0)
+		return fd;
+	*own = true;
+	for (size_t j = k; j-- > 0;)
+		if (dst_held(d, j) >= 0)
+			return dst_open_below(d, dst_held(d, j), d->ends[j] + 1, d->ends[k], j);
+	int top = safe_openat_beneath(d->parent, d->last, O_RDONLY | O_DIRECTORY | O_NOFOLLOW,
+				      SAFE_RESOLVE_BENEATH | SAFE_RESOLVE_NO_SYMLINKS);
+	if (top < 0 || k == 0)
+		return top;
+	fd = dst_open_below(d, top, d->ends[0] + 1, d->ends[k], SIZE_MAX);
+	int err = errno;
+	close(top);
+	errno = err;
+	return fd;
+}
+
 /* Hard links: source (dev, ino) -> destination path of its first copy. */
 struct hl {
 	dev_t dev;
@@ -716,7 +742,7 @@ int safeopen_cp(int argc, char **argv, uint64_t resolve)
 	uid_t euid = geteuid();
 	gid_t egid = getegid();
 	bool owners = euid == 0;
-	struct dst d = { .parent = -1, .cap = 64, .held = DST_HELD };
+	struct dst d = { .parent = -1, .cap = 64, .held = DST_HELD, .pin = SIZE_MAX };
 	/* The ring leaves the walk and the copy of a file their descriptors
 	 * under a low limit (the walk itself gives its own back). */
 	struct rlimit rl;
@@ -775,8 +801,11 @@ int safeopen_cp(int argc, char **argv, uint64_t resolve)
 		int ddir;
 		if (depth == 0) {
 			ddir = dparent;
+			d.pin = SIZE_MAX;
 		} else {
+			d.pin = SIZE_MAX;
 			ddir = dst_fd(&d, depth - 1);
+			d.pin = depth - 1;
 			if (ddir < 0) {
 				ret = entry_fail(&e, errno);
 				if (e.visit == SAFE_WALK_PRE)
@@ -874,9 +903,28 @@ int safeopen_cp(int argc, char **argv, uint64_t resolve)
 				if (hl[k].dev == dev && hl[k].ino == s->stx_ino)
 					found = &hl[k];
 			if (found) {
-				if (safe_linkat_beneath(droot, found->path, ddir, name,
-							SAFE_RESOLVE_BENEATH) < 0)
+				/* From the deepest level of this entry's parent
+				 * chain on the first copy's path (never a path
+				 * from DSTROOT; the ring is left as it is). */
+				int afd = dparent;
+				bool own = false;
+				const char *rel = found->path + (plen - strlen(last));
+				size_t same = 0;
+				while (found->path[same] && found->path[same] == d.path[same])
+					same++;
+				for (size_t k = depth; k-- > 0;) {
+					size_t n = d.ends[k];
+					if (n <= same && found->path[n] == '/') {
+						afd = dst_peek(&d, k, &own);
+						rel = found->path + n + 1;
+						break;
+					}
+				}
+				if (afd < 0 || safe_linkat_beneath(afd, rel, ddir, name,
+								   SAFE_RESOLVE_BENEATH) < 0)
 					ret = entry_fail(&e, errno);
+				if (own && afd >= 0)
+					close(afd);
 				continue;
 			}
 			if (nhl == hlcap) {
