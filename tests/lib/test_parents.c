@@ -413,6 +413,59 @@ START_TEST(create_all)
 }
 END_TEST
 
+/*
+ * mkdirat() interposer (the executable's symbol pre-empts libc's for the
+ * shared library, as test_fault's fsetxattr): while armed, it counts the
+ * directories made in the case directory under the name "m" itself and
+ * under a hidden name. The undo's identity is only the made directory's
+ * when the name is never made directly (mkdirat, then an open that may
+ * find another directory there): made hidden, held, then renamed into
+ * place. The race below shows the consequence; this shows the premise on
+ * every call, deterministically.
+ */
+static atomic_bool mk_armed;
+static atomic_int mk_direct, mk_hidden;
+
+int mkdirat(int dirfd, const char *name, mode_t mode)
+{
+	if (atomic_load(&mk_armed)) {
+		if (!strcmp(name, "m"))
+			atomic_fetch_add(&mk_direct, 1);
+		else if (!strncmp(name, ".safeopen-", 10))
+			atomic_fetch_add(&mk_hidden, 1);
+	}
+	return (int)syscall(SYS_mkdirat, dirfd, name, mode);
+}
+
+START_TEST(parents_made_hidden)
+{
+	struct tdir d;
+	tdir_make(&d, "tmpfile");
+	uint64_t fl = strategies[_i];
+	atomic_store(&mk_direct, 0);
+	atomic_store(&mk_hidden, 0);
+	atomic_store(&mk_armed, true);
+	struct safe_tmpfile *t;
+	int r = safe_tmpfile_open(d.fd, "m/f", 0644, fl | SAFE_TMPFILE_PARENTS, &t);
+	atomic_store(&mk_armed, false);
+	ck_assert_msg(r == 0, "safe_tmpfile_open: %s", strerror(errno));
+	ck_assert_int_eq(safe_tmpfile_discard(t), 0);
+	int direct = atomic_load(&mk_direct), hidden = atomic_load(&mk_hidden);
+	if (hidden > 0 && direct > 0) {
+		tdir_free(&d);
+		fx_skip("the filesystem has no RENAME_NOREPLACE: \"m\" is made by name (the "
+			"window safe_tmpfile_xattr(3) states)");
+	}
+	ck_assert_msg(hidden > 0, "\"m\" was made by name (%d), never under a hidden name: the "
+		      "undo would trust what an open of the name finds", direct);
+	ck_assert_int_eq(direct, 0);
+	struct stat st;
+	ck_assert_msg(fstatat(d.fd, "m", &st, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT,
+		      "the undo left \"m\"");
+	tdir_free(&d);
+}
+END_TEST
+
 /* The inode number the undo compares stays the made directory's (issue 36):
  * "m" of "m/n/f" is emptied (its "n" moved away) and removed while the
  * handle is open, and directories are made until one gets the number "m"
@@ -589,6 +642,7 @@ static Suite *parents_suite(void)
 	tcase_add_loop_test(tc, mkdir_all_mode, 0, P_MODES);
 	tcase_add_loop_test(tc, create_all, 0, P_MODES);
 	tcase_add_loop_test(tc, parents_undo_pin, 0, N_STRATEGIES);
+	tcase_add_loop_test(tc, parents_made_hidden, 0, N_STRATEGIES);
 	suite_add_tcase(s, tc);
 
 	TCase *rc = tcase_create("race");
