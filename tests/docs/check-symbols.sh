@@ -89,11 +89,7 @@ if [ -n "${PYTHON_BIN:-}" ] && [ -f "$builddir/bindings/python/build/.stamp" ]; 
 import runpy
 import sys
 import types
-try:
-    import safeopen
-    print("module " + safeopen.__version__)
-except Exception:  # a sanitizer build: reported by the shell
-    print("module-unimportable")
+# setup.py first: importing a sanitizer build's module can end the process
 got = {}
 st = types.ModuleType("setuptools")
 st.Extension = lambda *a, **k: None
@@ -103,7 +99,14 @@ be.build_ext = type("build_ext", (), {})
 sys.modules.update({"setuptools": st, "setuptools.command": types.ModuleType("setuptools.command"),
                     "setuptools.command.build_ext": be})
 runpy.run_path(sys.argv[1], run_name="__main__")
-print("setup %s" % got.get("version"))
+for name in ("setuptools.command.build_ext", "setuptools.command", "setuptools"):
+    del sys.modules[name]
+print("setup %s" % got.get("version"), flush=True)
+try:
+    import safeopen
+    print("module " + safeopen.__version__)
+except Exception:  # a sanitizer build: reported by the shell
+    print("module-unimportable")
 EOPY
 ) || true
 	pyver=$(printf '%s\n' "$pyout" | sed -n 's/^module //p')
