@@ -81,24 +81,23 @@ char boundary[24];
 #define ACT_MAX 16 /* sockets from systemd at most */
 
 /* What main() needs besides cfg. */
+/* An address of either family, read without casts between the two. */
+union sockaddr_any {
+	struct sockaddr sa;
+	struct sockaddr_in in;
+	struct sockaddr_in6 in6;
+};
+
 struct startup {
 	const char *root, *log_path, *auth_path, *mime_path;
 	bool mime_required; /* --mime-types given: a file that cannot be read is an error */
-	union {
-		struct sockaddr sa;
-		struct sockaddr_in in;
-		struct sockaddr_in6 in6;
-	} addr;
+	union sockaddr_any addr;
 	socklen_t addr_len;
 	int nloops;
 	/* socket activation (LISTEN_FDS): the sockets and their addresses */
 	int nact;
 	int act_fd[ACT_MAX];
-	union {
-		struct sockaddr sa;
-		struct sockaddr_in in;
-		struct sockaddr_in6 in6;
-	} act_addr[ACT_MAX];
+	union sockaddr_any act_addr[ACT_MAX];
 	const char *user;   /* --user USER[:GROUP], NULL: none */
 	uid_t run_uid;      /* the user the server serves as (after --user) */
 	gid_t run_gid;
@@ -256,11 +255,11 @@ static void parse_bind(const char *s, struct startup *st)
 	}
 }
 
-static bool addr_loopback(const struct sockaddr *sa)
+static bool addr_loopback(const union sockaddr_any *sa)
 {
-	if (sa->sa_family == AF_INET)
-		return (ntohl(((const struct sockaddr_in *)sa)->sin_addr.s_addr) >> 24) == 127;
-	const struct in6_addr *a = &((const struct sockaddr_in6 *)sa)->sin6_addr;
+	if (sa->sa.sa_family == AF_INET)
+		return (ntohl(sa->in.sin_addr.s_addr) >> 24) == 127;
+	const struct in6_addr *a = &sa->in6.sin6_addr;
 	return IN6_IS_ADDR_LOOPBACK(a) ||
 	       (IN6_IS_ADDR_V4MAPPED(a) && a->s6_addr[12] == 127);
 }
@@ -269,9 +268,9 @@ static bool addr_loopback(const struct sockaddr *sa)
 static bool is_loopback(const struct startup *st)
 {
 	if (!st->nact)
-		return addr_loopback(&st->addr.sa);
+		return addr_loopback(&st->addr);
 	for (int i = 0; i < st->nact; i++)
-		if (!addr_loopback(&st->act_addr[i].sa))
+		if (!addr_loopback(&st->act_addr[i]))
 			return false;
 	return true;
 }
@@ -613,17 +612,15 @@ fail:
 }
 
 /* The address as "listening on" prints it. */
-static void format_addr(const struct sockaddr *sa, char *buf, size_t size)
+static void format_addr(const union sockaddr_any *sa, char *buf, size_t size)
 {
 	char host[INET6_ADDRSTRLEN];
-	if (sa->sa_family == AF_INET) {
-		const struct sockaddr_in *in = (const struct sockaddr_in *)sa;
-		inet_ntop(AF_INET, &in->sin_addr, host, sizeof(host));
-		snprintf(buf, size, "%s:%u", host, ntohs(in->sin_port));
+	if (sa->sa.sa_family == AF_INET) {
+		inet_ntop(AF_INET, &sa->in.sin_addr, host, sizeof(host));
+		snprintf(buf, size, "%s:%u", host, ntohs(sa->in.sin_port));
 	} else {
-		const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)sa;
-		inet_ntop(AF_INET6, &in6->sin6_addr, host, sizeof(host));
-		snprintf(buf, size, "[%s]:%u", host, ntohs(in6->sin6_port));
+		inet_ntop(AF_INET6, &sa->in6.sin6_addr, host, sizeof(host));
+		snprintf(buf, size, "[%s]:%u", host, ntohs(sa->in6.sin6_port));
 	}
 }
 
@@ -669,7 +666,7 @@ static int *open_listeners(struct startup *st, unsigned port)
 		    getsockname(lfds[i], &st->addr.sa, &alen) < 0) {
 			char a[INET6_ADDRSTRLEN + 16];
 			int err = errno;
-			format_addr(&st->addr.sa, a, sizeof(a));
+			format_addr(&st->addr, a, sizeof(a));
 			fprintf(stderr, "safe-httpd: %s: %s\n", a, strerror(err));
 			free(lfds);
 			return NULL;
@@ -766,7 +763,7 @@ int main(int argc, char **argv)
 	free(lfds);
 	char a[INET6_ADDRSTRLEN + 16];
 	for (int i = 0; i < (st.nact ? st.nact : 1); i++) {
-		format_addr(st.nact ? &st.act_addr[i].sa : &st.addr.sa, a, sizeof(a));
+		format_addr(st.nact ? &st.act_addr[i] : &st.addr, a, sizeof(a));
 		printf("listening on %s\n", a);
 	}
 	fflush(stdout);
