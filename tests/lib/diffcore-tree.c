@@ -207,10 +207,18 @@ static int chmod_entry(const char *fpath, const struct stat *sb, int typeflag, s
 	return 0;
 }
 
+/* A directory without read or search permission (a case may leave one) is
+ * only made readable when nftw() reaches it, and nftw() does not enter it
+ * in that pass (FTW_DNR): each pass opens one more level of such nesting,
+ * which matters without privilege (root reads and removes them anyway). */
 int dc_rmtree_below(const char *dir)
 {
-	(void)nftw(dir, chmod_entry, 16, FTW_PHYS);
-	return nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+	int r = -1;
+	for (int pass = 0; pass < 16 && r != 0; pass++) {
+		(void)nftw(dir, chmod_entry, 16, FTW_PHYS);
+		r = nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+	}
+	return r;
 }
 
 void dc_tree_destroy(struct dc_tree *t)
