@@ -1462,29 +1462,6 @@ static int final_owned(struct walk *w, const struct comp *c, bool follow)
 }
 
 /*
- * The kernel's ELOOP stands (kernel_eloop_stands()) when the last component
- * is reached, but that component may itself be the first link of the chain
- * the kernel counted. Look at it through an O_PATH|O_NOFOLLOW descriptor
- * (which creates, truncates and waits for nothing) and follow it if it is a
- * link; the walk then goes on and is judged again before its final open.
- * Anything else is ELOOP; so is any failure while the walk has followed too
- * few links to doubt the kernel (walk_open() puts ELOOP back).
- */
-static int eloop_trailing(struct walk *w, const struct comp *c)
-{
-	_cleanup_fd_ int lfd = walk_openat(w, w->cur, c->name, O_PATH | O_NOFOLLOW, 0);
-	struct so_info in;
-	if (lfd < 0 || get_info(w, lfd, &in) < 0)
-		return WALK_FAIL;
-	if (in.type != S_IFLNK)
-		return so_fail(ELOOP);
-	comp_restore(w, c);
-	if (follow_link(w, lfd, &in, c->end, true) < 0)
-		return WALK_FAIL;
-	return WALK_CONTINUE;
-}
-
-/*
  * The last component. Returns the fd, WALK_FAIL, WALK_RACE, or
  * WALK_CONTINUE after splicing a trailing symlink.
  */
@@ -1509,7 +1486,14 @@ static int final_name(struct walk *w, const struct comp *c)
 	_cleanup_fd_ int pre = -1;
 	bool have_pre = false;
 	struct so_info pin;
-	if (w->xdev) {
+	/* A look without opening for real (an O_PATH|O_NOFOLLOW open creates,
+	 * truncates and blocks on nothing): with NO_XDEV for the name's mount;
+	 * where the kernel's ELOOP would stand (kernel_eloop_stands()), because
+	 * the last name may itself be the first link of the chain the kernel
+	 * counted ("ch40" alone): a link is followed and the walk judged again
+	 * before its final open, anything else keeps ELOOP (below; a failure
+	 * too, walk_open() puts ELOOP back while too few links were followed). */
+	if (w->xdev || (follow && kernel_eloop_stands(w))) {
 		pre = walk_openat(w, w->cur, c->name, O_PATH | O_NOFOLLOW, 0);
 		if (pre < 0) {
 			if (errno != ENOENT || !(of & O_CREAT))
@@ -1517,7 +1501,7 @@ static int final_name(struct walk *w, const struct comp *c)
 		} else {
 			if (get_info(w, pre, &pin) < 0)
 				return -1;
-			if (off_root_mount(w, &pin.id))
+			if (w->xdev && off_root_mount(w, &pin.id))
 				return so_fail(EXDEV);
 			have_pre = true;
 			if (pin.type == S_IFLNK && follow) {
@@ -1529,15 +1513,8 @@ static int final_name(struct walk *w, const struct comp *c)
 		}
 	}
 
-	if (kernel_eloop_stands(w)) {
-		/* The last name may be a link that starts the chain the kernel
-		 * counted ("ch40" alone): look without opening it for real (an
-		 * O_PATH|O_NOFOLLOW open creates, truncates and blocks on nothing)
-		 * and follow it; anything else keeps the kernel's ELOOP. */
-		if (!follow || have_pre)
-			return so_fail(ELOOP); /* have_pre: a link was followed above */
-		return eloop_trailing(w, c);
-	}
+	if (kernel_eloop_stands(w))
+		return so_fail(ELOOP);
 	bool checked;
 	enum mnt_rel rel;
 	_cleanup_fd_ int fd = open_last(w, c, &checked, &rel);
