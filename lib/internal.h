@@ -89,7 +89,7 @@ int so_path_len(const char *path, size_t *len);
  * them asserts its own sum against these; the pages quote them once each
  * (safe_openat2(3), safe_walk_open(3), safe_rmtree_beneath(3)) and
  * tests/docs/check-numbers.sh compares. */
-#define SO_RESOLVE_MAX_FDS 68
+#define SO_RESOLVE_MAX_FDS 69
 #define SO_WALK_MAX_FDS 59
 #define SO_RMTREE_MAX_FDS 59
 /* Internal resolve bit (never accepted from a caller: validation is done

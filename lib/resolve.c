@@ -75,13 +75,13 @@
  * With NO_XDEV the name is checked O_PATH first, so the real open never
  * crosses a mount that was there before it.
  *
- * The walker holds at most WALK_FDS + 4 (SO_RESOLVE_MAX_FDS) descriptors of
- * its own whatever the depth (the ring, cur among them; the checkpoints; up to WALK_RETIRED levels
- * left by ".." or by an IN_ROOT jump that wait to be closed in one batch; the
- * pinned cwd for AT_FDCWD; at most three while examining the last
- * component), all O_CLOEXEC, closed on every path. Under EMFILE/ENFILE it
- * gives back the retired ones, then its checkpoints, then its oldest held
- * level, and retries, so it still works with 3 free descriptors. Its cost is
+ * The walker holds at most WALK_FDS + 5 (SO_RESOLVE_MAX_FDS) descriptors of
+ * its own whatever the depth (the ring, cur among them; the checkpoints; up
+ * to WALK_RETIRED levels left by ".." or by an IN_ROOT jump that wait to be
+ * closed in one batch; the pinned cwd for AT_FDCWD; at most WALK_LAST_FDS =
+ * four while examining the last component), all O_CLOEXEC, closed on every
+ * path. Under EMFILE/ENFILE it gives back the retired ones, then its
+ * checkpoints, then its oldest held level, and retries, so it still works with 3 free descriptors. Its cost is
  * linear in the components walked, link bodies included: a ".." onto a
  * level that is not held re-descends from a checkpoint, each level being
  * opened O(log4 depth) times in all (design.md, "The cost of '..'"). It
@@ -177,16 +177,36 @@ static bool proc_link_magic(const struct so_info *in, const char *body, size_t n
 #define WALK_RETIRED 8
 /* Every descriptor the chain may hold at once. */
 #define WALK_FDS (WALK_HELD + WALK_CKPT + WALK_RETIRED)
-/* With the pinned cwd and three while examining the last component: the
- * walker's documented bound. */
-_Static_assert(WALK_FDS + 4 == SO_RESOLVE_MAX_FDS, "the walker's descriptor bound");
-/* The most the path buffer grows to (grow_buf()): the path and every link
- * body the walk may splice (SO_MAXSYMLINKS of them, each within PATH_MAX)
- * with room for the doubling growth and the free space kept in front of the
- * path; beyond it ENAMETOOLONG. */
-#define WALK_BUF_MAX ((size_t)64 * PATH_MAX * (SO_MAXSYMLINKS + 1))
+/* Besides the chain and the pinned cwd, while the last component is examined
+ * (final_name()): two descriptors of the last name at once (the O_PATH look
+ * NO_XDEV takes, held while the real open or the link is opened) and the two
+ * that a helper holds at once meanwhile: reading a mount id from the procfs
+ * fdinfo entry (so_info_of(), where neither statx nor a file handle reports
+ * it: before 5.8, on a filesystem without file handles), or reading
+ * fs.protected_symlinks (may_follow_trailing()). */
+#define WALK_LAST_FDS 4
+/* With the pinned cwd: the walker's documented bound. */
+_Static_assert(WALK_FDS + 1 + WALK_LAST_FDS == SO_RESOLVE_MAX_FDS, "the walker's descriptor bound");
 #define WALK_NAMES ((size_t)PATH_MAX)
+/* The path buffer to start with: the caller's path (under PATH_MAX bytes)
+ * and a link body (under PATH_MAX: the kernel's limit on a symlink's body)
+ * read in front of it. */
 #define WALK_BUF ((size_t)2 * PATH_MAX)
+/* The most the remaining path in buf can hold: the caller's path with
+ * SO_MAXSYMLINKS link bodies spliced in, each under PATH_MAX bytes; and what
+ * grow_buf() may be asked to fit besides it: a body read in front of it and
+ * PATH_MAX more (follow_link(): a read is only cut short when the free space
+ * in front is smaller than the body). */
+#define WALK_PATH_MOST ((size_t)PATH_MAX * (SO_MAXSYMLINKS + 1))
+#define WALK_GROW_MOST (WALK_PATH_MOST + 2 * (size_t)PATH_MAX + 1)
+/* grow_buf() doubles buf from WALK_BUF; the fifth doubling (64 * PATH_MAX)
+ * is the first that holds WALK_GROW_MOST, so no resolution the kernel would
+ * do needs more. Beyond it (only a body longer than any symlink can have):
+ * ENAMETOOLONG. */
+#define WALK_BUF_DOUBLINGS 5
+#define WALK_BUF_MAX (WALK_BUF << WALK_BUF_DOUBLINGS)
+_Static_assert(WALK_BUF_MAX >= WALK_GROW_MOST && WALK_BUF_MAX / 2 < WALK_GROW_MOST,
+	       "grow_buf()'s bound: the first doubling of WALK_BUF that holds the longest path");
 
 /* Where a name of cur is, as far as a lookup showed it (link_on_cur_mount()). */
 enum mnt_rel {
@@ -1055,8 +1075,8 @@ static int follow_read_body(struct walk *w, const struct comp *c, unsigned int f
  * syscall instead of open + fstat + readlink + close. The name is a single
  * component of cur, so whatever it is at that instant is a child of a
  * directory beneath the root. Links not shown to be on cur's mount (a link
- * can be a mount point: link_on_cur_mount()), links on procfs (magic links
- * are told apart by their inode), bodies that do not fit, and anything that
+ * can be a mount point: link_on_cur_mount()), links on procfs
+ * (proc_link_magic() needs the link's own inode), bodies that do not fit, and anything that
  * is not a symlink take the careful way through an O_PATH descriptor of the
  * name, whose own mount then supplies the facts (follow_link()).
  */
@@ -1345,7 +1365,7 @@ static int open_last(struct walk *w, const struct comp *c, bool *checked, enum m
  * a directory beneath the root. Not here (WALK_RACE: take the careful way
  * through an O_PATH descriptor): links not shown to be on cur's mount
  * (link_on_cur_mount(): the link's own mount has the facts), links on procfs
- * (magic links are told apart by their inode), in a sticky world-writable
+ * (proc_link_magic() needs the link's own inode), in a sticky world-writable
  * directory (the link's owner decides, fs.protected_symlinks), bodies that
  * do not fit, and names that are not a symlink (any more). Returns
  * WALK_CONTINUE, WALK_FAIL or WALK_RACE.
