@@ -26,8 +26,9 @@
  *     path, so a body is resolved with exactly the same rules as the path
  *     (an absolute body is EXDEV under BENEATH and restarts at the root under
  *     IN_ROOT; its ".." are checked).
- *  2. Climbing: ".." at depth 0 is EXDEV (BENEATH) or a no-op (IN_ROOT) and
- *     touches nothing above the root. At depth d > 0 the kernel's ".." is
+ *  2. Climbing: ".." at depth 0 is EXDEV (BENEATH, and IN_ROOT with
+ *     REPORT_ESCAPE) or a no-op (IN_ROOT) and touches nothing above the
+ *     root. At depth d > 0 the kernel's ".." is
  *     never used: the walk goes back to level d-1 of its own chain, through
  *     the descriptor it holds for it or, whenever level d-1 is not held, by
  *     descending again by the recorded names from the deepest checkpoint
@@ -165,13 +166,16 @@ static bool proc_link_magic(const struct so_info *in, const char *body, size_t n
 
 /* The walk holds descriptors of up to WALK_HELD of the deepest levels of its
  * chain (fewer after EMFILE/ENFILE made it give some back; see the safety
- * argument at the top). */
-#define WALK_HELD 32
+ * argument at the top): the chain's ring (chain.c), one bound for both. */
+#define WALK_HELD SO_CHAIN_RING
+/* Per-level bits (searched, crossed) live in one uint64_t by slot; the older
+ * half of the ring leaves it at once (shed_half()). */
+_Static_assert(WALK_HELD <= 64 && WALK_HELD % 2 == 0, "slots of the per-level bits");
 /* Below the held levels, checkpoints: a few shallower levels kept open at
  * spacings that grow with their distance from cur (ck_keep()), so that a
  * ".." below the held levels re-descends from a nearby checkpoint instead of
- * the root (redescend()). */
-#define WALK_CKPT 24
+ * the root (redescend()); as many as the chain's. */
+#define WALK_CKPT SO_CHAIN_CKPT
 /* Descriptors of levels left by ".." wait here and are closed together
  * (mostly by one close_range()): see retire(). */
 #define WALK_RETIRED 8
@@ -346,7 +350,6 @@ static size_t slot(size_t level)
 	return level % WALK_HELD;
 }
 
-SO_UNUSED /* in a SAFEOPEN_MUTATE_DOTDOT_IDENTITY build */
 static int fd_at(const struct walk *w, size_t level)
 {
 	assert(level == 0 || (level >= w->lo && level <= w->depth));
@@ -430,7 +433,6 @@ static void close_levels(struct walk *w, size_t from, size_t to)
  * (the retired ones and the chain at the end of the walk are mostly one run
  * of consecutive numbers: one close_range() for all). At most WALK_RETIRED
  * wait. */
-SO_UNUSED /* in a SAFEOPEN_MUTATE_DOTDOT_IDENTITY build */
 static void retire(struct walk *w, int fd)
 {
 	if (w->nretired == WALK_RETIRED)
@@ -780,7 +782,12 @@ static void push_level(struct walk *w, int fd, bool same, size_t nend)
 		shed_half(w);
 	w->held[slot(w->depth)] = fd;
 	w->held_nend[slot(w->depth)] = nend;
+	/* Premise of the searched bits (is_searched()): a bit stands for a
+	 * lookup in the level that holds the slot now, never in an older level
+	 * that held it (level - WALK_HELD, shed since). */
+#ifndef SAFEOPEN_MUTATE_SEARCHED_BITS
 	w->searched &= ~((uint64_t)1 << slot(w->depth));
+#endif
 #ifdef SAFEOPEN_MUTATE_LINK_FACTS
 	same = true; /* mutation (tests only): a mount crossed keeps cur's link facts */
 #endif
@@ -807,7 +814,6 @@ static void push_level(struct walk *w, int fd, bool same, size_t nend)
  * directory (or leaves the root's mount under NO_XDEV) means the tree
  * changed: a race.
  */
-SO_UNUSED /* in a SAFEOPEN_MUTATE_DOTDOT_IDENTITY build */
 static int redescend(struct walk *w, size_t up)
 {
 	assert(up >= 1 && up < w->lo);
@@ -994,7 +1000,10 @@ static int splice_body(struct walk *w, size_t r, size_t rest)
 			return so_fail(EXDEV);
 #endif
 		/* IN_ROOT: the rest is walked from the root like a new path. */
-		jump_root(w);
+#ifdef SAFEOPEN_MUTATE_IN_ROOT_JUMP
+		if (w->depth == 0) /* mutation (tests only): below it, from cur */
+#endif
+			jump_root(w);
 	}
 	memmove(w->buf + rest - r, w->buf, r);
 	w->pos = rest - r;
@@ -1150,20 +1159,21 @@ static int check_search(struct walk *w)
 }
 
 /*
- * A ".." step. At the root: EXDEV under BENEATH and under REPORT_ESCAPE
- * (whatever the scope: the caller wants the escape reported), else a no-op
- * (IN_ROOT), after the kernel's search-permission check; the root's parent
- * is never opened. Below it: the result is the level the walk descended
- * from, never a directory found by the kernel's "..": the descriptor held
- * for that level (an open directory cannot be freed, so no other directory
- * can take its place or its inode number), or, when that level is not held,
- * a re-descent by the recorded names from the deepest checkpoint above it
- * (the root if none): redescend(). Either way the walk stands in a directory
- * it reached from the root by single-name lookups only, whatever was renamed,
- * deleted or recreated meanwhile; without concurrent changes it is the
- * kernel's ".." (the parent of cur, across a mount root onto the mount
- * point's parent). The permission check is the kernel's, unless a lookup in
- * cur already passed it.
+ * A ".." step. At the root (depth 0), after the kernel's search-permission
+ * check: EXDEV under BENEATH, and under IN_ROOT with REPORT_ESCAPE (the
+ * caller wants the escape reported), else a no-op (plain IN_ROOT); the
+ * root's parent is never opened. Below it: the result is the level the walk
+ * descended from, never a directory found by the kernel's "..": the
+ * descriptor held for that level (an open directory cannot be freed, so no
+ * other directory can take its place or its inode number), or, when that
+ * level is not held, a re-descent by the recorded names from the nearest
+ * held level above it (the deepest checkpoint there, else the root):
+ * redescend(). Either way the walk stands in a directory it reached from the
+ * root by single-name lookups only, whatever was renamed, deleted or
+ * recreated meanwhile; without concurrent changes it is the kernel's ".."
+ * (the parent of cur, across a mount root onto the mount point's parent).
+ * The permission check is the kernel's, unless a lookup in cur already
+ * passed it.
  */
 static int step_dotdot(struct walk *w)
 {
@@ -1179,34 +1189,6 @@ static int step_dotdot(struct walk *w)
 		return 0; /* IN_ROOT: ".." at the root stays there */
 	}
 	size_t up = w->depth - 1;
-#ifdef SAFEOPEN_MUTATE_DOTDOT_IDENTITY
-	/* Mutation (tests only): trust the kernel's ".." of cur unchecked. */
-	int fd = walk_openat(w, w->cur, "..", O_PATH | O_DIRECTORY | O_NOFOLLOW, 0);
-	if (fd < 0)
-		return -1;
-	w->fs = 0;
-	so_close(w->held[slot(w->depth)]);
-	w->depth--;
-	pop_name(w);
-	if (up > 0) {
-		if (up >= w->lo) {
-			so_close(w->held[slot(up)]);
-		} else {
-			struct fd_batch b = { .n = 0 };
-			ck_drop_from(w, up, &b);
-			close_batch(&b);
-			w->lo = up;
-		}
-		w->held[slot(up)] = fd;
-		w->held_nend[slot(up)] = w->names_len;
-		w->cur = fd;
-	} else {
-		so_close(fd);
-		w->lo = 1;
-		w->cur = w->rootfd;
-	}
-	return 0;
-#else
 	if (up > 0 && up < w->lo)
 		return redescend(w, up);
 	/* Level `up` is held open since the walk descended from it: it becomes
@@ -1228,7 +1210,6 @@ static int step_dotdot(struct walk *w)
 	w->cur = fd_at(w, up);
 	assert(w->depth == up && names_recorded(w) == up);
 	return 0;
-#endif
 }
 
 /*
@@ -1666,13 +1647,21 @@ static int walk_once(struct walk *w, const char *path, size_t len)
 		size_t next = next_comp(w, &c);
 		if (w->diag.on)
 			so_diag_walk_comp(&w->diag, w->buf, w->cap, c.name, c.len);
+#ifndef SAFEOPEN_MUTATE_RETIRED_BACK
 		int back = w->back; /* only for the component right after a ".." */
+#else /* mutation (tests only): the newest retired level, whatever retired it */
+		int back = w->nretired > 0 ? w->retired[w->nretired - 1] : -1;
+#endif
 		w->back = -1;
 		if (owner_settle(w, (size_t)(c.name - w->buf)) < 0)
 			return WALK_FAIL;
 		if (c.len == 0)
 			return open_cur(w, true); /* "" after slashes: the walk is there */
+#ifndef SAFEOPEN_MUTATE_DOTDOT_IDENTITY
 		if (is_dot(&c) || is_dotdot(&c)) {
+#else /* mutation (tests only): below the root the kernel's ".." is looked up like a name */
+		if (is_dot(&c) || (is_dotdot(&c) && w->depth == 0)) {
+#endif
 			int r = is_dotdot(&c) ? step_dotdot(w) : 0;
 			if (r < 0)
 				return r;

@@ -876,6 +876,27 @@ static const char *const eacces_paths[] = {
 	NULL,
 };
 
+/* "a/deep/d/.../d/np/..": np (no search permission) is level 33, which
+ * shares its slot among the walker's 32 held levels with level 1 ("a", in
+ * which a name was looked up): the search-permission check before ".." in
+ * np must not be skipped for that (mutation SEARCHED_BITS). */
+#define DEEP_EACCES_D 30
+static char deep_eacces[2 * DEEP_EACCES_D + 16], deep_np[2 * DEEP_EACCES_D + 16];
+
+static void deep_eacces_build(int rootfd)
+{
+	char p[sizeof(deep_eacces)] = "a/deep";
+	ck_assert_int_eq(mkdirat(rootfd, p, 0755), 0);
+	for (int i = 0; i < DEEP_EACCES_D; i++) {
+		strcat(p, "/d");
+		ck_assert_int_eq(mkdirat(rootfd, p, 0755), 0);
+	}
+	strcat(p, "/np");
+	ck_assert_int_eq(mkdirat(rootfd, p, 0), 0);
+	strcpy(deep_np, p);
+	(void)snprintf(deep_eacces, sizeof(deep_eacces), "%s/..", p);
+}
+
 /* One EACCES expectation, three ways. Returns the number of failures. */
 static int eacces_one(int rootfd, const char *path, uint64_t fl, uint64_t res, bool kernel)
 {
@@ -917,6 +938,8 @@ static int eacces_child(void *arg)
 			for (int s = 0; s < 2; s++)
 				failures += eacces_one(e->rootfd, *p, flagsets[f], s ? I : B,
 						       kernel);
+	for (size_t f = 0; f < sizeof(flagsets) / sizeof(flagsets[0]); f++)
+		failures += eacces_one(e->rootfd, deep_eacces, flagsets[f], B, kernel);
 	/* As the root, "/" names it without a lookup in it: O_PATH works
 	 * without search permission, O_RDONLY needs read permission. */
 	int nfd = openat(e->rootfd, "a/noperm", O_PATH | O_DIRECTORY | O_CLOEXEC);
@@ -994,9 +1017,11 @@ START_TEST(unprivileged_eacces)
 		"d a/noperm 0755", "d a/noperm/x", "l a/noperm/lself .", "l a/lnoperm noperm", NULL,
 	};
 	fx_build(e.rootfd, spec);
+	deep_eacces_build(e.rootfd);
 	ck_assert_int_eq(fchmodat(e.rootfd, "a/noperm", 0, 0), 0);
 	ck_assert_int_eq(sb_run(eacces_child, &e), 0);
 	ck_assert_int_eq(fchmodat(e.rootfd, "a/noperm", 0755, 0), 0);
+	ck_assert_int_eq(fchmodat(e.rootfd, deep_np, 0755, 0), 0); /* for the teardown */
 	env_teardown(&e);
 }
 END_TEST

@@ -10,6 +10,9 @@
  *     rename X/stash -> X/evil/c/b       (b's ".." is now c)
  * and a ".." from b accepted by (st_dev, st_ino) lands in c, outside.
  *
+ * retired_design_open() below is that design, kept as the reference the
+ * attack defeats (case retired_design_escapes).
+ *
  * Deterministic reproducers: the victim thread installs a seccomp
  * user-notification filter on openat/openat2/unlinkat (for itself only), so
  * the main thread sees each of those calls before the kernel runs it and
@@ -207,7 +210,94 @@ static int dance(int m, struct attack *a)
 
 /* ---------------------------------------------------------------- paused victim */
 
-enum op { OP_OPEN, OP_CREAT, OP_UNLINK, OP_RMTREE, OP_OPEN_DEFAULT };
+enum op { OP_OPEN, OP_CREAT, OP_UNLINK, OP_RMTREE, OP_OPEN_DEFAULT, OP_RETIRED };
+
+/* ------------------------------------------------------- the retired design */
+
+/*
+ * The walker's ".." before the held chain (issue 11), kept here as the
+ * reference the attack defeats (case retired_design_escapes): the walk
+ * descends by single names (O_PATH|O_NOFOLLOW|O_DIRECTORY), records each
+ * level's (st_dev, st_ino), and for ".." opens the kernel's ".." of cur and
+ * accepts it when its identity is the one recorded for the level above.
+ * The recorded level is not held open, so its inode number can be freed
+ * and handed out again: that is the hole. Plain paths only (no symlinks,
+ * no absolute paths): enough for "a/b/../target". Opens the last name
+ * O_RDONLY|O_NOFOLLOW; returns the fd or -1 with errno (EAGAIN: ".." was
+ * not the level recorded).
+ */
+#define RETIRED_LEVELS 64
+static int retired_design_open(int rootfd, const char *path)
+{
+	struct {
+		dev_t dev;
+		ino_t ino;
+	} id[RETIRED_LEVELS];
+	struct stat st;
+	int cur = fcntl(rootfd, F_DUPFD_CLOEXEC, 0);
+	if (cur < 0 || fstat(cur, &st) < 0)
+		goto fail;
+	id[0].dev = st.st_dev;
+	id[0].ino = st.st_ino;
+	size_t depth = 0;
+	char name[NAME_MAX + 1];
+	for (const char *p = path;;) {
+		size_t n = strcspn(p, "/");
+		if (n == 0 || n > NAME_MAX) {
+			errno = ENOENT;
+			goto fail;
+		}
+		memcpy(name, p, n);
+		name[n] = '\0';
+		p += n + strspn(p + n, "/");
+		if (*p == '\0') {
+			int fd = openat(cur, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+			int err = errno;
+			close(cur);
+			errno = err;
+			return fd;
+		}
+		if (strcmp(name, ".") == 0)
+			continue;
+		int next;
+		if (strcmp(name, "..") == 0) {
+			if (depth == 0) {
+				errno = EXDEV;
+				goto fail;
+			}
+			next = openat(cur, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
+			if (next < 0 || fstat(next, &st) < 0)
+				goto fail_next;
+			if (st.st_dev != id[depth - 1].dev || st.st_ino != id[depth - 1].ino) {
+				errno = EAGAIN; /* not the level recorded */
+				goto fail_next;
+			}
+			depth--;
+		} else {
+			next = openat(cur, name, O_PATH | O_NOFOLLOW | O_DIRECTORY | O_CLOEXEC);
+			if (next < 0 || fstat(next, &st) < 0 || depth + 1 == RETIRED_LEVELS)
+				goto fail_next;
+			depth++;
+			id[depth].dev = st.st_dev;
+			id[depth].ino = st.st_ino;
+		}
+		close(cur);
+		cur = next;
+		continue;
+	fail_next:;
+		int err = errno;
+		if (next >= 0)
+			close(next);
+		errno = err;
+		goto fail;
+	}
+fail:;
+	int err = errno;
+	if (cur >= 0)
+		close(cur);
+	errno = err;
+	return -1;
+}
 
 struct victim {
 	enum op op;
@@ -261,6 +351,9 @@ static void *victim_main(void *arg)
 		break;
 	case OP_UNLINK:
 		v->ret = safe_unlinkat_beneath(v->rootfd, v->path, v->resolve);
+		break;
+	case OP_RETIRED:
+		v->ret = retired_design_open(v->rootfd, v->path);
 		break;
 	case OP_RMTREE:
 		v->ret = safe_rmtree_beneath(v->rootfd, v->path, v->resolve);
@@ -433,6 +526,7 @@ static int scenario_child(void *arg)
 	switch (sc->op) {
 	case OP_OPEN:
 	case OP_OPEN_DEFAULT:
+	case OP_RETIRED:
 		if (v.ret >= 0) {
 			struct stat st;
 			escaped = fstat(v.ret, &st) == 0 && st.st_ino == ino_of(m, "X/evil/c/target");
@@ -466,7 +560,7 @@ out:
 	return rc;
 }
 
-static void run_scenario(struct scenario *sc)
+static int run_scenario_rc(struct scenario *sc)
 {
 	char *base = fx_mkdtemp("reuse");
 	sc->base = base;
@@ -474,6 +568,12 @@ static void run_scenario(struct scenario *sc)
 	ck_assert_int_eq(fx_rmtree(base), 0);
 	free(base);
 	ck_assert_msg(rc != SKIP, "%s: could not set up (see stderr)", sc->name);
+	return rc;
+}
+
+static void run_scenario(struct scenario *sc)
+{
+	int rc = run_scenario_rc(sc);
 	ck_assert_msg(rc != ESCAPED, "%s: the walk acted outside the root (inode reuse)",
 		      sc->name);
 	ck_assert_msg(rc != NO_ATTACK, "%s: the attack never ran (trigger not seen)", sc->name);
@@ -499,6 +599,19 @@ START_TEST(walker_open)
 	struct scenario sc = { "walker open", OP_OPEN, SAFE_RESOLVE_USERSPACE, tree_ab,
 			       files_none, "a/b/../target", AFTER_B, ATTACK_AB, NULL };
 	run_scenario(&sc);
+}
+END_TEST
+
+/* The attack is real: the retired design (kernel ".." checked by a recorded
+ * identity, retired_design_open()) opens X/evil/c/target, outside. */
+START_TEST(retired_design_escapes)
+{
+	ATTACK_GATE();
+	struct scenario sc = { "retired design", OP_RETIRED, 0, tree_ab, files_none,
+			       "a/b/../target", AFTER_B, ATTACK_AB, NULL };
+	int rc = run_scenario_rc(&sc);
+	ck_assert_msg(rc == ESCAPED, "%s: the attack did not defeat the retired design (rc %d): "
+		      "it no longer shows what the other cases would catch", sc.name, rc);
 }
 END_TEST
 
@@ -890,6 +1003,7 @@ static Suite *reuse_suite(void)
 	tcase_add_checked_fixture(tc, fx_fd_setup, fx_fd_teardown);
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, walker_open);
+	tcase_add_test(tc, retired_design_escapes);
 	tcase_add_test(tc, walker_creat);
 	tcase_add_test(tc, walker_unlink);
 	tcase_add_test(tc, default_path_under_rename_storm);
