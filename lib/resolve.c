@@ -226,17 +226,18 @@ enum walk_code {
 	WALK_CONTINUE = -3, /* a trailing symlink was spliced in: walk on */
 };
 
-/* One component of the remaining path, NUL-terminated in place: while it is
- * looked up buf[end] is '\0', and `saved` (NUL, or the first of the slashes
- * after a last component) belongs there. comp_restore() puts it back before
- * the path around the name changes (a link body is spliced in front). */
+/* One component of the remaining path buf[pos..]: where it lies there, and a
+ * NUL-terminated copy for the system calls that look it up. The path itself
+ * is never written to (a link body is spliced in front of a name while the
+ * name is still in use). A name longer than NAME_MAX is not copied (name is
+ * ""): name_too_long() asks the kernel's answer to it. */
 struct comp {
-	char *name;
-	size_t len;
+	size_t start; /* the name is buf[start..end) */
 	size_t end;
-	char saved;
+	size_t len;
 	bool last;  /* nothing but slashes follows */
 	bool slash; /* last, and slashes follow: it must be a directory */
+	char name[NAME_MAX + 1];
 };
 
 struct walk {
@@ -314,11 +315,6 @@ struct walk {
 	char buf_local[WALK_BUF];
 	struct so_diag_walk diag; /* only while diag.on: where it stopped (diag.c) */
 };
-
-static void comp_restore(struct walk *w, const struct comp *c)
-{
-	w->buf[c->end] = c->saved;
-}
 
 /* The walk runs to confirm a kernel ELOOP (SO_RESOLVE_KERNEL_ELOOP) and has
  * followed too few links for the kernel to have counted them more than
@@ -1066,7 +1062,6 @@ static int follow_link(struct walk *w, int lfd, const struct so_info *in, size_t
  */
 static int follow_read_body(struct walk *w, const struct comp *c, unsigned int fs, size_t r)
 {
-	comp_restore(w, c);
 	if (w->links >= SO_MAXSYMLINKS)
 		return so_fail(ELOOP);
 	w->links++;
@@ -1104,7 +1099,6 @@ static int middle_nondir(struct walk *w, const struct comp *c, enum mnt_rel rel)
 			return follow_read_body(w, c, fs, (size_t)r);
 	}
 	_cleanup_fd_ int fd = walk_openat(w, w->cur, c->name, O_PATH | O_NOFOLLOW, 0);
-	comp_restore(w, c);
 	if (fd < 0)
 		return errno == ENOENT ? WALK_RACE : -1; /* ENOTDIR a moment ago */
 	struct so_info in;
@@ -1274,10 +1268,11 @@ static int open_cur(struct walk *w, bool no_component)
 /*
  * Open the last component of cur with the caller's flags so that a
  * trailing symlink is never followed by the kernel. Where openat2 exists the
- * single name (with its trailing slashes, if any: `saved` is put back
- * meanwhile) is opened with RESOLVE_NO_SYMLINKS: the descriptor then carries
- * exactly the caller's flags, as openat2 would give them (F_GETFL shows no
- * O_NOFOLLOW or O_DIRECTORY the caller did not ask for); a symlink is ELOOP.
+ * single name, with its trailing slashes if any (the path from the name on:
+ * only slashes follow it), is opened with RESOLVE_NO_SYMLINKS: the
+ * descriptor then carries exactly the caller's flags, as openat2 would give
+ * them (F_GETFL shows no O_NOFOLLOW or O_DIRECTORY the caller did not ask
+ * for); a symlink is ELOOP.
  * Without openat2, openat() with O_NOFOLLOW (and O_DIRECTORY for a trailing
  * slash) does the same, those two bits aside. *checked is set when the open
  * itself refused symlinks (no O_PATH link can come back).
@@ -1305,11 +1300,11 @@ static int open_last(struct walk *w, const struct comp *c, bool *checked, enum m
 			.resolve = SAFE_RESOLVE_BENEATH | LAST_NO_SYMLINKS |
 				   SAFE_RESOLVE_NO_MAGICLINKS | SAFE_RESOLVE_NO_XDEV,
 		};
-		comp_restore(w, c); /* "name" or "name/" (only slashes follow) */
+		const char *name = w->buf + c->start; /* "name" or "name/" */
 		int fd;
 		*rel = REL_SAME;
 		for (;;) {
-			fd = so_openat2_fast(w->cur, c->name, &how);
+			fd = so_openat2_fast(w->cur, name, &how);
 			if (fd >= 0)
 				break;
 			if (errno == EXDEV && !w->xdev && *rel == REL_SAME) {
@@ -1320,11 +1315,8 @@ static int open_last(struct walk *w, const struct comp *c, bool *checked, enum m
 			if (!make_room(w, errno))
 				break;
 		}
-		int err = errno;
-		w->buf[c->end] = '\0';
-		if (fd >= 0 || err != ENOSYS) {
+		if (fd >= 0 || errno != ENOSYS) {
 			*checked = true;
-			errno = err;
 			return fd;
 		}
 		/* ENOSYS: openat2 is refused here after all (a sandbox installed
@@ -1378,6 +1370,40 @@ static int trailing_by_name(struct walk *w, const struct comp *c, enum mnt_rel r
 	return WALK_CONTINUE;
 }
 
+/* A trailing symlink open as lfd (identity *in) is followed: its body is
+ * spliced in front of what follows the name (only slashes), and the walk
+ * goes on. */
+static int follow_trailing(struct walk *w, const struct comp *c, int lfd, const struct so_info *in)
+{
+	if (follow_link(w, lfd, in, c->end, true) < 0)
+		return WALK_FAIL;
+	return WALK_CONTINUE;
+}
+
+/*
+ * A component longer than NAME_MAX, where the kernel looks it up: its answer
+ * is that lookup's in cur, EACCES without search permission, else the
+ * filesystem's (ENAMETOOLONG where names are limited to NAME_MAX; procfs and
+ * sysfs only compare names: ENOENT). The name does not fit a component's
+ * buffer, so the walk asks with its first NAME_MAX + 1 bytes. Premise: the
+ * answer to a name over NAME_MAX does not depend on the bytes after those (a
+ * filesystem refuses it by its length, or finds it among none of its own
+ * names). A name found anyway (a filesystem with longer names: FUSE allows
+ * 1024 bytes) is not walked: ENAMETOOLONG (fail closed).
+ */
+static int name_too_long(struct walk *w, const struct comp *c)
+{
+	char probe[NAME_MAX + 2];
+	assert(c->len > NAME_MAX && c->name[0] == '\0');
+	memcpy(probe, w->buf + c->start, sizeof(probe) - 1);
+	probe[sizeof(probe) - 1] = '\0';
+	int fd = walk_openat(w, w->cur, probe, O_PATH | O_NOFOLLOW, 0);
+	if (fd < 0)
+		return WALK_FAIL;
+	so_close(fd);
+	return so_fail(ENAMETOOLONG);
+}
+
 /*
  * O_CREAT through links that owe their check (final_owned()) where the name
  * does not exist: the caller creates the object and owns it (its fsuid), so
@@ -1404,7 +1430,7 @@ static int create_owned(struct walk *w, const struct comp *c)
 		if (off_root_mount(w, &in.id))
 			return so_fail(EXDEV);
 	}
-	w->last = c->name;
+	w->last = w->buf + c->start;
 	w->last_len = c->len;
 	return take_fd(&fd);
 }
@@ -1432,12 +1458,8 @@ static int final_owned(struct walk *w, const struct comp *c, bool follow)
 		return WALK_FAIL;
 	if (w->xdev && off_root_mount(w, &in.id))
 		return so_fail(EXDEV);
-	if (in.type == S_IFLNK && follow) {
-		comp_restore(w, c);
-		if (follow_link(w, lfd, &in, c->end, true) < 0)
-			return WALK_FAIL;
-		return WALK_CONTINUE;
-	}
+	if (in.type == S_IFLNK && follow)
+		return follow_trailing(w, c, lfd, &in);
 	if (owner_pay(w, w->cap - 1, in.uid) < 0)
 		return WALK_FAIL;
 	if ((of & O_CREAT) && (of & O_EXCL))
@@ -1457,102 +1479,105 @@ static int final_owned(struct walk *w, const struct comp *c, bool follow)
 		fd = so_procfs_reopen(lfd, of & ~(O_CREAT | O_NOFOLLOW));
 	if (fd < 0)
 		return WALK_FAIL;
-	w->last = c->name;
+	w->last = w->buf + c->start;
 	w->last_len = c->len;
 	return fd;
 }
 
-/*
- * The last component. Returns the fd, WALK_FAIL, WALK_RACE, or
- * WALK_CONTINUE after splicing a trailing symlink.
- */
-static int final_name(struct walk *w, const struct comp *c)
+/* O_CREAT on "name/": EISDIR whatever the name is, as the kernel answers
+ * before it looks the name up, but after its search-permission check on
+ * the parent. */
+static int final_creat_slash(struct walk *w)
 {
+	int p = walk_openat(w, w->cur, ".", O_PATH | O_DIRECTORY, 0);
+	if (p < 0)
+		return WALK_FAIL;
+	so_close(p);
+	return so_fail(EISDIR);
+}
+
+/*
+ * The look before the real open, where one is needed (an O_PATH|O_NOFOLLOW
+ * open creates, truncates and blocks on nothing): with NO_XDEV, for the
+ * name's mount before anything is opened for real; where the kernel's ELOOP
+ * would stand (kernel_eloop_stands()), because the last name may itself be
+ * the first link of the chain the kernel counted ("ch40" alone): a link is
+ * followed (WALK_CONTINUE) and the walk judged again before its final open.
+ * Otherwise 0, with the name's descriptor in *pre and its identity in *pin
+ * (kept open: final_opened() compares the real open against it), or -1 in
+ * *pre: no look, or no such name under O_CREAT. WALK_FAIL with errno.
+ */
+static int final_look(struct walk *w, const struct comp *c, bool follow, int *pre,
+		      struct so_info *pin)
+{
+	*pre = -1;
+	if (!w->xdev && !(follow && kernel_eloop_stands(w)))
+		return 0;
+	_cleanup_fd_ int fd = walk_openat(w, w->cur, c->name, O_PATH | O_NOFOLLOW, 0);
+	if (fd < 0)
+		return errno == ENOENT && (w->oflags & O_CREAT) ? 0 : WALK_FAIL;
+	if (get_info(w, fd, pin) < 0)
+		return WALK_FAIL;
+	if (w->xdev && off_root_mount(w, &pin->id))
+		return so_fail(EXDEV);
+	if (pin->type == S_IFLNK && follow)
+		return follow_trailing(w, c, fd, pin);
+	*pre = take_fd(&fd);
+	return 0;
+}
+
+/*
+ * The real open gave fd (owned; `checked`: it refused symlinks itself). An
+ * O_PATH open without O_NOFOLLOW where openat2 is missing opened a symlink
+ * itself (openat(O_NOFOLLOW)): it is followed here. With NO_XDEV the object
+ * must be the one final_look() saw (pre, held open since, so its inode
+ * number cannot be reused; else the name changed: a race) and on the root's
+ * mount. Returns the descriptor, WALK_CONTINUE, WALK_RACE or WALK_FAIL.
+ */
+static int final_opened(struct walk *w, const struct comp *c, bool follow, bool checked, int fd,
+			int pre, const struct so_info *pin)
+{
+	_cleanup_fd_ int ofd = fd;
 	int of = w->oflags;
-	bool creat = of & O_CREAT;
-	bool follow = c->slash || (!(of & O_NOFOLLOW) && !(creat && (of & O_EXCL)));
 	struct so_info in;
-
-	if (creat && c->slash) {
-		/* EISDIR, but after the search-permission check on the parent. */
-		int p = walk_openat(w, w->cur, ".", O_PATH | O_DIRECTORY, 0);
-		if (p < 0)
-			return -1;
-		so_close(p);
-		return so_fail(EISDIR);
+	if ((of & O_PATH) && follow && !c->slash && !checked) {
+		if (get_info(w, ofd, &in) < 0)
+			return WALK_FAIL;
+		if (in.type == S_IFLNK)
+			return follow_trailing(w, c, ofd, &in);
 	}
-	if (w->nowed > 0)
-		return final_owned(w, c, follow);
-
-	_cleanup_fd_ int pre = -1;
-	bool have_pre = false;
-	struct so_info pin;
-	/* A look without opening for real (an O_PATH|O_NOFOLLOW open creates,
-	 * truncates and blocks on nothing): with NO_XDEV for the name's mount;
-	 * where the kernel's ELOOP would stand (kernel_eloop_stands()), because
-	 * the last name may itself be the first link of the chain the kernel
-	 * counted ("ch40" alone): a link is followed and the walk judged again
-	 * before its final open, anything else keeps ELOOP (below; a failure
-	 * too, walk_open() puts ELOOP back while too few links were followed). */
-	if (w->xdev || (follow && kernel_eloop_stands(w))) {
-		pre = walk_openat(w, w->cur, c->name, O_PATH | O_NOFOLLOW, 0);
-		if (pre < 0) {
-			if (errno != ENOENT || !(of & O_CREAT))
-				return -1;
-		} else {
-			if (get_info(w, pre, &pin) < 0)
-				return -1;
-			if (w->xdev && off_root_mount(w, &pin.id))
-				return so_fail(EXDEV);
-			have_pre = true;
-			if (pin.type == S_IFLNK && follow) {
-				comp_restore(w, c);
-				if (follow_link(w, pre, &pin, c->end, true) < 0)
-					return -1;
-				return WALK_CONTINUE;
-			}
-		}
+	if (w->xdev) {
+		if (get_info(w, ofd, &in) < 0)
+			return WALK_FAIL;
+		bool tmpfile = (of & O_TMPFILE) == O_TMPFILE;
+		if (pre >= 0 && !tmpfile && !so_same_inode(&in.id, &pin->id))
+			return WALK_RACE;
+		if (off_root_mount(w, &in.id))
+			return so_fail(EXDEV);
 	}
+	w->last = w->buf + c->start;
+	w->last_len = c->len;
+	return take_fd(&ofd);
+}
 
-	if (kernel_eloop_stands(w))
-		return so_fail(ELOOP);
-	bool checked;
-	enum mnt_rel rel;
-	_cleanup_fd_ int fd = open_last(w, c, &checked, &rel);
-	if (fd >= 0) {
-		/* O_PATH without O_NOFOLLOW opens a symlink itself through
-		 * openat(O_NOFOLLOW): follow it here. */
-		if ((of & O_PATH) && follow && !c->slash && !checked) {
-			if (get_info(w, fd, &in) < 0)
-				return -1;
-			if (in.type == S_IFLNK) {
-				comp_restore(w, c);
-				if (follow_link(w, fd, &in, c->end, true) < 0)
-					return -1;
-				return WALK_CONTINUE;
-			}
-		}
-		if (w->xdev) {
-			if (get_info(w, fd, &in) < 0)
-				return -1;
-			bool tmpfile = (of & O_TMPFILE) == O_TMPFILE;
-			if (have_pre && !tmpfile && !so_same_inode(&in.id, &pin.id))
-				return WALK_RACE;
-			if (off_root_mount(w, &in.id))
-				return so_fail(EXDEV);
-		}
-		w->last = c->name;
-		w->last_len = c->len;
-		return take_fd(&fd);
-	}
-	int err = errno;
+/*
+ * The real open failed with err. A symlink the open refused to follow
+ * (ELOOP, or ENOTDIR for O_DIRECTORY; EACCES, see below) is followed: by
+ * name where trailing_by_name() may, else through its own O_PATH descriptor
+ * (the careful way). Any other error is the answer; so is one where the name
+ * turns out not to be a symlink (ENOTDIR, EACCES), unless it changed under
+ * the walk (WALK_RACE). Returns WALK_CONTINUE, WALK_RACE or WALK_FAIL.
+ */
+static int final_refused(struct walk *w, const struct comp *c, bool follow, int err,
+			 bool checked, enum mnt_rel rel)
+{
 	/* Without openat2, O_CREAT|O_NOFOLLOW on a symlink in a sticky directory
 	 * gets EACCES from the kernel's may_create_in_sticky() before ELOOP (it
 	 * looks at the link, not its target); openat2 would follow the link,
 	 * after may_follow_link(). So EACCES under O_CREAT is looked at too. */
-	bool sticky_creat = creat && err == EACCES && !checked;
+	bool sticky_creat = (w->oflags & O_CREAT) && err == EACCES && !checked;
 	if (!follow || (err != ELOOP && err != ENOTDIR && !sticky_creat))
-		return -1;
+		return so_fail(err);
 	/* NO_XDEV: the link's mount is checked below; OWNER_MATCH: its owner. */
 	if (err == ELOOP && !w->xdev && !owner_match(w)) {
 		int r = trailing_by_name(w, c, rel);
@@ -1564,37 +1589,76 @@ static int final_name(struct walk *w, const struct comp *c)
 	if (lfd < 0 && errno == ENOENT && sticky_creat)
 		return so_fail(EACCES); /* no such name: the EACCES was about creating it */
 	if (lfd < 0)
-		return errno == ENOENT ? WALK_RACE : -1; /* ENOENT: it just vanished */
+		return errno == ENOENT ? WALK_RACE : WALK_FAIL; /* ENOENT: it just vanished */
+	struct so_info in;
 	if (get_info(w, lfd, &in) < 0)
-		return -1;
+		return WALK_FAIL;
 	if (in.type == S_IFLNK) {
 		if (w->xdev && off_root_mount(w, &in.id))
 			return so_fail(EXDEV);
-		comp_restore(w, c);
-		if (follow_link(w, lfd, &in, c->end, true) < 0)
-			return -1;
-		return WALK_CONTINUE;
+		return follow_trailing(w, c, lfd, &in);
 	}
 	if (err == ENOTDIR || err == EACCES)
 		return so_fail(err);
 	return WALK_RACE;
 }
 
+/*
+ * The last component. The ways out, in the kernel's order: O_CREAT on
+ * "name/" (final_creat_slash()); a name over NAME_MAX (name_too_long());
+ * links owed an owner check (final_owned()); the look before the real open
+ * (final_look(), which may follow a link); the kernel's ELOOP where it
+ * stands; then the real open of the single name that never follows a
+ * symlink (open_last()), which either gave the object (final_opened()) or
+ * refused, perhaps for a trailing symlink to follow (final_refused()).
+ * Returns the fd, WALK_FAIL, WALK_RACE, or WALK_CONTINUE after splicing a
+ * trailing symlink.
+ */
+static int final_name(struct walk *w, const struct comp *c)
+{
+	int of = w->oflags;
+	bool creat = of & O_CREAT;
+	bool follow = c->slash || (!(of & O_NOFOLLOW) && !(creat && (of & O_EXCL)));
+
+	if (creat && c->slash)
+		return final_creat_slash(w);
+	if (c->len > NAME_MAX)
+		return name_too_long(w, c);
+	if (w->nowed > 0)
+		return final_owned(w, c, follow);
+
+	_cleanup_fd_ int pre = -1;
+	struct so_info pin;
+	int r = final_look(w, c, follow, &pre, &pin);
+	if (r != 0)
+		return r;
+	if (kernel_eloop_stands(w))
+		return so_fail(ELOOP);
+	bool checked;
+	enum mnt_rel rel;
+	int fd = open_last(w, c, &checked, &rel);
+	if (fd >= 0)
+		return final_opened(w, c, follow, checked, fd, pre, &pin);
+	return final_refused(w, c, follow, errno, checked, rel);
+}
+
 /* Split the next component off the remaining path (slashes before it
- * skipped): fills *c (the name not yet NUL-terminated) and returns the
- * offset of what follows it and its slashes; c->len is 0 at the end. */
+ * skipped): fills *c (with the copy of the name) and returns the offset of
+ * what follows it and its slashes; c->len is 0 at the end. */
 static size_t next_comp(struct walk *w, struct comp *c)
 {
 	struct so_comp sc = { .start = w->pos, .end = w->pos };
 	if (!so_comp_next(w->buf, &sc)) /* only slashes left: an empty name at the end */
 		sc.start = sc.end = sc.end + strspn(w->buf + sc.end, "/");
 	size_t n = sc.end + strspn(w->buf + sc.end, "/");
-	c->name = w->buf + sc.start;
-	c->len = sc.end - sc.start;
+	c->start = sc.start;
 	c->end = sc.end;
-	c->saved = w->buf[sc.end];
+	c->len = sc.end - sc.start;
 	c->last = !w->buf[n];
 	c->slash = c->last && n != sc.end;
+	size_t copy = c->len <= NAME_MAX ? c->len : 0;
+	memcpy(c->name, w->buf + sc.start, copy);
+	c->name[copy] = '\0';
 	return n;
 }
 
@@ -1646,14 +1710,14 @@ static int walk_once(struct walk *w, const char *path, size_t len)
 		struct comp c;
 		size_t next = next_comp(w, &c);
 		if (w->diag.on)
-			so_diag_walk_comp(&w->diag, w->buf, w->cap, c.name, c.len);
+			so_diag_walk_comp(&w->diag, w->buf, w->cap, w->buf + c.start, c.len);
 #ifndef SAFEOPEN_MUTATE_RETIRED_BACK
 		int back = w->back; /* only for the component right after a ".." */
 #else /* mutation (tests only): the newest retired level, whatever retired it */
 		int back = w->nretired > 0 ? w->retired[w->nretired - 1] : -1;
 #endif
 		w->back = -1;
-		if (owner_settle(w, (size_t)(c.name - w->buf)) < 0)
+		if (owner_settle(w, c.start) < 0)
 			return WALK_FAIL;
 		if (c.len == 0)
 			return open_cur(w, true); /* "" after slashes: the walk is there */
@@ -1673,31 +1737,29 @@ static int walk_once(struct walk *w, const char *path, size_t len)
 			continue;
 		}
 
-		c.name[c.len] = '\0';
 		int r;
 		if (c.last) {
-			/* final_name() puts `saved` back before splicing. */
 			r = final_name(w, &c);
 			if (r != WALK_CONTINUE)
 				return r;
 			continue;
 		}
 		/* In the middle: a directory, or a symlink to follow. */
+		if (c.len > NAME_MAX)
+			return name_too_long(w, &c);
 		if (take_back(w, &c, back)) {
-			comp_restore(w, &c);
 			w->pos = next;
 			continue;
 		}
 		enum mnt_rel rel;
 		int fd = open_child(w, c.name, &rel);
 		if (fd < 0 && errno == ENOTDIR) {
-			r = middle_nondir(w, &c, rel); /* restores `saved` */
+			r = middle_nondir(w, &c, rel);
 			if (r < 0)
 				return r;
 			continue;
 		}
 		r = fd < 0 ? WALK_FAIL : descend(w, &c, fd, rel == REL_SAME);
-		comp_restore(w, &c);
 		if (r < 0)
 			return r;
 		w->pos = next;

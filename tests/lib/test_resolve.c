@@ -73,6 +73,11 @@ struct row {
 #define ROWX(path, flags, res, mode, b, i, opt) { (path), (flags), (res), (mode), b, i, (opt) }
 
 #define CR (O_CREAT | O_WRONLY)
+/* Names of NAME_MAX (255) and NAME_MAX + 1 bytes. */
+#define N16 "nnnnnnnnnnnnnnnn"
+#define N240 N16 N16 N16 N16 N16 N16 N16 N16 N16 N16 N16 N16 N16 N16 N16
+#define NAME255 N240 "nnnnnnnnnnnnnnn"
+#define NAME256 N240 N16
 #define CRX (O_CREAT | O_EXCL | O_WRONLY)
 #define TMP (O_TMPFILE | O_RDWR)
 
@@ -210,6 +215,21 @@ static const struct row rows[] = {
 	ROW("dch40/../lfile", RD, 0, ERR(ELOOP), ERR(ELOOP)),
 	ROW("dch40/../lfile", PN, 0, OBJ("lfile"), OBJ("lfile")),
 	ROW("llongdir/inner", RD, 0, OBJ("dir/inner"), OBJ("dir/inner")),
+	/* A component over NAME_MAX: the answer of its lookup (the filesystem's
+	 * ENAMETOOLONG here), only where the kernel looks it up. */
+	ROW(NAME256, RD, 0, ERR(ENAMETOOLONG), ERR(ENAMETOOLONG)),
+	ROW(NAME256, PN, NS, ERR(ENAMETOOLONG), ERR(ENAMETOOLONG)),
+	ROW("a/" NAME256 "/file", RD, 0, ERR(ENAMETOOLONG), ERR(ENAMETOOLONG)),
+	ROW(NAME256 "/..", P, 0, ERR(ENAMETOOLONG), ERR(ENAMETOOLONG)),
+	ROW("lrel/" NAME256, RD, NX, ERR(ENAMETOOLONG), ERR(ENAMETOOLONG)),
+	ROW("/" NAME256, RD, 0, ERR(EXDEV), ERR(ENAMETOOLONG)),
+	ROW("../" NAME256, RD, 0, ERR(EXDEV), ERR(ENAMETOOLONG)),
+	ROW("missing/" NAME256, RD, 0, ERR(ENOENT), ERR(ENOENT)),
+	ROW("missing/" NAME256 "/..", RD, 0, ERR(ENOENT), ERR(ENOENT)),
+	ROW("file/" NAME256, RD, 0, ERR(ENOTDIR), ERR(ENOTDIR)),
+	ROW("lfile/" NAME256, RD, 0, ERR(ENOTDIR), ERR(ENOTDIR)),
+	ROW(NAME255, RD, 0, ERR(ENOENT), ERR(ENOENT)),
+	ROW(NAME255 "/" NAME256, RD, 0, ERR(ENOENT), ERR(ENOENT)),
 	ROW("lgrowA/inner", RD, 0, OBJ("dir/inner"), OBJ("dir/inner")),
 	/* NO_SYMLINKS */
 	ROW("lrel/c/file", RD, NS, ERR(ELOOP), ERR(ELOOP)),
@@ -274,6 +294,10 @@ static const struct row rows[] = {
 	ROWX("missing_dir/new", CR, 0, 0644, ERR(ENOENT), ERR(ENOENT), OPT_CREATES),
 	ROWX("file/new", CR, 0, 0644, ERR(ENOTDIR), ERR(ENOTDIR), OPT_CREATES),
 	ROWX("lescape", CR, 0, 0644, ERR(EXDEV), OBJ("outside_file"), OPT_CREATES),
+	ROWX("dir/" NAME256, CR, 0, 0644, ERR(ENAMETOOLONG), ERR(ENAMETOOLONG), OPT_CREATES),
+	ROWX(NAME256, CRX, 0, 0644, ERR(ENAMETOOLONG), ERR(ENAMETOOLONG), OPT_CREATES),
+	ROWX(NAME256 "/", CR, 0, 0644, ERR(EISDIR), ERR(EISDIR), OPT_CREATES),
+	ROWX("ldangling_sub/" NAME256, CR, 0, 0644, ERR(ENOENT), ERR(ENOENT), OPT_CREATES),
 	/* O_TMPFILE: the path names the directory */
 	ROWX("dir", TMP, 0, 0600, OBJ("dir"), OBJ("dir"), OPT_TMPFILE),
 	ROWX(".", TMP, 0, 0600, OBJ("."), OBJ("."), OPT_TMPFILE),
@@ -284,6 +308,7 @@ static const struct row rows[] = {
 	ROWX("missing", TMP, 0, 0600, ERR(ENOENT), ERR(ENOENT), OPT_TMPFILE),
 	ROWX("..", TMP, 0, 0600, ERR(EXDEV), OBJ("."), OPT_TMPFILE),
 	ROWX("lroot", TMP, 0, 0600, ERR(EXDEV), OBJ("."), OPT_TMPFILE),
+	ROWX(NAME256, TMP, 0, 0600, ERR(ENAMETOOLONG), ERR(ENAMETOOLONG), OPT_TMPFILE),
 	/* SAFE_RESOLVE_NO_DOTDOT: any ".." (path or followed body) is EXDEV */
 	ROWX("a/../file", RD, ND, 0, ERR(EXDEV), ERR(EXDEV), OPT_NOKERNEL),
 	ROWX("..", RD, ND, 0, ERR(EXDEV), ERR(EXDEV), OPT_NOKERNEL),
@@ -594,6 +619,18 @@ START_TEST(path_length_limits)
 		int fd = open_way(way, e.rootfd, p, O_CREAT | O_WRONLY, 0600, B);
 		ck_assert_msg(fd < 0 && errno == ENAMETOOLONG, "%s", mode_names[way]);
 	}
+	/* One of NAME_MAX bytes is an ordinary name (the walker's copy of a
+	 * component holds it exactly). */
+	p[NAME_MAX] = '\0';
+	for (int way = 0; way < RUN_MODES; way++) {
+		if (way == RUN_KERNEL && !kernel)
+			continue;
+		int fd = open_way(way, e.rootfd, p, O_CREAT | O_EXCL | O_WRONLY, 0600, B);
+		ck_assert_msg(fd >= 0, "%s: %s", mode_names[way], strerror(errno));
+		ck_assert(fx_same_object(fd, e.rootfd, p));
+		close(fd);
+		ck_assert_int_eq(unlinkat(e.rootfd, p, 0), 0);
+	}
 	free(p);
 	char msg[512];
 	ck_assert_msg(env_unchanged(&e, msg, sizeof(msg)), "%s", msg);
@@ -810,6 +847,12 @@ static const struct prow prows[] = {
 	{ "self", RD, B | NS, NULL, ELOOP },
 	{ "self/..", P, B, ".", 0 },
 	{ "self/../..", P, B, NULL, EXDEV },
+	/* procfs has no limit of its own on a name's length: an over-long one
+	 * is just not there (where the kernel looks it up) */
+	{ NAME256, RD, B, NULL, ENOENT },
+	{ "self/" NAME256, RD, I, NULL, ENOENT },
+	{ "self/" NAME256 "/..", P, B | NX, NULL, ENOENT },
+	{ NAME256 "/", RD | O_CREAT, B, NULL, EISDIR },
 };
 
 /* Copy src to dst replacing "%d" by fd (no format strings from tables). */
@@ -826,7 +869,7 @@ static void subst_fd(char *dst, size_t size, const char *src, int fd)
 static int run_proc_rows(int procfd, int somefd, bool kernel)
 {
 	int failures = 0;
-	char path[64], obj[64];
+	char path[NAME_MAX + 64], obj[64];
 	for (size_t i = 0; i < sizeof(prows) / sizeof(prows[0]); i++) {
 		const struct prow *r = &prows[i];
 		subst_fd(path, sizeof(path), r->path, somefd);
