@@ -4,14 +4,40 @@
 # system calls whatever the descriptor budget. On a chain of directories
 # t/d/d/.../d, `du -s`, `find`, `chmod -R`, `chown -R`, `rm -r` and `cp -a`
 # (16 free descriptors and more; it also checks every level's mode, owner
-# and times, and copies 2,500 levels, past PATH_MAX / 2) run under
-# `ulimit -n` = 3 + 5, 16, 40 and 64 free descriptors, counted by
+# and times, and copies a chain whose path is longer than PATH_MAX: 400
+# levels of 12-letter names here, 2,500 of "d" under check-long) run under
+# `ulimit -n` = 3 + 5, 16, (40 under check-long) and 64 free descriptors, counted by
 # `strace -f -c` (system calls, never time); 4 times the depth must cost at
-# most 6 times the calls (1.5x linear). Depths 100 and 400 (du, rm -r,
+# most 6 times the calls (1.5x linear). Depths 50 and 200 (du, rm -r,
 # cp -a) here, 1,000 and 4,000 (every command) under make check-long
 # (SAFEOPEN_CHECK_LONG=1); COST_DEPTHS="A B" chooses others. COST_TABLE=1
-# prints every count (the table in the notes of issue 36).
+# prints every count (the table in the notes of issue 36). At 50 and 200 the
+# code before b30ad87 (its walk gave back its checkpoints first under EMFILE)
+# fails 10 of the 12 checks: du -s and rm -r at 5 free descriptors (EMFILE)
+# and at 16 (x8.6 and x9.0: quadratic), and every cp -a check; at 25 and 100
+# it would pass at 16 with only x6.6 and x6.8.
 set -u
+# the system's python3 first: a version-manager shim (pyenv) costs ~0.5 CPU-s
+# a start
+PYTHON=$(command -v /usr/bin/python3 python3 | head -1)
+[ -n "$PYTHON" ] || { echo "SKIP: python3 is not installed"; exit 77; }
+# Descriptors inherited (the test driver's, make's) are closed once: the
+# script starts again without them, knowing whether openat2 works (without
+# it, before 5.6 or refused by a seccomp profile, a level is reopened one
+# name at a time: the checkpoints keep that near-linear only while they can
+# be held (64 free descriptors); the other budgets are then measured, not
+# asserted, and 5 free descriptors are one too few).
+if [ -z "${TREE_COST_HAVE_OPENAT2:-}" ]; then
+	exec "$PYTHON" -c '
+import ctypes, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+how = (ctypes.c_uint64 * 3)(os.O_PATH, 0, 0)
+fd = libc.syscall(437, -100, b".", how, 24)  # openat2: one number on every architecture but alpha
+os.environ["TREE_COST_HAVE_OPENAT2"] = "1" if fd >= 0 else "0"
+os.closerange(3, os.sysconf("SC_OPEN_MAX"))
+os.execv("/bin/sh", ["/bin/sh"] + sys.argv[1:])
+' "$0" "$@"
+fi
 : "${top_builddir:=.}"
 SAFEOPEN=${SAFEOPEN:-"$top_builddir/tools/safeopen/safeopen"}
 . "${top_srcdir:-.}/tests/harness/direct.sh"
@@ -19,18 +45,17 @@ SAFEOPEN=${SAFEOPEN:-"$top_builddir/tools/safeopen/safeopen"}
 [ -x "$SAFEOPEN" ] || bail "test-tree-cost: $SAFEOPEN not built"
 direct_binary SAFEOPEN
 command -v strace >/dev/null 2>&1 || { echo "1..0 # SKIP strace is not installed"; exit 77; }
-# the system's python3 first: a version-manager shim (pyenv) costs ~0.5 CPU-s
-# a start, and the test starts python 27 times
-PYTHON=$(command -v /usr/bin/python3 python3 | head -1)
-[ -n "$PYTHON" ] || { echo "1..0 # SKIP python3 is not installed"; exit 77; }
+have_openat2=$TREE_COST_HAVE_OPENAT2
 
 # Quick: the walk (du), the removal (rm -r, its own walk) and the copy
-# (cp -a, which holds its destination too); long: every tree command.
-SMALL=100 BIG=400
+# (cp -a, which holds its destination too) at 5, 16 and 64 free
+# descriptors (at these depths 40 finds nothing that 16 does not: the old
+# walk's ring held 40 levels); long: every tree command, also at 40.
+SMALL=50 BIG=200 DEEP=400 LEVEL=dddddddddddd BUDGETS="5 16 64"
 CMDS='du -s
 rm -r
 cp -a'
-[ -z "${SAFEOPEN_CHECK_LONG:-}" ] || { SMALL=1000 BIG=4000; CMDS="du -s
+[ -z "${SAFEOPEN_CHECK_LONG:-}" ] || { SMALL=1000 BIG=4000 DEEP=2500 LEVEL=d BUDGETS="5 16 40 64"; CMDS="du -s
 find
 chmod -R 755
 chown -R $(id -u):$(id -g)
@@ -52,76 +77,79 @@ export ASAN_OPTIONS
 strace -f -c -o "$T/probe" true >/dev/null 2>&1 ||
 	{ echo "1..0 # SKIP strace cannot trace here (ptrace refused)"; exit 77; }
 
-# Without openat2 (before 5.6, or refused by a seccomp profile) a level is
-# reopened one name at a time: the checkpoints keep that near-linear only
-# while they can be held (64 free descriptors); the other budgets are then
-# measured, not asserted, and 5 free descriptors are one too few.
-have_openat2=$("$PYTHON" -c '
-import ctypes, os
-libc = ctypes.CDLL(None, use_errno=True)
-how = (ctypes.c_uint64 * 3)(os.O_PATH, 0, 0)
-fd = libc.syscall(437, -100, b".", how, 24)  # openat2: one number on every architecture but alpha
-print(1 if fd >= 0 else 0)
-' 2>/dev/null) || have_openat2=0
-
 n=0
 failed=0
 ok() { n=$((n + 1)); echo "ok $n - $1"; }
 not_ok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"; }
 
-# chain DEPTH NAME...: ROOT/NAME/d/d/... DEPTH levels below each NAME (by
-# descriptors: deeper than PATH_MAX), in one process.
+# chain NAME:DEPTH:LEVEL[:links]...: ROOT/NAME/LEVEL/LEVEL/... DEPTH levels
+# below each NAME (by descriptors: deeper than PATH_MAX), in one process;
+# "links": a file f at level DEPTH - 100 with hard links g and h at levels
+# DEPTH - 50 and DEPTH.
 chain() {
 	"$PYTHON" - "$R" "$@" <<'EOF' || exit 99
 import os, sys
-root, depth = sys.argv[1], int(sys.argv[2])
-for name in sys.argv[3:]:
+root = sys.argv[1]
+for arg in sys.argv[2:]:
+    name, depth, level, links = (arg.split(":") + [""])[:4]
+    depth = int(depth)
     os.mkdir(os.path.join(root, name))
     fd = os.open(os.path.join(root, name), os.O_RDONLY | os.O_DIRECTORY)
     for i in range(depth):
-        os.mkdir("d", dir_fd=fd)
-        n = os.open("d", os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
+        if links and i == depth - 100:
+            os.close(os.open("f", os.O_CREAT | os.O_WRONLY, 0o644, dir_fd=fd))
+            top = os.dup(fd)
+        if links and i == depth - 50:
+            os.link("f", "g", src_dir_fd=top, dst_dir_fd=fd)
+        os.mkdir(level, dir_fd=fd)
+        n = os.open(level, os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
         # Modes and times that differ from level to level (for cp -a).
         os.fchmod(fd, 0o700 | (i % 8) << 3)
         os.utime(fd, (1000000 + i, 2000000 + i))
         os.close(fd)
         fd = n
+    if links:
+        os.link("f", "h", src_dir_fd=top, dst_dir_fd=fd)
+        os.close(top)
     os.close(fd)
 EOF
 }
 
-# same_chain A B: ROOT/A and ROOT/B are chains of the same depth whose levels
-# have the same mode, owner and modification time.
+# same_chain LEVEL A B [A B]...: each ROOT/A and ROOT/B are chains of the same
+# depth whose levels have the same mode, owner and modification time.
 same_chain() {
-	"$PYTHON" - "$R/$1" "$R/$2" <<'EOF'
+	"$PYTHON" - "$R" "$@" <<'EOF'
 import os, stat, sys
-a = os.open(sys.argv[1], os.O_RDONLY | os.O_DIRECTORY)
-b = os.open(sys.argv[2], os.O_RDONLY | os.O_DIRECTORY)
-level = bad = 0
-while True:
-    sa, sb = os.fstat(a), os.fstat(b)
-    fa = (stat.S_IMODE(sa.st_mode), sa.st_uid, sa.st_gid, sa.st_mtime_ns)
-    fb = (stat.S_IMODE(sb.st_mode), sb.st_uid, sb.st_gid, sb.st_mtime_ns)
-    if fa != fb:
-        bad += 1
-        if bad <= 3:
-            print("#   level %d: %s, copy %s" % (level, fa, fb))
-    try:
-        na = os.open("d", os.O_RDONLY | os.O_DIRECTORY, dir_fd=a)
-    except FileNotFoundError:
-        na = -1
-    try:
-        nb = os.open("d", os.O_RDONLY | os.O_DIRECTORY, dir_fd=b)
-    except FileNotFoundError:
-        nb = -1
-    os.close(a)
-    os.close(b)
-    if na < 0 or nb < 0:
-        if na != nb:
-            print("#   depth differs at level %d" % level)
+root, name = sys.argv[1], sys.argv[2]
+bad = 0
+for i in range(3, len(sys.argv), 2):
+    a = os.open(os.path.join(root, sys.argv[i]), os.O_RDONLY | os.O_DIRECTORY)
+    b = os.open(os.path.join(root, sys.argv[i + 1]), os.O_RDONLY | os.O_DIRECTORY)
+    level = 0
+    while True:
+        sa, sb = os.fstat(a), os.fstat(b)
+        fa = (stat.S_IMODE(sa.st_mode), sa.st_uid, sa.st_gid, sa.st_mtime_ns)
+        fb = (stat.S_IMODE(sb.st_mode), sb.st_uid, sb.st_gid, sb.st_mtime_ns)
+        if fa != fb:
             bad += 1
-        break
-    a, b, level = na, nb, level + 1
+            if bad <= 3:
+                print("#   %s level %d: %s, copy %s" % (sys.argv[i], level, fa, fb))
+        try:
+            na = os.open(name, os.O_RDONLY | os.O_DIRECTORY, dir_fd=a)
+        except FileNotFoundError:
+            na = -1
+        try:
+            nb = os.open(name, os.O_RDONLY | os.O_DIRECTORY, dir_fd=b)
+        except FileNotFoundError:
+            nb = -1
+        os.close(a)
+        os.close(b)
+        if na < 0 or nb < 0:
+            if na != nb:
+                print("#   %s: depth differs at level %d" % (sys.argv[i], level))
+                bad += 1
+            break
+        a, b, level = na, nb, level + 1
 sys.exit(1 if bad else 0)
 EOF
 }
@@ -131,26 +159,25 @@ EOF
 calls() {
 	free=$1
 	shift
-	# Descriptors inherited (the test driver's, make's) are closed first.
-	case $1 in cp) set -- "$@" ;; *) set -- "$R" "$@" ;; esac
-	if "$PYTHON" -c '
-import os, resource, sys
-os.closerange(3, os.sysconf("SC_OPEN_MAX"))
-n = int(sys.argv[1]) + 3
-resource.setrlimit(resource.RLIMIT_NOFILE, (n, n))
-os.execvp(sys.argv[2], sys.argv[2:])
-' "$free" strace -f -c -o "$T/count" "$SAFEOPEN" "$@" </dev/null >/dev/null 2>"$T/err"; then
-		awk '$NF == "total" { print $4 }' "$T/count"
+	case $1 in cp) ;; *) set -- "$R" "$@" ;; esac
+	if (ulimit -n $((free + 3)) && exec strace -f -c -o "$T/count" "$SAFEOPEN" "$@") \
+		</dev/null >/dev/null 2>"$T/err"; then
+		# the calls column of the last line (errors may be blank)
+		while read -r c_pct c_sec c_usec c_calls c_rest; do
+			case $c_rest in total | *' 'total) echo "$c_calls" ;; esac
+		done <"$T/count"
 	else
 		cut -c1-160 "$T/err" | sed 's/^/#   /' | head -3
 	fi
 }
 
-# s and b, and one of each per budget for rm -r.
-chain "$SMALL" s s5 s16 s40 s64
-chain "$BIG" b b5 b16 b40 b64
+# s and b, and one of each per budget for rm -r; the deep chain (below).
+chains="s:$SMALL:d b:$BIG:d"
+for free in $BUDGETS; do chains="$chains s$free:$SMALL:d b$free:$BIG:d"; done
+# shellcheck disable=SC2086 # the names have no blanks
+chain $chains deep:$DEEP:$LEVEL:links
 while read -r cmd; do
-	for free in 5 16 40 64; do
+	for free in $BUDGETS; do
 		s=s b=b
 		[ "$cmd" != "rm -r" ] || { s=s$free b=b$free; }
 		if [ "$cmd" = "cp -a" ]; then
@@ -163,7 +190,7 @@ while read -r cmd; do
 			rm -rf "$R/cs" "$R/cb"
 			cs=$(calls "$free" cp -a "$R" s "$R" cs)
 			cb=$(calls "$free" cp -a "$R" b "$R" cb)
-			if same_chain s cs && same_chain b cb; then
+			if same_chain d s cs b cb; then
 				ok "cp -a, $free free descriptors: every level's mode, owner and times"
 			else
 				not_ok "cp -a, $free free descriptors: every level's mode, owner and times"
@@ -198,30 +225,25 @@ while read -r cmd; do
 done <<EOF
 $CMDS
 EOF
-# cp -a past PATH_MAX / 2 levels (the destination is held by descriptors,
-# never reopened by its path from DSTROOT): every level's mode, owner and
-# times.
-# A file at level 2,400 has hard links at levels 2,450 and 2,500: the copy
-# links them to one file (not by a path from DSTROOT: too long).
-chain 2500 deep
+# cp -a of a chain whose path is longer than PATH_MAX ($DEEP levels named
+# $LEVEL: the destination is held by descriptors, never reopened by its path
+# from DSTROOT): every level's mode, owner and times.
+# A file at level DEEP - 100 has hard links at levels DEEP - 50 and DEEP: the
+# copy links them to one file (not by a path from DSTROOT: too long).
 links() { # links DIR: the levels and inode numbers of f, g, h below DIR
-	"$PYTHON" - "$R/$1" "${2:-}" <<'EOF'
+	"$PYTHON" - "$R/$1" "$LEVEL" <<'EOF'
 import os, sys
 fd = os.open(sys.argv[1], os.O_RDONLY | os.O_DIRECTORY)
-level, top, seen = 0, -1, []
+name = sys.argv[2]
+level, seen = 0, []
 while True:
-    if sys.argv[2] == "make" and level == 2400:
-        os.close(os.open("f", os.O_CREAT | os.O_WRONLY, 0o644, dir_fd=fd))
-        top = os.open(".", os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
-    if sys.argv[2] == "make" and level in (2450, 2500):
-        os.link("f", "g" if level == 2450 else "h", src_dir_fd=top, dst_dir_fd=fd)
     for n in ("f", "g", "h"):
         try:
             seen.append((level, n, os.stat(n, dir_fd=fd, follow_symlinks=False).st_ino))
         except FileNotFoundError:
             pass
     try:
-        nfd = os.open("d", os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
+        nfd = os.open(name, os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
     except FileNotFoundError:
         break
     os.close(fd)
@@ -229,20 +251,20 @@ while True:
 print(" ".join("%d/%s" % (l, n) for l, n, _ in seen), len(set(i for _, _, i in seen)))
 EOF
 }
-links deep make >/dev/null
 rm -rf "$R/copy"
-if "$SAFEOPEN" cp -a "$R" deep "$R" copy >"$T/out" 2>&1 && same_chain deep copy; then
-	ok "cp -a of 2,500 levels: exit 0, every level's mode, owner and times"
+what="cp -a of $DEEP levels, a path of $((DEEP * (${#LEVEL} + 1))) bytes"
+if "$SAFEOPEN" cp -a "$R" deep "$R" copy >"$T/out" 2>&1 && same_chain "$LEVEL" deep copy; then
+	ok "$what: exit 0, every level's mode, owner and times"
 else
-	not_ok "cp -a of 2,500 levels: exit 0, every level's mode, owner and times"
+	not_ok "$what: exit 0, every level's mode, owner and times"
 	cut -c1-160 "$T/out" | sed 's/^/#   /' | head -3
 fi
-want="2400/f 2450/g 2500/h 1"
+want="$((DEEP - 100))/f $((DEEP - 50))/g $DEEP/h 1"
 got=$(links copy)
 if [ "$got" = "$want" ]; then
-	ok "cp -a of 2,500 levels: hard links 100 levels apart, 2,400 deep, kept"
+	ok "$what: hard links 50 and 100 levels apart, $((DEEP - 100)) deep, kept"
 else
-	not_ok "cp -a of 2,500 levels: hard links kept (got '$got', want '$want')"
+	not_ok "$what: hard links kept (got '$got', want '$want')"
 fi
 echo "1..$n"
 [ "$failed" -eq 0 ]

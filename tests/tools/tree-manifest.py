@@ -5,6 +5,12 @@ type, permission bits, size, mtime (ns), link count, symlink body, SHA-256 of
 regular files, and the user.* extended attributes. Nothing is followed.
 
     tree-manifest.py DIR [--no-root] [--no-symlink-mtime] [--owners]
+    tree-manifest.py --compare REF DIR... [options]
+
+The second form compares each DIR's manifest with REF's (one process for
+what would be a manifest per tree and a cmp): one line per DIR, "same N"
+(N objects) or "differs", the latter followed by its first differing lines
+("#   -" REF's, "#   +" DIR's, at most 6).
 
 Two trees with equal manifests are equal in everything an archive carries
 (apart from ownership and access times). --owners adds the numeric owner and
@@ -74,6 +80,24 @@ def manifest(root, opts=frozenset()):
     return sorted(out)
 
 
+def compare(ref, dirs, opts):
+    want = manifest(ref, opts)
+    for d in dirs:
+        got = manifest(d, opts)
+        if got == want:
+            print("same %d" % len(got))
+            continue
+        print("differs")
+        diff = ["#   - " + l for l in sorted(set(want) - set(got))][:3]
+        diff += ["#   + " + l for l in sorted(set(got) - set(want))][:3]
+        print("\n".join(diff or ["#   (the same lines in another order)"]))
+
+
 if __name__ == "__main__":
-    for l in manifest(sys.argv[1], set(sys.argv[2:])):
-        print(l)
+    args = [a for a in sys.argv[1:] if not a.startswith("--")]
+    opts = set(a for a in sys.argv[1:] if a.startswith("--"))
+    if "--compare" in opts:
+        compare(args[0], args[1:], opts - {"--compare"})
+    else:
+        for l in manifest(args[0], opts):
+            print(l)
