@@ -216,9 +216,7 @@ static void listing_row(struct sbuf *b, const char *name, const struct stat *st)
 {
 	bool dir = S_ISDIR(st->st_mode);
 	char when[32], size[32] = "-";
-	struct tm tm;
-	gmtime_r(&st->st_mtime, &tm);
-	strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", &tm);
+	format_time(TF_LIST, st->st_mtime, when, sizeof(when));
 	if (!dir)
 		snprintf(size, sizeof(size), "%lld", (long long)st->st_size);
 	sb_str(b, "<tr><td><a href=\"");

@@ -182,7 +182,7 @@ struct conn {
 const char *reason(int status);
 int status_for(int err);
 int64_t now_ms(void);
-enum time_form { TF_HTTP, TF_LOG, TF_KINDS };
+enum time_form { TF_HTTP, TF_LOG, TF_LIST, TF_KINDS };
 void format_time(enum time_form k, time_t t, char *buf, size_t size);
 const char *time_now(enum time_form k);
 bool parse_http_date(const char *s, time_t *out);

@@ -80,28 +80,40 @@ int64_t now_ms(void)
 
 #define IMF_FIXDATE "%a, %d %b %Y %H:%M:%S GMT"
 
-/* The two clocks a response shows: the Date field and Last-Modified (UTC,
- * IMF-fixdate), and the access log's timestamp (local time). */
+/* The clocks the server shows, in one place: the Date field and
+ * Last-Modified (UTC, IMF-fixdate), the access log's timestamp (local time,
+ * as Common Log Format has it), a listing's modification times (UTC, in the
+ * sortable ISO 8601 form directory listings use; its column head says UTC). */
 void format_time(enum time_form k, time_t t, char *buf, size_t size)
 {
 	struct tm tm;
-	if (k == TF_LOG) {
+	size_t n;
+	switch (k) {
+	case TF_LOG:
 		localtime_r(&t, &tm);
-		strftime(buf, size, "%d/%b/%Y:%H:%M:%S %z", &tm);
-	} else {
+		n = strftime(buf, size, "%d/%b/%Y:%H:%M:%S %z", &tm);
+		break;
+	case TF_LIST:
 		gmtime_r(&t, &tm);
-		strftime(buf, size, IMF_FIXDATE, &tm);
+		n = strftime(buf, size, "%Y-%m-%d %H:%M:%S", &tm);
+		break;
+	default:
+		gmtime_r(&t, &tm);
+		n = strftime(buf, size, IMF_FIXDATE, &tm);
+		break;
 	}
+	if (n == 0 && size > 0)
+		buf[0] = '\0';
 }
 
-/* Now, as format_time() writes it: both change once a second, so each is
- * formatted once a second (per thread). */
+/* Now, as format_time() writes it: each form changes once a second, so each
+ * is formatted once a second (per thread). */
 const char *time_now(enum time_form k)
 {
-	static __thread time_t last[TF_KINDS] = { -1, -1 };
+	static __thread time_t last[TF_KINDS];
 	static __thread char buf[TF_KINDS][48];
 	time_t t = time(NULL);
-	if (t != last[k]) {
+	if (t != last[k] || !buf[k][0]) {
 		format_time(k, t, buf[k], sizeof(buf[k]));
 		last[k] = t;
 	}
