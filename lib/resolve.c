@@ -560,13 +560,27 @@ static int walk_openat(struct walk *w, int dfd, const char *name, int flags, mod
 	}
 }
 
+#ifndef NDEBUG
+/* Is the name of cur a mount point, as far as statx tells (5.8+; false
+ * where it cannot)? For an assertion only: keeps errno. */
+static bool name_is_mount_root(const struct walk *w, const char *name)
+{
+	int saved = errno;
+	struct statx stx;
+	bool root = so_statx_at(w->cur, name, STATX_TYPE, &stx) == 0 &&
+		    (stx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT) &&
+		    (stx.stx_attributes & STATX_ATTR_MOUNT_ROOT);
+	errno = saved;
+	return root;
+}
+#endif
+
 /*
  * Open the single name `name` of cur as a directory for the descent
  * (O_PATH|O_NOFOLLOW|O_DIRECTORY). Where openat2 exists, RESOLVE_NO_XDEV
  * also tells where the name is (*rel): on cur's mount (the open succeeded,
- * or failed with ENOTDIR: the kernel crosses a mount before it looks at the
- * type), or a mount point (EXDEV: then opened across the mount). Without
- * openat2 it is not known (REL_UNKNOWN).
+ * or failed with ENOTDIR), or a mount point (EXDEV: then opened across the
+ * mount). Without openat2 it is not known (REL_UNKNOWN).
  */
 static int open_child(struct walk *w, const char *name, enum mnt_rel *rel)
 {
@@ -581,6 +595,15 @@ static int open_child(struct walk *w, const char *name, enum mnt_rel *rel)
 			fd = so_openat2_fast(w->cur, name, &how);
 		while (fd < 0 && make_room(w, errno));
 		if (fd >= 0 || errno == ENOTDIR) {
+			/* ENOTDIR means "on cur's mount" too (middle_nondir() then
+			 * reads a link by name and judges it by cur's mount facts).
+			 * Premise: the lookup steps onto whatever is mounted on the
+			 * name (RESOLVE_NO_XDEV: refused with EXDEV) before the
+			 * O_DIRECTORY check looks at the type of what it reached, so
+			 * ENOTDIR comes only for a name that is no mount point; and
+			 * nothing is mounted on it before the name is read (mounting
+			 * is outside the threat model, as for link_on_cur_mount()). */
+			assert(fd >= 0 || !name_is_mount_root(w, name));
 			*rel = REL_SAME;
 			return fd;
 		}
@@ -589,7 +612,12 @@ static int open_child(struct walk *w, const char *name, enum mnt_rel *rel)
 		else if (errno != ENOSYS)
 			return -1;
 	}
-	return walk_openat(w, w->cur, name, O_PATH | O_NOFOLLOW | O_DIRECTORY, 0);
+	int fd = walk_openat(w, w->cur, name, O_PATH | O_NOFOLLOW | O_DIRECTORY, 0);
+#ifdef SAFEOPEN_MUTATE_ENOTDIR_MOUNT
+	if (fd < 0 && errno == ENOTDIR)
+		*rel = REL_SAME; /* mutation (tests only): any ENOTDIR taken as cur's mount */
+#endif
+	return fd;
 }
 
 /* The mount a link read by name was shown to be on (link_on_cur_mount()):
@@ -1254,6 +1282,12 @@ static int open_cur(struct walk *w, bool no_component)
 	if (kernel_eloop_stands(w))
 		return so_fail(ELOOP);
 	int fd = walk_openat(w, w->cur, ".", w->oflags, w->mode);
+	/* Premise of the open_tree() below: only the root is named without a
+	 * component. */
+	assert(!no_component || w->depth == 0);
+#ifdef SAFEOPEN_MUTATE_UNSEARCHABLE_ROOT
+	no_component = true; /* mutation (tests only): open_tree() after any EACCES of O_PATH */
+#endif
 	if (fd >= 0 || !no_component || errno != EACCES || !(w->oflags & O_PATH))
 		return fd;
 	int saved = errno;
