@@ -442,7 +442,9 @@ START_TEST(moved_out)
 END_TEST
 
 /* A level the walk no longer holds is replaced (renamed away, a new one
- * with the same names made): the walk does not go on in the new one. */
+ * with the same names made, the old level below it moved in): the walk does
+ * not go on in the new one, and hands it to no entry as its parent (the
+ * re-descent's identity check, lib/chain.c). */
 START_TEST(replaced_level)
 {
 	char *base = fx_mkdtemp("walk-replaced");
@@ -500,6 +502,15 @@ START_TEST(replaced_level)
 			ck_assert_msg(st.st_ino == e.stx->stx_ino, "%s: fd and stat differ", e.path);
 			ck_assert_msg(st.st_ino == ino_at[e.depth], "%s: reported the replacement",
 				      e.path);
+		}
+		/* Nor is an entry reported without an error ever handed the
+		 * replacement as its parent (the re-descent compares each level
+		 * it reopens with the identity first walked: CHAIN_IDENTITY). */
+		if (!e.error && e.depth > 0 && e.depth <= 60) {
+			struct stat st;
+			ck_assert(fstat(e.dirfd, &st) == 0);
+			ck_assert_msg(st.st_ino == ino_at[e.depth - 1],
+				      "%s: its dirfd is the replacement of its parent", e.path);
 		}
 		if (strstr(e.path, "/later"))
 			later++;
