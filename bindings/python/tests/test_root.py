@@ -85,7 +85,7 @@ def test_close_and_reopen_under_load(tmp_path):
     for t in threads:
         t.start()
     try:
-        end = time.monotonic() + seconds(1.5, 0.2)  # and on until the floors below
+        end = time.monotonic() + seconds(1.5, 0.1)  # and on until the floors below
         while time.monotonic() < end or stats["reused"] < 5 or stats["ebadf"] < 5:
             if time.monotonic() > end + 20:
                 break
