@@ -27,14 +27,28 @@ not_ok() {
 }
 # so ARGS...: run safeopen, keep its stdout, stderr and exit status
 so() { "$SAFEOPEN" "$@" >"$T/out" 2>"$T/err" </dev/null; rc=$?; }
+# slurp FILE: s = FILE's content without its trailing newlines, as "$(cat
+# FILE)" but read by the shell (a process costs ~10 ms; expect runs 77 times)
+slurp() {
+	s= s_nl=
+	while IFS= read -r s_line || [ -n "$s_line" ]; do
+		s=$s$s_nl$s_line s_nl='
+'
+	done <"$1"
+	while :; do case $s in *'
+') s=${s%?} ;; *) break ;; esac; done
+}
 # expect DESC STATUS [STDOUT [STDERR]]: check the last run; STDOUT/STDERR are
-# exact contents ("-" skips the comparison)
+# exact contents ("-" skips the comparison); the secret in neither
 expect() {
 	desc=$1; want_rc=$2; want_out=${3--}; want_err=${4--}; good=yes
 	[ "$rc" -eq "$want_rc" ] || good=no
-	if [ "$want_out" != - ] && [ "$(cat "$T/out")" != "$want_out" ]; then good=no; fi
-	if [ "$want_err" != - ] && [ "$(cat "$T/err")" != "$want_err" ]; then good=no; fi
-	if grep -q "$SECRET" "$T/out" "$T/err"; then good=no; desc="$desc (SECRET LEAKED)"; fi
+	slurp "$T/out"; got_out=$s
+	slurp "$T/err"; got_err=$s
+	if [ "$want_out" != - ] && [ "$got_out" != "$want_out" ]; then good=no; fi
+	if [ "$want_err" != - ] && [ "$got_err" != "$want_err" ]; then good=no; fi
+	case "$got_out
+$got_err" in *"$SECRET"*) good=no; desc="$desc (SECRET LEAKED)" ;; esac
 	if [ $good = yes ]; then ok "$desc"; else not_ok "$desc"; fi
 }
 check() { desc=$1; shift; if "$@"; then ok "$desc"; else rc=-; not_ok "$desc"; fi; }
