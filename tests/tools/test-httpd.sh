@@ -208,6 +208,15 @@ same() {
 	elif [ -z "$len" ]; then cmp -s "$a" <(tail -c +"$((off + 1))" "$b")
 	else cmp -s "$a" <(tail -c +"$((off + 1))" "$b" | head -c "$len"); fi
 }
+# lns TARGET LINK: ln -s; rand FILE N: N random bytes into FILE (by the
+# client process: no process started)
+lns() {
+	if [ -n "$PYTHON" ]; then hc ln "$1" "$2"; [ "$hc_out" = done ]; else ln -s "$1" "$2"; fi
+}
+rand() {
+	if [ -n "$PYTHON" ]; then hc rand "$1" "$2"; [ "$hc_out" = done ]
+	else head -c "$2" /dev/urandom >"$1"; fi
+}
 raw_status() {
 	local line=
 	IFS= read -r line <"$T/raw"
@@ -221,7 +230,7 @@ write_client() {
 # Each check prints one line "name: ok detail" or "name: FAIL detail".
 # python3 client.py 0 serve: the test's requests, one command a line on
 # stdin (fields separated by \x1f), one answer a line on stdout.
-import base64, re, select, socket, sys, threading, time
+import base64, os, re, select, socket, sys, threading, time
 
 _print, _lock = print, threading.Lock()
 def print(*a, **k):
@@ -607,6 +616,13 @@ def serve():
             out = raw(int(f[1]), f[2], f[3])
         elif f[0] == "cmp":
             out = same(*f[1:])
+        elif f[0] == "ln":
+            os.symlink(f[1].encode("latin-1"), f[2].encode("latin-1"))
+            out = "done"
+        elif f[0] == "rand":
+            with open(f[1].encode("latin-1"), "wb") as o:
+                o.write(os.urandom(int(f[2])))
+            out = "done"
         else:
             out = "unknown command " + f[0]
         sys.stdout.write(out + "\n")
@@ -673,7 +689,7 @@ printf '%s outside\n' "$TOKEN" >"$T/outside/secret.txt"
 printf '%s outside\n' "$TOKEN" >"$T/outside/file.txt"
 printf '<h1>hello</h1>\n' >"$R/index.html"
 printf 'read me\n' >"$R/docs/readme.txt"
-head -c 100000 /dev/urandom >"$R/docs/data.bin"
+rand "$R/docs/data.bin" 100000
 printf 'inside\n' >"$R/race/file.txt"
 printf 'typed\n' >"$R/docs/typed.dat"
 # User xattrs on the filesystem of $TMPDIR (tmpfs has them only since Linux
@@ -688,12 +704,12 @@ elif grep -qi 'not supported' "$T/xattr.err"; then
 else
 	bail "test-httpd: safeopen put --xattr: $(cat "$T/xattr.err")"
 fi
-ln -s ../secret.txt "$R/link-out"
-ln -s "$T/secret.txt" "$R/abs-out"
-ln -s ../outside "$R/dir-out"
-ln -s "/proc/self/root$T/secret.txt" "$R/proc-out"
-ln -s ../../index.html "$R/docs/sub/home"
-ln -s ../outside "$R/.race-link"
+lns ../secret.txt "$R/link-out"
+lns "$T/secret.txt" "$R/abs-out"
+lns ../outside "$R/dir-out"
+lns "/proc/self/root$T/secret.txt" "$R/proc-out"
+lns ../../index.html "$R/docs/sub/home"
+lns ../outside "$R/.race-link"
 snapshot() { (cd "$T" && find secret.txt outside planted | sort; cat secret.txt outside/*) 2>&1; }
 snapshot >"$T/outside.before"
 
@@ -827,7 +843,7 @@ check "If-Range not matching: 200, whole file" \
 	eval "test $code = 200 && same '$T/body' '$R/docs/data.bin'"
 raw "GET /docs/data.bin HTTP/1.1\\r\\nHost: x\\r\\nIf-Modified-Since: $LM\\r\\n\\r\\nGET /index.html HTTP/1.1\\r\\nHost: x\\r\\nConnection: close\\r\\n\\r\\n"
 check "304 then a pipelined request on the same connection" \
-	eval "grep -q '^HTTP/1.1 304' '$T/raw' && grep -c '^HTTP/1.1 ' '$T/raw' | grep -qx 2"
+	eval "has_line '$T/raw' '^HTTP/1.1 304' && grep -c '^HTTP/1.1 ' '$T/raw' | grep -qx 2"
 if [ $xattrs = yes ]; then
 	req /docs/typed.dat
 	check "Content-Type from user.mime_type" test "${HDR[content-type]-}" = application/x-test
@@ -844,8 +860,8 @@ check "Range 1000-99999 (sendfile from an offset): 206, the 99000 bytes" \
 	same '$T/body' '$R/docs/data.bin' 1000"
 req /docs/
 check "listing: 200 with the names" \
-	eval "test $code = 200 && grep -q 'href=\"readme.txt\"' '$T/body' &&
-	grep -q 'href=\"sub/\"' '$T/body'"
+	eval "test $code = 200 && has_line '$T/body' 'href=\"readme.txt\"' &&
+	has_line '$T/body' 'href=\"sub/\"'"
 MT=$(TZ=UTC date -r "$R/docs/data.bin" '+%Y-%m-%d %H:%M:%S')
 check "listing: size and modification time (UTC) of each entry" \
 	grep -q "href=\"data.bin\">data.bin</a></td><td>$MT</td><td class=\"size\">100000</td>" \
@@ -859,7 +875,8 @@ redir_ok=yes
 for p in '//host.example' '///host.example' '/%2f%2fhost.example' '/%2F/host.example' \
 	'/\\host.example' '/%5chost.example' '//host.example?q=1'; do
 	raw "GET ${p//%/%%} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
-	loc=$(sed -n 's/^Location: \(.*\)\r$/\1/p' "$T/raw")
+	loc=
+	has_line "$T/raw" $'^Location: (.*)\r$' && loc=${BASH_REMATCH[1]}
 	case $(raw_status) in 301) ;; *) redir_ok=no; echo "# GET $p: $(raw_status), not 301";; esac
 	case $loc in /host.example/ | /%5Chost.example/) ;; *) redir_ok=no; echo "# GET $p: Location: $loc";; esac
 done
@@ -874,14 +891,14 @@ check "missing file: 404" test "$code" = 404
 mkdir -p "$R/lst/sub" "$R/idx-in" "$R/idx-out"
 printf 'in\n' >"$R/lst/in.txt"
 printf 'dot\n' >"$R/lst/.dot"
-ln -s ../docs/readme.txt "$R/lst/to-readme"
-ln -s ../docs "$R/lst/to-docs"
-ln -s ../../secret.txt "$R/lst/out"
-ln -s "$T/outside" "$R/lst/abs"
-ln -s /proc/self/root "$R/lst/magic"
+lns ../docs/readme.txt "$R/lst/to-readme"
+lns ../docs "$R/lst/to-docs"
+lns ../../secret.txt "$R/lst/out"
+lns "$T/outside" "$R/lst/abs"
+lns /proc/self/root "$R/lst/magic"
 mkfifo "$R/lst/fifo"
-ln -s ../index.html "$R/idx-in/index.html"
-ln -s ../../secret.txt "$R/idx-out/index.html"
+lns ../index.html "$R/idx-in/index.html"
+lns ../../secret.txt "$R/idx-out/index.html"
 req /lst/
 lst_ok=yes
 for w in 'href="in.txt"' 'href="sub/"' 'href="to-docs/"' 'href="to-readme">to-readme</a></td><td>[-0-9: ]*</td><td class="size">8<'; do
@@ -897,13 +914,13 @@ check "index.html a link inside the root: resolved again from the root, served" 
 	eval "test $code = 200 && same '$T/body' '$R/index.html'"
 req /idx-out/
 check "index.html a link out of the root: 403, nothing of the secret" \
-	eval "test $code = 403 && ! grep -q '$TOKEN' '$T/body'"
+	eval "test $code = 403 && ! has_line '$T/body' '$TOKEN'"
 rm -rf "$R/lst" "$R/idx-in" "$R/idx-out"
 req /docs/readme.txt/x
 check "file used as a directory: 404" test "$code" = 404
 
-head -c 250000 /dev/urandom >"$T/up1"
-head -c 1500000 /dev/urandom >"$T/up2"
+rand "$T/up1" 250000
+rand "$T/up2" 1500000
 # A type the extension would not give: the GET proves the xattr was stored.
 req -T "$T/up1" -H 'Content-Type: image/x-uploaded' /docs/new.png
 check "PUT new file: 201" test "$code" = 201
@@ -964,7 +981,7 @@ check "keep-alive: two requests, one connection" \
 raw 'GET /index.html HTTP/1.1\r\nHost: x\r\n\r\n'\
 'GET /docs/readme.txt HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n'
 check "pipelining: two responses in order" \
-	eval "grep -c '^HTTP/1.1 200' '$T/raw' | grep -qx 2 && grep -q 'read me' '$T/raw'"
+	eval "grep -c '^HTTP/1.1 200' '$T/raw' | grep -qx 2 && has_line '$T/raw' 'read me'"
 many=
 for ((i = 1; i <= 39; i++)); do many="${many}GET /docs/readme.txt?$i HTTP/1.1\\r\\nHost: x\\r\\n\\r\\n"; done
 raw "${many}GET /index.html HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
@@ -973,10 +990,10 @@ check "40 pipelined requests in one packet (more than one burst): 40 responses, 
 	tail -1 '$T/raw' | grep -q hello"
 CLF='^127\.0\.0\.1 - - \[[0-3][0-9]/[A-Z][a-z][a-z]/[0-9]{4}:[0-2][0-9]:[0-5][0-9]:[0-6][0-9] [+-][0-9]{4}\] '
 check "access log in Common Log Format with a timestamp" \
-	eventually grep -qE "$CLF\"GET /index.html HTTP/1.1\" 200 15\$" "$T/port.log"
+	eventually has_line "$T/port.log" "$CLF\"GET /index.html HTTP/1.1\" 200 15\$"
 check "access log: HEAD has no bytes (-), 404 counted" \
-	eventually eval "grep -qE '$CLF\"HEAD /docs/data.bin HTTP/1.1\" 200 -\$' '$T/port.log' &&
-	grep -qE '$CLF\"GET /nope.txt HTTP/1.1\" 404 [0-9]+\$' '$T/port.log'"
+	eventually eval "has_line '$T/port.log' '$CLF\"HEAD /docs/data.bin HTTP/1.1\" 200 -\$' &&
+	has_line '$T/port.log' '$CLF\"GET /nope.txt HTTP/1.1\" 404 [0-9]+\$'"
 
 # ---------------------------------------------------------------- malformed requests
 raw 'GARBAGE\r\n\r\n'
@@ -1111,7 +1128,7 @@ req "/$LONG../secret.txt"
 check "path over PATH_MAX: 414" test "$code" = 414
 raw "GET http://127.0.0.1:$PORT/../secret.txt HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
 check "absolute-form target with ..: refused, no secret" \
-	eval "! grep -q '$TOKEN' '$T/raw' && test '$(raw_status)' = 403"
+	eval "! has_line '$T/raw' '$TOKEN' && test '$(raw_status)' = 403"
 for a in /../planted /dir-out/planted /%2e%2e/planted /link-out/planted; do
 	req -T "$T/up1" "$a"
 	[ "$code" = 403 ] || { attack_ok=no; echo "# PUT $a: status $code"; }
@@ -1249,13 +1266,13 @@ check "SIGINT: clean exit with status 0 (got $status)" test "$status" = 0
 "$HTTPD" --writable --bind 0.0.0.0 "$R" 0 >/dev/null 2>"$T/refuse.err"
 rc=$?
 check "--writable on a non-loopback address without --auth-file: refused (exit $rc)" \
-	eval "test $rc = 2 && grep -q 'needs --auth-file' '$T/refuse.err'"
+	eval "test $rc = 2 && has_line '$T/refuse.err' 'needs --auth-file'"
 printf 'token-%s\n' "$RANDOM$RANDOM" >"$T/auth.open"
 chmod 644 "$T/auth.open"
 "$HTTPD" --writable --auth-file "$T/auth.open" "$R" 0 >/dev/null 2>"$T/refuse.err"
 rc=$?
 check "--auth-file readable by others: refused (exit $rc)" \
-	eval "test $rc = 1 && grep -q 'chmod 600' '$T/refuse.err'"
+	eval "test $rc = 1 && has_line '$T/refuse.err' 'chmod 600'"
 "$HTTPD" --mime-types "$T/no-such-file" "$R" 0 >/dev/null 2>&1
 check "--mime-types naming a missing file: refused" test $? = 1
 TOK="tok$RANDOM$RANDOM$RANDOM"
@@ -1284,12 +1301,12 @@ check "--auth-file: a wrong Basic password: 401" test "$code" = 401 -a ! -e "$R/
 req -T "$T/small" -H "Authorization: Bearer $TOK" /docs/auth.txt
 check "--auth-file: the token: 201, stored" \
 	eval "test $code = 201 && same '$T/small' '$R/docs/auth.txt'"
-head -c 5000 /dev/urandom >"$T/small2"
+rand "$T/small2" 5000
 req -T "$T/small2" -u 'alice:s3cret pass' /docs/auth.txt
 check "--auth-file: HTTP Basic: 204, replaced" \
 	eval "test $code = 204 && same '$T/small2' '$R/docs/auth.txt'"
 check "--auth-file: the access log names the Basic user" \
-	eventually grep -qE '^127\.0\.0\.1 - alice \[.*\] "PUT /docs/auth.txt HTTP/1.1" 204 -$' "$T/access.log"
+	eventually has_line "$T/access.log" '^127\.0\.0\.1 - alice \[.*\] "PUT /docs/auth.txt HTTP/1.1" 204 -$'
 req -X DELETE /docs/auth.txt
 check "--auth-file: DELETE without credentials: 401, still there" \
 	test "$code" = 401 -a -f "$R/docs/auth.txt"
@@ -1325,7 +1342,7 @@ check "DELETE of a temporary name: 404, still there" \
 req /dots/
 check "listing: no dotfile, no temporary name, the rest listed" \
 	eval "test $code = 200 && ! grep -q -e '\.hidden' -e '\.hdir' -e safeopen '$T/body' &&
-	grep -q 'seen.txt' '$T/body'"
+	has_line '$T/body' 'seen.txt'"
 req /dots/a.tst
 check "--mime-types: a type from the file" test "${HDR[content-type]-}" = application/x-safe-test
 req /docs/readme.txt
@@ -1336,7 +1353,7 @@ for f in m.mjs i.avif w.woff2; do req "/dots/$f"; types="$types${HDR[content-typ
 check "built-in table for what the file lacks: .mjs .avif .woff2 ($types)" \
 	test "$types" = "text/javascript; charset=utf-8,image/avif,font/woff2,"
 check "--log FILE: the access log in Common Log Format" \
-	eventually grep -qE "$CLF\"GET /index.html HTTP/1.1\" 200 15\$" "$T/access.log"
+	eventually has_line "$T/access.log" "$CLF\"GET /index.html HTTP/1.1\" 200 15\$"
 stop TERM
 start "$T/port7" "$HTTPD" -q --dotfiles "$R" 0
 req /dots/.hidden
@@ -1345,7 +1362,7 @@ req /dots/.safeopen-AbCdEfGh01234567
 check "--dotfiles: a temporary name still 404" test "$code" = 404
 req /dots/
 check "--dotfiles: dotfiles listed, temporary names not" \
-	eval "grep -q 'href=\"\.hidden\"' '$T/body' && ! grep -q safeopen '$T/body'"
+	eval "has_line '$T/body' 'href=\"\.hidden\"' && ! grep -q safeopen '$T/body'"
 stop TERM
 # --bind: another IPv4 address (all of 127/8 is loopback), then IPv6
 # loopback where the host has it
@@ -1364,24 +1381,24 @@ stop TERM
 start "$T/port13" "$HTTPD" --log-format timed --log "$T/timed.log" "$R" 0
 "$CURL" -s -o /dev/null -e 'http://ref.example/a"b' -A 'agent/1.0 (x)' "$BASE/index.html"
 check "--log-format timed: combined (referer, user agent, escaped) and the request time" \
-	eventually grep -qE "$CLF\"GET /index.html HTTP/1.1\" 200 15 \"http://ref.example/a\\\\\"b\" \"agent/1.0 \\(x\\)\" [0-9]+\.[0-9]{3}\$" "$T/timed.log"
+	eventually has_line "$T/timed.log" "$CLF\"GET /index.html HTTP/1.1\" 200 15 \"http://ref.example/a\\\\\"b\" \"agent/1.0 \\(x\\)\" [0-9]+\.[0-9]{3}\$"
 stop TERM
 start "$T/port14" "$HTTPD" --log-format combined --log "$T/comb.log" "$R" 0
 "$CURL" -s -o /dev/null -H "User-Agent:" "$BASE/index.html"
 check "--log-format combined: \"-\" for a missing referer and user agent, no time" \
-	eventually grep -qE "$CLF\"GET /index.html HTTP/1.1\" 200 15 \"-\" \"-\"\$" "$T/comb.log"
+	eventually has_line "$T/comb.log" "$CLF\"GET /index.html HTTP/1.1\" 200 15 \"-\" \"-\"\$"
 stop TERM
 "$HTTPD" -q --writable --auth-file "$T/auth" --bind 192.0.2.1 "$R" 0 >/dev/null 2>"$T/tls.err"
 check "credentials on an address other than loopback: a warning (no TLS here)" \
-	grep -q 'cross the network in clear text; put a TLS proxy in front' "$T/tls.err"
+	has_line "$T/tls.err" 'cross the network in clear text; put a TLS proxy in front'
 
 # --user: a port below 1024 bound as root, then served as nobody (a random
 # loopback address, so that parallel runs do not meet on port 80)
 "$HTTPD" -q --user root "$R" 0 >/dev/null 2>"$T/user.err"
 rc=$?
 check "--user root: refused, it drops nothing (exit $rc)" \
-	eval "test $rc = 2 && grep -q 'drops nothing' '$T/user.err'"
-if [ "$(id -u)" = 0 ] && getent passwd nobody >/dev/null; then
+	eval "test $rc = 2 && has_line '$T/user.err' 'drops nothing'"
+if [ "$EUID" = 0 ] && getent passwd nobody >/dev/null; then
 	UA=127.$((RANDOM % 200 + 20)).$((RANDOM % 250 + 1)).$((RANDOM % 250 + 1))
 	"$HTTPD" -q --user nobody --bind "$UA" "$R" 80 >"$T/port12" 2>"$T/port12.log" &
 	PID=$!
@@ -1397,7 +1414,7 @@ else
 	"$HTTPD" -q --user "$(id -un)" "$R" 0 >"$T/port12" 2>&1 &
 	PID=$!
 	wait_line "$T/port12" '^listening on' "$PID"
-	check "--user naming the user it runs as: nothing to drop, it serves" grep -q '^listening on' "$T/port12"
+	check "--user naming the user it runs as: nothing to drop, it serves" has_line "$T/port12" '^listening on'
 	stop TERM
 fi
 
@@ -1414,14 +1431,14 @@ echo "own-a" >"$S/a.txt"
 echo "own-g" >"$S/ud/g.txt"
 echo "foreign-$TOKEN" >"$S/b.txt"
 echo "foreign-$TOKEN" >"$S/vd/f.txt"
-ln -s a.txt "$S/same"
-ln -s ud "$S/sd"
-if [ "$(id -u)" = 0 ]; then
+lns a.txt "$S/same"
+lns ud "$S/sd"
+if [ "$EUID" = 0 ]; then
 	SLROOT=1
-	ln -s b.txt "$S/foreign"
-	ln -s vd "$S/fdir"
-	ln -s a.txt "$S/rootlink"
-	ln -s ../b.txt "$S/id/index.html"
+	lns b.txt "$S/foreign"
+	lns vd "$S/fdir"
+	lns a.txt "$S/rootlink"
+	lns ../b.txt "$S/id/index.html"
 	chown 1001 "$S/a.txt" "$S/ud" "$S/ud/g.txt" "$S/id"
 	chown -h 1001 "$S/same" "$S/sd" "$S/foreign" "$S/fdir" "$S/id/index.html"
 	chown 1002 "$S/b.txt" "$S/vd" "$S/vd/f.txt"
@@ -1447,7 +1464,11 @@ sl_codes() {
 # sl_listed: the names / lists, in $listed
 sl_listed() {
 	req /
-	listed=$(grep -o 'href="[^".][^"]*"' "$T/body" | sed 's/^href="//; s/"$//' | tr '\n' ' ')
+	local l
+	listed=
+	while IFS= read -r l; do
+		[[ $l =~ href=\"([^\".][^\"]*)\" ]] && listed="$listed${BASH_REMATCH[1]} "
+	done <"$T/body"
 }
 for mode in follow owner-match none; do
 	args=(--symlinks "$mode")
@@ -1577,10 +1598,10 @@ else
 fi
 printf 'erin:e-plain\n' >>"$T/hauth"
 umask 022
-head -c 8000000 /dev/urandom >"$R/big.bin"
+rand "$R/big.bin" 8000000
 start "$T/port10" "$HTTPD" --writable --auth-file "$T/hauth" --log "$T/hup.log" --timeout 5 "$R" 0
 check "a plain-text password in --auth-file: warned about at start" \
-	grep -q "warning: --auth-file.*1 plain-text password (line [0-9]*): store hashes" "$T/port10.log"
+	has_line "$T/port10.log" "warning: --auth-file.*1 plain-text password \\(line [0-9]*\\): store hashes"
 hash_ok=yes
 kinds=
 for h in "${hlist[@]}"; do
@@ -1615,7 +1636,7 @@ for ((i = 0; i < 500; i++)); do [ -s "$T/big.got" ] && break; nap 0.01; done
 mv "$T/hup.log" "$T/hup.log.1"
 mv "$T/hauth.new" "$T/hauth"
 kill -HUP "$PID"
-eventually grep -q 'SIGHUP: --auth-file .* re-read' "$T/port10.log"
+eventually has_line "$T/port10.log" 'SIGHUP: --auth-file .* re-read'
 wait "$dl"
 check "SIGHUP during a download: the download completes byte for byte" same "$T/big.got" "$R/big.bin"
 check "SIGHUP: the server is still running" kill -0 "$PID"
@@ -1628,22 +1649,22 @@ if [ "${hlist[0]:-}" = "bob|b pw|bcrypt" ]; then
 	check "SIGHUP: a credential removed from the file no longer does (got $code)" test "$code" = 401
 fi
 check "SIGHUP: the log is reopened (lines after it in a new file, those before in the old)" \
-	eventually eval "grep -q 'PUT /docs/h-frank' '$T/hup.log' &&
-	grep -q 'HEAD /big.bin HTTP/1.1\" 200' '$T/hup.log.1' &&
-	! grep -q 'HEAD /big.bin' '$T/hup.log' && ! grep -q 'h-frank' '$T/hup.log.1' &&
+	eventually eval "has_line '$T/hup.log' 'PUT /docs/h-frank' &&
+	has_line '$T/hup.log.1' 'HEAD /big.bin HTTP/1.1\" 200' &&
+	! has_line '$T/hup.log' 'HEAD /big.bin' && ! has_line '$T/hup.log.1' 'h-frank' &&
 	cat '$T/hup.log.1' '$T/hup.log' | grep -c 'GET /big.bin HTTP/1.1\" 200 8000000' | grep -qx 1"
 chmod 644 "$T/hauth"
 kill -HUP "$PID"
 check "SIGHUP with an auth file others can read: says why and keeps the credentials" \
-	eventually grep -q 'not re-read: the credentials read before stay in force' "$T/port10.log"
+	eventually has_line "$T/port10.log" 'not re-read: the credentials read before stay in force'
 req -T "$T/small" -u 'frank:f-new' /docs/h-frank
 check "... which still apply (got $code)" test "$code" = 204
 chmod 600 "$T/hauth"
 mv "$T/hup.log" "$T/hup.log.2"
 kill -USR1 "$PID"
-eventually grep -q 'SIGUSR1: .*hup.log reopened' "$T/port10.log"
+eventually has_line "$T/port10.log" 'SIGUSR1: .*hup.log reopened'
 req /index.html
-check "SIGUSR1: the log is reopened" eventually grep -q 'GET /index.html' "$T/hup.log"
+check "SIGUSR1: the log is reopened" eventually has_line "$T/hup.log" 'GET /index.html'
 stop TERM
 check "SIGTERM after the reloads: exit 0 (got $status)" test "$status" = 0
 rm -f "$R/big.bin" "$R/docs/h-frank"
@@ -1697,7 +1718,7 @@ fi
 # directory in a private mount namespace (as root, else in a user namespace).
 mkdir "$T/ram"
 ns=(unshare -m --propagation private)
-[ "$(id -u)" = 0 ] || ns=(unshare -Urm --propagation private)
+[ "$EUID" = 0 ] || ns=(unshare -Urm --propagation private)
 if "${ns[@]}" sh -c 'mount -t ramfs ramfs "$1" && : >"$1/probe" &&
 	! setfattr -n user.x -v y "$1/probe" 2>/dev/null' sh "$T/ram" 2>/dev/null; then
 	start "$T/port5" "${ns[@]}" sh -c 'mount -t ramfs ramfs "$1" && shift && exec "$@"' sh \
@@ -1708,8 +1729,7 @@ if "${ns[@]}" sh -c 'mount -t ramfs ramfs "$1" && : >"$1/probe" &&
 	check "stored byte for byte, Content-Type by extension (no xattr)" \
 		eval "same '$T/up1' '$T/body' && test '${HDR[content-type]-}' = application/octet-stream"
 	check "the log says it was stored without user.mime_type" \
-		eventually grep -q 'PUT /noxattr.dat HTTP/1.1: user xattrs not supported.*stored without user.mime_type' \
-		"$T/port5.log"
+		eventually has_line "$T/port5.log" 'PUT /noxattr.dat HTTP/1.1: user xattrs not supported.*stored without user.mime_type'
 	stop TERM
 else
 	skip "PUT without user xattrs: cannot mount a ramfs in a private mount namespace here"
@@ -1807,7 +1827,7 @@ EOF_ACT
 	check "socket activation: serves on the socket it was given, not --bind/PORT ($(grep listening "$T/act.out"))" \
 		eval "test $code = 200 && same '$T/body' '$R/index.html' &&
 		       grep -qx 'listening on 127.0.0.1:$AP' '$T/act.out' &&
-		       ! grep -q '127.0.0.9' '$T/act.out'"
+		       ! has_line '$T/act.out' '127.0.0.9'"
 	stop TERM
 	check "socket activation: SIGTERM exits 0 (status $status)" test "$status" = 0
 	activated 2 "127.0.0.1:0 127.0.0.1:0" --threads 1
@@ -1827,12 +1847,13 @@ EOF_ACT
 	done
 	"$PYTHON" -S "$T/activate.py" --each "$T/each" "${each[@]}" \
 		0.0.0.0:0 -- "$HTTPD" -q --writable "$R" 0 >/dev/null 2>&1
-	# each_result N: its exit status in rc, its output in act.out, act.err
+	# each_result N: its exit status in rc, its stdout and stderr in $EO, $EE,
+	# the first 120 bytes of stderr in $ee
 	each_result() {
-		rc=
+		rc= ee=
 		read -r rc <"$T/each.$1.rc"
-		cp "$T/each.$1.out" "$T/act.out"
-		cp "$T/each.$1.err" "$T/act.err"
+		EO=$T/each.$1.out EE=$T/each.$1.err
+		read -r -N 120 ee <"$EE"
 	}
 	nb=0
 	for bad in "${bads[@]}"; do
@@ -1842,8 +1863,8 @@ EOF_ACT
 		LISTEN_FDS=*) want="${bad%% *}: expected 1 to 16 sockets from systemd" ;;
 		*) want="LISTEN_FDS: descriptor 3 is not a listening TCP socket" ;;
 		esac
-		check "socket activation: $bad refused (exit $rc: $(head -c 120 "$T/act.err"))" \
-			eval "test $rc = 1 && grep -qF '$want' '$T/act.err' && ! grep -q listening '$T/act.out'"
+		check "socket activation: $bad refused (exit $rc: $ee)" \
+			eval "test $rc = 1 && grep -qF '$want' '$EE' && ! has_line '$EO' listening"
 	done
 	: >"$T/act.out"
 	"$PYTHON" -S "$T/activate.py" LISTEN_PID=other 127.0.0.1:0 -- "$HTTPD" -q "$R" 0 \
@@ -1852,11 +1873,11 @@ EOF_ACT
 	wait_line "$T/act.out" '^listening on' "$PID"
 	AP=$(head -1 "$T/act.out")
 	check "socket activation: LISTEN_PID of another process: binds its own port instead" \
-		eval "grep -q '^listening on 127.0.0.1:' '$T/act.out' && ! grep -q ':$AP\$' '$T/act.out'"
+		eval "has_line '$T/act.out' '^listening on 127.0.0.1:' && ! has_line '$T/act.out' ':$AP\$'"
 	stop TERM
 	each_result $((nb + 1))
 	check "socket activation: --writable on a socket of 0.0.0.0 without --auth-file: refused (exit $rc)" \
-		eval "test $rc = 2 && grep -q 'needs --auth-file' '$T/act.err'"
+		eval "test $rc = 2 && has_line '$EE' 'needs --auth-file'"
 else
 	skip "socket activation: python3 not found"
 fi
