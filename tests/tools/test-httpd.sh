@@ -739,6 +739,23 @@ stop() {
 	[ "$status" = timeout ] && kill -KILL "$PID" 2>/dev/null
 	PID=
 }
+# The connection model's clients (below) need about 1.5 s of waiting: they
+# run meanwhile, on a server and a tree of their own.
+if [ -n "$PYTHON" ]; then
+	CM=$T/cm
+	mkdir -p "$CM/docs"
+	printf '<h1>hello</h1>\n' >"$CM/index.html"
+	start "$T/port3" "$HTTPD" --writable --head-timeout 1 --idle-timeout 1 --body-timeout 1 \
+		--max-conns 400 "$CM" 0
+	CMPID=$PID
+	client() { timeout 30 "$PYTHON" -S "$T/client.py" "$PORT" "$@" 2>&1; }
+	# the timed ones side by side, while the idle connections and the
+	# keep-alive clients run; one process, a thread each
+	client together slowloris 1 + silent 1 + keepalive-idle 1 + body-stall 1 /docs/stalled \
+		-- idle $NIDLE "$CM/index.html" + keepalive-clients $NKA $NKAREQ "$CM/index.html" \
+		>"$T/c.all" &
+	CMCLIENT=$!
+fi
 if ! start "$T/port" "$HTTPD" --writable --timeout 2 --max-body 3000000 "$R" 0; then
 	sed 's/^/# /' "$T/port.log"; bail "test-httpd: server did not start"
 fi
@@ -1671,14 +1688,9 @@ rm -f "$R/big.bin" "$R/docs/h-frank"
 
 # ---------------------------------------------------------------- the connection model
 # Raw-socket clients (python3): each prints "NAME: ok|FAIL DETAIL".
+# (started before the first server)
 if [ -n "$PYTHON" ]; then
-	start "$T/port3" "$HTTPD" --writable --head-timeout 1 --idle-timeout 1 --body-timeout 1 \
-		--max-conns 400 "$R" 0
-	client() { timeout 30 "$PYTHON" -S "$T/client.py" "$PORT" "$@" 2>&1; }
-	# the timed ones side by side (together about 1.5 s), while the idle
-	# connections and the keep-alive clients run; one process, a thread each
-	client together slowloris 1 + silent 1 + keepalive-idle 1 + body-stall 1 /docs/stalled \
-		-- idle $NIDLE "$R/index.html" + keepalive-clients $NKA $NKAREQ "$R/index.html" >"$T/c.all"
+	wait "$CMCLIENT"
 	# CRES[NAME]: the line of each check, NAME: ok|FAIL DETAIL
 	declare -A CRES=()
 	while IFS= read -r l; do
@@ -1696,15 +1708,16 @@ if [ -n "$PYTHON" ]; then
 		cres silent
 	check "idle keep-alive closed at --idle-timeout: ${CRES[keepalive-idle]-}" cres keepalive-idle
 	check "a stalled PUT body: 408 at --body-timeout: ${CRES[body-stall]-}" \
-		eval "cres body-stall && test ! -e '$R/docs/stalled'"
+		eval "cres body-stall && test ! -e '$CM/docs/stalled'"
 	check "$NKA concurrent keep-alive clients: ${CRES[keepalive-clients]-}" cres keepalive-clients
 	check "no temporary names left by the stalled PUT" \
-		test "$(ls -a "$R/docs" | tr '\n' ' ')" = "$(cat "$T/ls")"
+		test "$(ls -a "$CM/docs" | tr '\n' ' ')" = ". .. "
+	PID=$CMPID
 	stop TERM
 	check "SIGTERM with connections gone: exit 0 (got $status)" test "$status" = 0
 	# one loop: eviction picks the longest-idle connection of the same loop
-	start "$T/port4" "$HTTPD" -q --threads 1 --max-conns 4 "$R" 0
-	client full 4 "$R/index.html" >"$T/c.all"
+	start "$T/port4" "$HTTPD" -q --threads 1 --max-conns 4 "$CM" 0
+	client full 4 "$CM/index.html" >"$T/c.all"
 	IFS= read -r l <"$T/c.all"
 	CRES[full]=$l
 	check "503 only when full: ${CRES[full]-}" cres full
