@@ -64,9 +64,12 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 _Static_assert(SO_CHAIN_RING >= 2, "the ring holds cur and its parent");
 _Static_assert(SO_CHAIN_RING + SO_CHAIN_CKPT + 1 == SO_CHAIN_MAX_FDS, "the chain's descriptor bound (I4)");
+_Static_assert(SO_CHAIN_MAX_FDS <= SO_FD_BATCH_MAX, "one batch closes a whole chain");
 
 /* Levels that so_chain_hold() may skip with one openat2: at most this many
  * bytes of names (the kernel's PATH_MAX, NUL included). */
@@ -139,11 +142,70 @@ void so_chain_release_top(struct so_chain *c)
 		c->lv[0].fd = -1;
 }
 
+/* Add fd to the batch, keeping it sorted. Each descriptor of a chain is
+ * held in exactly one place (a level, a checkpoint or the retired list), so
+ * no number can come twice: so_fd_batch_close() relies on it. */
+void so_fd_batch_add(struct so_fd_batch *b, int fd)
+{
+	assert(fd >= 0 && b->n < SO_FD_BATCH_MAX);
+	size_t i = b->n++;
+	for (; i > 0 && b->fd[i - 1] > fd; i--)
+		b->fd[i] = b->fd[i - 1];
+	assert(i == 0 || b->fd[i - 1] != fd);
+	b->fd[i] = fd;
+}
+
+/*
+ * Close the batch. Descriptors are mostly handed out in sequence (the lowest
+ * free number), so sorted they form a few runs of consecutive numbers.
+ * Premise of the shortcut: a run of k distinct descriptors of the chain is
+ * exactly the k numbers lo..hi, so no other descriptor (the caller's) can
+ * lie in it, and one close_range() (5.9+) closes it. A single descriptor,
+ * or no close_range: close().
+ */
+void so_fd_batch_close(struct so_fd_batch *b)
+{
+	int *fds = b->fd;
+	size_t n = b->n;
+	b->n = 0;
+	for (size_t i = 0; i < n;) {
+		size_t j = i + 1;
+#ifndef SAFEOPEN_MUTATE_CLOSE_RANGE_EXACT
+		while (j < n && fds[j] == fds[j - 1] + 1)
+			j++;
+#else
+		j = n; /* mutation (tests only): one range from the lowest to the highest */
+#endif
+		assert(j - i == (size_t)(fds[j - 1] - fds[i]) + 1 || j == n);
+#ifdef SYS_close_range
+		if (j - i > 1 && !so_lacks(SO_FEAT_CLOSE_RANGE)) {
+			int saved = errno;
+			long r = syscall(SYS_close_range, (unsigned int)fds[i], (unsigned int)fds[j - 1],
+					 0U);
+			errno = saved;
+			if (r == 0) {
+				i = j;
+				continue;
+			}
+			so_feature_set(SO_FEAT_CLOSE_RANGE, SO_PROBE_MISSING);
+		}
+#endif
+		for (; i < j; i++)
+			so_close(fds[i]);
+	}
+}
+
 void so_chain_free(struct so_chain *c)
 {
 	if (c->lv) {
-		for (size_t l = 0; l <= c->depth; l++)
-			so_closep(&c->lv[l].fd);
+		/* Every held level in one batch (I4: at most SO_CHAIN_MAX_FDS). */
+		struct so_fd_batch b = { .n = 0 };
+		for (size_t l = 0; l <= c->depth; l++) {
+			if (c->lv[l].fd >= 0)
+				so_fd_batch_add(&b, c->lv[l].fd);
+			c->lv[l].fd = -1;
+		}
+		so_fd_batch_close(&b);
 	}
 	free(c->lv);
 	free(c->names);

@@ -421,6 +421,23 @@ static inline bool so_other_mount(const struct so_ident *a, const struct so_iden
 #define SO_CHAIN_CKPT 24
 /* Ring, checkpoints, level 0. */
 #define SO_CHAIN_MAX_FDS 57
+/* Levels left by ".." (and by an IN_ROOT jump) that wait for the next batched
+ * close: the resolver's. */
+#define SO_CHAIN_RETIRED 8
+/* The most descriptors one batch closes: a whole chain (ring, checkpoints,
+ * retired levels). */
+#define SO_FD_BATCH_MAX (SO_CHAIN_RING + SO_CHAIN_CKPT + SO_CHAIN_RETIRED)
+
+/* Descriptors of a chain to close together (sorted, distinct): one
+ * close_range() per run of consecutive numbers (chain.c). */
+struct so_fd_batch {
+	int fd[SO_FD_BATCH_MAX];
+	size_t n;
+};
+/* Add fd (>= 0, held in exactly one place of the chain: never twice). */
+void so_fd_batch_add(struct so_fd_batch *b, int fd);
+/* Close the batch's descriptors (it is empty afterwards); errno kept. */
+void so_fd_batch_close(struct so_fd_batch *b);
 
 /* Opens the subdirectory `name` (one name) of dfd as a level: a new
  * descriptor, or -1 with errno. */

@@ -178,9 +178,10 @@ _Static_assert(WALK_HELD <= 64 && WALK_HELD % 2 == 0, "slots of the per-level bi
 #define WALK_CKPT SO_CHAIN_CKPT
 /* Descriptors of levels left by ".." wait here and are closed together
  * (mostly by one close_range()): see retire(). */
-#define WALK_RETIRED 8
-/* Every descriptor the chain may hold at once. */
+#define WALK_RETIRED SO_CHAIN_RETIRED
+/* Every descriptor the chain may hold at once (so one so_fd_batch holds them). */
 #define WALK_FDS (WALK_HELD + WALK_CKPT + WALK_RETIRED)
+_Static_assert(WALK_FDS <= SO_FD_BATCH_MAX, "one batch closes the whole chain");
 /* Besides the chain and the pinned cwd, while the last component is examined
  * (final_name()): two descriptors of the last name at once (the O_PATH look
  * NO_XDEV takes, held while the real open or the link is opened) and the two
@@ -352,77 +353,18 @@ static int fd_at(const struct walk *w, size_t level)
 	return level == 0 ? w->rootfd : w->held[slot(level)];
 }
 
-/* Descriptors of the walk to close together (sorted, distinct). */
-struct fd_batch {
-	int fd[WALK_FDS];
-	size_t n;
-};
-
-/* Add fd to the batch, keeping it sorted. Each of the walk's descriptors is
- * held in exactly one place (a level, a checkpoint or the retired list), so
- * no number can come twice: close_batch() relies on it. */
-static void batch_add(struct fd_batch *b, int fd)
-{
-	assert(fd >= 0 && b->n < WALK_FDS);
-	size_t i = b->n++;
-	for (; i > 0 && b->fd[i - 1] > fd; i--)
-		b->fd[i] = b->fd[i - 1];
-	assert(i == 0 || b->fd[i - 1] != fd);
-	b->fd[i] = fd;
-}
-
-/*
- * Close the batch. Descriptors are mostly handed out in sequence (the lowest
- * free number), so sorted they form a few runs of consecutive numbers.
- * Premise of the shortcut: a run of k distinct descriptors of the walk is
- * exactly the k numbers lo..hi, so no other descriptor (the caller's) can
- * lie in it, and one close_range() (5.9+) closes it. A single descriptor,
- * or no close_range: close().
- */
-static void close_batch(struct fd_batch *b)
-{
-	int *fds = b->fd;
-	size_t n = b->n;
-	b->n = 0;
-	for (size_t i = 0; i < n;) {
-		size_t j = i + 1;
-#ifndef SAFEOPEN_MUTATE_CLOSE_RANGE_EXACT
-		while (j < n && fds[j] == fds[j - 1] + 1)
-			j++;
-#else
-		j = n; /* mutation (tests only): one range from the lowest to the highest */
-#endif
-		assert(j - i == (size_t)(fds[j - 1] - fds[i]) + 1 || j == n);
-#ifdef SYS_close_range
-		if (j - i > 1 && !so_lacks(SO_FEAT_CLOSE_RANGE)) {
-			int saved = errno;
-			long r = syscall(SYS_close_range, (unsigned int)fds[i], (unsigned int)fds[j - 1],
-					 0U);
-			errno = saved;
-			if (r == 0) {
-				i = j;
-				continue;
-			}
-			so_feature_set(SO_FEAT_CLOSE_RANGE, SO_PROBE_MISSING);
-		}
-#endif
-		for (; i < j; i++)
-			so_close(fds[i]);
-	}
-}
-
 /* Close the retired descriptors and the held levels from..to (none when
  * from > to; at most WALK_HELD), in one batch. */
 static void close_levels(struct walk *w, size_t from, size_t to)
 {
-	struct fd_batch b = { .n = 0 };
+	struct so_fd_batch b = { .n = 0 };
 	assert(from > to || to - from < WALK_HELD);
 	for (size_t l = from; l <= to; l++)
-		batch_add(&b, w->held[slot(l)]);
+		so_fd_batch_add(&b, w->held[slot(l)]);
 	for (size_t r = 0; r < w->nretired; r++)
-		batch_add(&b, w->retired[r]);
+		so_fd_batch_add(&b, w->retired[r]);
 	w->nretired = 0;
-	close_batch(&b);
+	so_fd_batch_close(&b);
 }
 
 /* A level left by "..": its descriptor is closed with the next batch
@@ -460,23 +402,23 @@ static bool ck_keep(size_t level, size_t depth)
 
 /* Keep the checkpoints worth keeping at the current depth; close the others
  * (into the batch). */
-static void ck_thin(struct walk *w, struct fd_batch *b)
+static void ck_thin(struct walk *w, struct so_fd_batch *b)
 {
 	size_t k = 0;
 	for (size_t i = 0; i < w->nck; i++) {
 		if (ck_keep(w->ck[i].level, w->depth))
 			w->ck[k++] = w->ck[i];
 		else
-			batch_add(b, w->ck[i].fd);
+			so_fd_batch_add(b, w->ck[i].fd);
 	}
 	w->nck = k;
 }
 
 /* Close the checkpoints at level `from` and deeper (into the batch). */
-static void ck_drop_from(struct walk *w, size_t from, struct fd_batch *b)
+static void ck_drop_from(struct walk *w, size_t from, struct so_fd_batch *b)
 {
 	while (w->nck > 0 && w->ck[w->nck - 1].level >= from)
-		batch_add(b, w->ck[--w->nck].fd);
+		so_fd_batch_add(b, w->ck[--w->nck].fd);
 }
 
 /* The walk stands at the root again (no level held). */
@@ -494,14 +436,14 @@ static void reset_chain(struct walk *w)
 /* Close every held level and checkpoint; the walk stands at the root again. */
 static void drop_chain(struct walk *w)
 {
-	struct fd_batch b = { .n = 0 };
+	struct so_fd_batch b = { .n = 0 };
 	for (size_t l = w->lo; l <= w->depth; l++)
-		batch_add(&b, w->held[slot(l)]);
+		so_fd_batch_add(&b, w->held[slot(l)]);
 	ck_drop_from(w, 0, &b);
 	for (size_t r = 0; r < w->nretired; r++)
-		batch_add(&b, w->retired[r]);
+		so_fd_batch_add(&b, w->retired[r]);
 	w->nretired = 0;
-	close_batch(&b);
+	so_fd_batch_close(&b);
 	reset_chain(w);
 }
 
@@ -771,16 +713,16 @@ static void pop_name(struct walk *w)
  * others are closed with the checkpoints no longer worth keeping. */
 static void shed_half(struct walk *w)
 {
-	struct fd_batch b = { .n = 0 };
+	struct so_fd_batch b = { .n = 0 };
 	ck_thin(w, &b);
 	for (size_t l = w->lo; l < w->lo + WALK_HELD / 2; l++) {
 		int fd = w->held[slot(l)];
 		if (!ck_keep(l, w->depth)) {
-			batch_add(&b, fd);
+			so_fd_batch_add(&b, fd);
 			continue;
 		}
 		if (w->nck == WALK_CKPT) {
-			batch_add(&b, w->ck[0].fd);
+			so_fd_batch_add(&b, w->ck[0].fd);
 			memmove(w->ck, w->ck + 1, --w->nck * sizeof(w->ck[0]));
 		}
 		assert(w->nck == 0 || w->ck[w->nck - 1].level < l);
@@ -792,7 +734,7 @@ static void shed_half(struct walk *w)
 		};
 	}
 	w->lo += WALK_HELD / 2;
-	close_batch(&b);
+	so_fd_batch_close(&b);
 }
 
 /* Descend: fd (owned, a child of cur; on cur's mount if `same`) becomes
@@ -843,14 +785,14 @@ static int redescend(struct walk *w, size_t up)
 	assert(up >= 1 && up < w->lo);
 	pop_name(w);
 	size_t names_len = w->names_len;
-	struct fd_batch b = { .n = 0 };
+	struct so_fd_batch b = { .n = 0 };
 	for (size_t l = w->lo; l <= w->depth; l++)
-		batch_add(&b, w->held[slot(l)]);
+		so_fd_batch_add(&b, w->held[slot(l)]);
 	ck_drop_from(w, up + 1, &b);
 	for (size_t r = 0; r < w->nretired; r++)
-		batch_add(&b, w->retired[r]);
+		so_fd_batch_add(&b, w->retired[r]);
 	w->nretired = 0;
-	close_batch(&b);
+	so_fd_batch_close(&b);
 
 	size_t nend = 0;
 	reset_chain(w);
