@@ -1149,8 +1149,8 @@ for method in GET HEAD; do
 	if grep -l -e "$TOKEN" -e '^root:' "$T/at$method".*; then
 		attack_ok=no; echo "# ESCAPE? $method: the files above hold the secret"
 	fi
-	test "$(grep -c . "$T/at$method.codes")" = ${#attacks[@]} ||
-		{ attack_ok=no; echo "# $method: $(grep -c . "$T/at$method.codes") answers"; }
+	count_lines "$T/at$method.codes" .
+	test "$nlines" = ${#attacks[@]} || { attack_ok=no; echo "# $method: $nlines answers"; }
 done
 check "${#attacks[@]} traversal attempts, GET and HEAD: no byte of the secret, 4xx each" \
 	test $attack_ok = yes
@@ -1298,7 +1298,8 @@ reqs "$T/ir" -- "${inroot[@]}"
 if grep -l -e "$TOKEN" "$T/ir".*; then
 	inroot_ok=no; echo "# ESCAPE (in-root): the files above hold the secret"
 fi
-test "$(grep -c . "$T/ir.codes")" = ${#inroot[@]} || inroot_ok=no
+count_lines "$T/ir.codes" .
+test "$nlines" = ${#inroot[@]} || inroot_ok=no
 check "--in-root --walker: no traversal attempt returns the secret" test $inroot_ok = yes
 req /abs-out
 check "--in-root: an absolute link resolves inside the root (404 here)" test "$code" = 404
@@ -1423,8 +1424,8 @@ stop TERM
 # loopback where the host has it
 "$HTTPD" -q --bind 127.0.0.2 "$R" 0 >"$T/port9" 2>&1 &
 PID=$!
-wait_line "$T/port9" '^listening on' "$PID"
-P4=$(sed -n 's/^listening on 127\.0\.0\.2:\([0-9]*\)$/\1/p' "$T/port9")
+P4=
+wait_line "$T/port9" '^listening on 127\.0\.0\.2:([0-9]+)$' "$PID" && P4=${BASH_REMATCH[1]}
 code=$("$CURL" -s -o "$T/body" -w '%{http_code}' "http://127.0.0.2:$P4/index.html")
 check "--bind 127.0.0.2: listening on 127.0.0.2:PORT, serves there" \
 	eval "test -n '$P4' && test $code = 200 && same '$T/body' '$R/index.html'"
@@ -1453,13 +1454,22 @@ check "credentials on an address other than loopback: a warning (no TLS here)" \
 rc=$?
 check "--user root: refused, it drops nothing (exit $rc)" \
 	eval "test $rc = 2 && has_line '$T/user.err' 'drops nothing'"
-if [ "$EUID" = 0 ] && getent passwd nobody >/dev/null; then
+if [ "$EUID" = 0 ] && pw=$(getent passwd nobody); then
 	UA=127.$((RANDOM % 200 + 20)).$((RANDOM % 250 + 1)).$((RANDOM % 250 + 1))
 	"$HTTPD" -q --user nobody --bind "$UA" "$R" 80 >"$T/port12" 2>"$T/port12.log" &
 	PID=$!
 	wait_line "$T/port12" '^listening on' "$PID"
-	NU=$(id -u nobody) NG=$(id -g nobody)
-	ids=$(grep -E '^(Uid|Gid|Groups):' "/proc/$PID/status" 2>/dev/null | tr -s '\t ' ' ' | tr '\n' ';')
+	IFS=: read -r _ _ NU NG _ <<<"$pw"
+	# its Uid, Gid and Groups lines, blanks squeezed, each ended by ";"
+	ids=
+	while IFS= read -r l; do
+		case $l in
+		Uid:* | Gid:* | Groups:*)
+			l=${l//$'\t'/ }
+			while [[ $l == *"  "* ]]; do l=${l//  / }; done
+			ids="$ids$l;" ;;
+		esac
+	done 2>/dev/null <"/proc/$PID/status"
 	code=$("$CURL" -s -o "$T/body" -w '%{http_code}' "http://$UA:80/index.html")
 	check "--user nobody on port 80 (as root): serves as nobody ($ids)" \
 		test "$ids" = "Uid: $NU $NU $NU $NU;Gid: $NG $NG $NG $NG;Groups: $NG ;" -a "$code" = 200
@@ -1579,8 +1589,8 @@ if [ -n "$PYTHON" ] && "$PYTHON" -c 'import socket; socket.socket(socket.AF_INET
 	2>/dev/null; then
 	"$HTTPD" -q --bind ::1 "$R" 0 >"$T/port8" 2>&1 &
 	PID=$!
-	wait_line "$T/port8" '^listening on' "$PID"
-	P6=$(sed -n 's/^listening on \[::1\]:\([0-9]*\)$/\1/p' "$T/port8")
+	P6=
+	wait_line "$T/port8" '^listening on \[::1\]:([0-9]+)$' "$PID" && P6=${BASH_REMATCH[1]}
 	code=$("$CURL" -s -g -o "$T/body" -w '%{http_code}' "http://[::1]:$P6/index.html")
 	check "--bind ::1: listening on [::1]:PORT, serves over IPv6" \
 		eval "test -n '$P6' && test $code = 200 && same '$T/body' '$R/index.html'"
