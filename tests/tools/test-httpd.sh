@@ -641,6 +641,17 @@ def serve():
                 out = str(os.stat(f[1].encode("latin-1")).st_size)
             except OSError:
                 out = ""
+        elif f[0] == "freeport":
+            with socket.socket() as so:
+                so.bind(("127.0.0.1", 0))
+                out = str(so.getsockname()[1])
+        elif f[0] == "bind6":
+            try:
+                with socket.socket(socket.AF_INET6) as so:
+                    so.bind(("::1", 0))
+                out = "yes"
+            except OSError:
+                out = "no"
         elif f[0] == "rand":
             with open(f[1].encode("latin-1"), "wb") as o:
                 o.write(os.urandom(int(f[2])))
@@ -987,7 +998,7 @@ check "PUT replace: byte for byte" same "$T/up2" "$R/docs/new.png"
 req -T "$T/empty" /docs/empty.txt
 check "PUT empty body: 201, empty file" \
 	test "$code" = 201 -a -f "$R/docs/empty.txt" -a ! -s "$R/docs/empty.txt"
-head -c 3500000 /dev/zero >"$T/big"
+rand "$T/big" 3500000
 req -T "$T/big" /docs/big
 check "PUT over --max-body: 413, nothing stored" test "$code" = 413 -a ! -e "$R/docs/big"
 req -T - -H 'Content-Type: text/x-piped' /docs/piped.bin <"$T/up1"
@@ -1585,8 +1596,9 @@ for mode in follow owner-match none; do
 	stop TERM
 done
 
-if [ -n "$PYTHON" ] && "$PYTHON" -c 'import socket; socket.socket(socket.AF_INET6).bind(("::1", 0))' \
-	2>/dev/null; then
+hc_out=
+[ -n "$PYTHON" ] && hc bind6
+if [ "$hc_out" = yes ]; then
 	"$HTTPD" -q --bind ::1 "$R" 0 >"$T/port8" 2>&1 &
 	PID=$!
 	P6=
@@ -1645,7 +1657,7 @@ fi
 # yescrypt is libxcrypt's (musl's crypt_r has no yescrypt)
 if [ -n "${nohash:-}" ]; then
 	:
-elif ! ldd "$HTTPD" 2>/dev/null | grep -q 'libcrypt\.so'; then
+elif ! grep -q 'libcrypt\.so\.' "$HTTPD"; then # a library it needs (musl has none)
 	skip "a yescrypt line: this build's crypt_r is not libxcrypt's"
 elif command -v mkpasswd >/dev/null 2>&1 && h=$(mkpasswd -m yescrypt -R 1 'c pw' 2>/dev/null); then
 	printf 'carol:%s\n' "$h" >>"$T/hauth"
@@ -1883,17 +1895,21 @@ EOF_ACT
 		done
 	}
 	activated 1 127.0.0.1:0
-	AP=$(head -1 "$T/act.out")
+	AP= lis=
+	read -r AP <"$T/act.out"
+	has_line "$T/act.out" '^listening on .*' && lis=${BASH_REMATCH[0]}
 	code=$("$CURL" -s -o "$T/body" -w '%{http_code}' "http://127.0.0.1:$AP/index.html")
-	check "socket activation: serves on the socket it was given, not --bind/PORT ($(grep listening "$T/act.out"))" \
+	check "socket activation: serves on the socket it was given, not --bind/PORT ($lis)" \
 		eval "test $code = 200 && same '$T/body' '$R/index.html' &&
-		       grep -qx 'listening on 127.0.0.1:$AP' '$T/act.out' &&
+		       has_line '$T/act.out' '^listening on 127\.0\.0\.1:$AP\$' &&
 		       ! has_line '$T/act.out' '127.0.0.9'"
 	stop TERM
 	check "socket activation: SIGTERM exits 0 (status $status)" test "$status" = 0
 	activated 2 "127.0.0.1:0 127.0.0.1:0" --threads 1
 	codes=
-	for AP in $(grep -v listening "$T/act.out"); do
+	aps=()
+	while read -r AP; do [[ $AP == listening* ]] || aps+=("$AP"); done <"$T/act.out"
+	for AP in "${aps[@]}"; do
 		codes="$codes$("$CURL" -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$AP/index.html") "
 	done
 	check "socket activation: two sockets, each served (a loop each, whatever --threads): $codes" \
@@ -1915,6 +1931,8 @@ EOF_ACT
 		read -r rc <"$T/each.$1.rc"
 		EO=$T/each.$1.out EE=$T/each.$1.err
 		read -r -N 120 ee <"$EE"
+		ee=${ee%$'\n'}
+		ee=${ee//$'\n'/ }
 	}
 	nb=0
 	for bad in "${bads[@]}"; do
@@ -1932,7 +1950,8 @@ EOF_ACT
 		>"$T/act.out" 2>"$T/act.err" &
 	PID=$!
 	wait_line "$T/act.out" '^listening on' "$PID"
-	AP=$(head -1 "$T/act.out")
+	AP=
+	read -r AP <"$T/act.out"
 	check "socket activation: LISTEN_PID of another process: binds its own port instead" \
 		eval "has_line '$T/act.out' '^listening on 127.0.0.1:' && ! has_line '$T/act.out' ':$AP\$'"
 	stop TERM
@@ -1943,7 +1962,8 @@ else
 	skip "socket activation: python3 not found"
 fi
 if command -v systemd-socket-activate >/dev/null 2>&1 && [ -n "$PYTHON" ]; then
-	AP=$("$PYTHON" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+	hc freeport
+	AP=$hc_out
 	systemd-socket-activate -E LD_LIBRARY_PATH -l "127.0.0.1:$AP" "$HTTPD" -q "$R" 9 \
 		>"$T/act.out" 2>"$T/act.err" &
 	PID=$!
