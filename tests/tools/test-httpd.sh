@@ -1618,20 +1618,27 @@ if command -v strace >/dev/null 2>&1 && strace -f -qq -o /dev/null true 2>/dev/n
 	start "$T/port11" strace -f -qq -o "$T/strace" -e trace=openat,openat2,open,fstatat64,newfstatat,statx \
 		"$HTTPD" -q --threads 1 "$R" 0
 	rootfd=$(sed -n "s|.*open\(at\)\{0,1\}(\(AT_FDCWD, \)\{0,1\}\"$R\", [^)]*O_PATH[^)]*) = \([0-9]*\)\$|\3|p" "$T/strace" | head -1) # open() on musl
-	from_root() { # from_root URL-PATH: the calls naming the root descriptor for that request
-		local before
-		before=$(wc -l <"$T/strace")
+	# from_root URL-PATH: the calls naming the root descriptor for that
+	# request: their number in $nroot, their starts in $calls (strace writes
+	# a call's line before the call returns: all are in before the response)
+	from_root() {
+		local before l i=0 re="(openat2?|newfstatat|statx)\\($rootfd, "
+		count_lines "$T/strace" '^'
+		before=$nlines
 		req "$1"
-		sleep 0.2
-		tail -n "+$((before + 1))" "$T/strace" | grep -E "(openat2?|newfstatat|statx)\($rootfd, " >"$T/strace.req"
-		grep -c . "$T/strace.req"
+		nap 0.05
+		nroot=0 calls=
+		while IFS= read -r l; do
+			i=$((i + 1))
+			[ "$i" -gt "$before" ] && [[ $l =~ $re ]] && nroot=$((nroot + 1)) calls="$calls${l:0:60} "
+		done <"$T/strace"
 	}
-	nl=$(from_root /docs/)
-	check "GET /docs/ (a listing): one resolution from the root ($nl: $(cut -c1-60 "$T/strace.req" | tr '\n' ' '))" \
-		test -n "$rootfd" -a "$code" = 200 -a "$nl" = 1
-	ni=$(from_root /)
-	check "GET / (its index.html): one resolution from the root ($ni)" \
-		test "$code" = 200 -a "$ni" = 1
+	from_root /docs/
+	check "GET /docs/ (a listing): one resolution from the root ($nroot: $calls)" \
+		test -n "$rootfd" -a "$code" = 200 -a "$nroot" = 1
+	from_root /
+	check "GET / (its index.html): one resolution from the root ($nroot)" \
+		test "$code" = 200 -a "$nroot" = 1
 	server=$(pgrep -P "$PID" -x safe-httpd || pgrep -P "$PID")
 	kill -TERM $server 2>/dev/null
 	wait "$PID" 2>/dev/null
