@@ -255,26 +255,21 @@ def connect():
     s = socket.create_connection((HOST, PORT), timeout=10)
     return s
 
+def fill(s, buf, done, what):
+    """buf and what s sends until done(buf); EOFError(what) if it closes first."""
+    while not done(buf):
+        d = s.recv(65536)
+        if not d:
+            raise EOFError(what)
+        buf += d
+    return buf
+
 def read_response(s, buf=b""):
     """One response (Content-Length framing); returns (status, headers, body, rest)."""
-    while b"\r\n\r\n" not in buf:
-        d = s.recv(65536)
-        if not d:
-            raise EOFError("closed before a response head")
-        buf += d
-    head, _, buf = buf.partition(b"\r\n\r\n")
-    lines = head.decode("latin-1").split("\r\n")
-    status = int(lines[0].split(" ")[1])
-    hdrs = {}
-    for l in lines[1:]:
-        k, _, v = l.partition(":")
-        hdrs[k.strip().lower()] = v.strip()
+    status, head, buf = read_head(s, buf)
+    hdrs = fields(head)
     n = int(hdrs.get("content-length", "0"))
-    while len(buf) < n:
-        d = s.recv(65536)
-        if not d:
-            raise EOFError("closed in a body")
-        buf += d
+    buf = fill(s, buf, lambda b: len(b) >= n, "closed in a body")
     return status, hdrs, buf[:n], buf[n:]
 
 def get(s, path, close=False):
@@ -473,11 +468,7 @@ def full(maxc, expect_file):
 
 def read_head(s, buf):
     """One response head: (status, head bytes, rest of buf)."""
-    while b"\r\n\r\n" not in buf:
-        d = s.recv(65536)
-        if not d:
-            raise EOFError("closed before a response head")
-        buf += d
+    buf = fill(s, buf, lambda b: b"\r\n\r\n" in b, "closed before a response head")
     head, _, buf = buf.partition(b"\r\n\r\n")
     return int(head.split(b" ", 2)[1]), head + b"\r\n\r\n", buf
 
@@ -488,30 +479,17 @@ def read_body(s, buf, hdrs, method, status):
     if "chunked" in hdrs.get("transfer-encoding", "").lower():
         body = b""
         while True:
-            while b"\r\n" not in buf:
-                d = s.recv(65536)
-                if not d:
-                    raise EOFError("closed in a chunk size")
-                buf += d
+            buf = fill(s, buf, lambda b: b"\r\n" in b, "closed in a chunk size")
             line, _, buf = buf.partition(b"\r\n")
             n = int(line.split(b";")[0], 16)
-            while len(buf) < n + 2:
-                d = s.recv(65536)
-                if not d:
-                    raise EOFError("closed in a chunk")
-                buf += d
+            buf = fill(s, buf, lambda b: len(b) >= n + 2, "closed in a chunk")
             if n == 0:
                 return body
             body += buf[:n]
             buf = buf[n + 2:]
     if "content-length" in hdrs:
         n = int(hdrs["content-length"])
-        while len(buf) < n:
-            d = s.recv(65536)
-            if not d:
-                raise EOFError("closed in a body")
-            buf += d
-        return buf[:n]
+        return fill(s, buf, lambda b: len(b) >= n, "closed in a body")[:n]
     while True:
         d = s.recv(65536)
         if not d:
