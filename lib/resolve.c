@@ -347,6 +347,42 @@ static size_t slot(size_t level)
 	return level % WALK_HELD;
 }
 
+/*
+ * The walker's chain (the held chain of lib/chain.c does the same for the
+ * tree walk, with identities; design.md, "The chain"). Invariants, asserted
+ * by chain_check() after every change that is complete (push_level(), the
+ * end of a ".." or a re-descent, make_room(), drop_chain(), jump_root()):
+ *  R1 cur is the root's descriptor at depth 0, else the held descriptor of
+ *     level depth (cur is always held);
+ *  R2 the ring is levels lo..depth, 1 <= lo <= depth + 1 (empty at depth
+ *     0), all held, at most WALK_HELD of them, in held[slot(level)];
+ *  R3 checkpoints are held levels below lo, strictly ascending, at most
+ *     WALK_CKPT; no other level is held;
+ *  R4 at most WALK_RETIRED retired descriptors wait for their batched
+ *     close, none of them a level (but take_back() of the newest);
+ * so the walker's chain holds at most WALK_FDS descriptors, and one
+ * so_fd_batch holds them all (the static assertions above).
+ */
+static void chain_check(const struct walk *w)
+{
+#ifndef NDEBUG
+	assert(w->cur == (w->depth == 0 ? w->rootfd : w->held[slot(w->depth)])); /* R1 */
+	assert(w->lo >= 1 && w->lo <= w->depth + 1);                              /* R2 */
+	assert(w->depth + 1 - w->lo <= WALK_HELD);                                 /* R2 */
+	for (size_t l = w->lo; l <= w->depth; l++)
+		assert(w->held[slot(l)] >= 0);                                     /* R2 */
+	assert(w->nck <= WALK_CKPT);                                               /* R3 */
+	for (size_t i = 0; i < w->nck; i++) {
+		assert(w->ck[i].level >= 1 && w->ck[i].level < w->lo);             /* R3 */
+		assert(i == 0 || w->ck[i - 1].level < w->ck[i].level);             /* R3 */
+		assert(w->ck[i].fd >= 0);                                          /* R3 */
+	}
+	assert(w->nretired <= WALK_RETIRED);                                       /* R4 */
+#else
+	(void)w;
+#endif
+}
+
 static int fd_at(const struct walk *w, size_t level)
 {
 	assert(level == 0 || (level >= w->lo && level <= w->depth));
@@ -445,6 +481,7 @@ static void drop_chain(struct walk *w)
 	w->nretired = 0;
 	so_fd_batch_close(&b);
 	reset_chain(w);
+	chain_check(w);
 }
 
 /* An absolute symlink under IN_ROOT: back to the root. The held levels (and
@@ -466,6 +503,7 @@ static void jump_root(struct walk *w)
 	for (size_t l = w->lo; l <= w->depth; l++)
 		w->retired[w->nretired++] = w->held[slot(l)];
 	reset_chain(w);
+	chain_check(w);
 }
 
 /* Descriptor pressure (EMFILE/ENFILE): give back what costs least: the
@@ -478,17 +516,16 @@ static bool make_room(struct walk *w, int err)
 		return false;
 	if (w->nretired > 0) {
 		close_levels(w, 1, 0);
-		return true;
-	}
-	if (w->nck > 0) {
+	} else if (w->nck > 0) {
 		so_close(w->ck[0].fd);
 		memmove(w->ck, w->ck + 1, --w->nck * sizeof(w->ck[0]));
-		return true;
+	} else if (w->lo < w->depth) {
+		so_close(w->held[slot(w->lo)]);
+		w->lo++;
+	} else {
+		return false; /* only cur is held */
 	}
-	if (w->lo >= w->depth)
-		return false;
-	so_close(w->held[slot(w->lo)]);
-	w->lo++;
+	chain_check(w);
 	return true;
 }
 
@@ -765,6 +802,7 @@ static void push_level(struct walk *w, int fd, bool same, size_t nend)
 	}
 	w->cur = fd;
 	assert(w->lo >= 1 && w->depth - w->lo < WALK_HELD);
+	chain_check(w);
 }
 
 /*
@@ -827,6 +865,7 @@ static int redescend(struct walk *w, size_t up)
 		push_level(w, fd, rel == REL_SAME, (size_t)(n - w->names));
 	}
 	assert(w->depth == up && (size_t)(n - w->names) == w->names_len);
+	chain_check(w);
 	return 0;
 }
 
@@ -1173,6 +1212,7 @@ static int step_dotdot(struct walk *w)
 		w->lo = 1;
 	w->cur = fd_at(w, up);
 	assert(w->depth == up && names_recorded(w) == up);
+	chain_check(w);
 	return 0;
 }
 
