@@ -251,8 +251,8 @@ def print(*a, **k):
 PORT = int(sys.argv[1])
 HOST = "127.0.0.1"
 
-def connect():
-    s = socket.create_connection((HOST, PORT), timeout=10)
+def connect(port=None):
+    s = socket.create_connection((HOST, port or PORT), timeout=10)
     return s
 
 def fill(s, buf, done, what):
@@ -425,13 +425,13 @@ def keepalive_clients(n, reqs, expect_file):
     print("keepalive-clients: %s %d clients x %d requests, %d good, one connection each, %.2f s" %
           ("ok" if ok else "FAIL", n, reqs, total, dt))
 
-def full(maxc, expect_file):
+def full(maxc, expect_file, port):
     """maxc connections that sent nothing fill the server: the next gets 503.
     Then maxc idle keep-alive connections: the next evicts the oldest, 200."""
     want = open(expect_file, "rb").read()
-    fresh = [connect() for _ in range(maxc)]
+    fresh = [connect(port) for _ in range(maxc)]
     time.sleep(0.3)
-    s = connect()
+    s = connect(port)
     st, h, _, _ = get(s, "/index.html")
     s.close()
     ok1 = st == 503 and h.get("retry-after") == "1"
@@ -443,7 +443,7 @@ def full(maxc, expect_file):
     kept = []
     deadline = time.monotonic() + 10
     while not kept and time.monotonic() < deadline:
-        c = connect()
+        c = connect(port)
         st2, h2, _, _ = get(c, "/index.html")
         if st2 == 200 and h2.get("connection", "") != "close":
             kept.append(c)
@@ -451,10 +451,10 @@ def full(maxc, expect_file):
             c.close()
             time.sleep(0.1)
     for _ in range(maxc - 1):
-        c = connect()
+        c = connect(port)
         st2, _, _, _ = get(c, "/index.html")
         kept.append(c)
-    s = connect()
+    s = connect(port)
     st3, _, body, _ = get(s, "/index.html", close=True)
     s.close()
     gone = [not still_open(c) for c in kept]
@@ -653,7 +653,7 @@ def dispatch(check, args):
   elif check == "keepalive-clients":
       keepalive_clients(int(args[0]), int(args[1]), args[2])
   elif check == "full":
-      full(int(args[0]), args[1])
+      full(int(args[0]), args[1], int(args[2]) if args[2:] else None)
 
 def together(args):
     """CHECK ARGS + CHECK ARGS ... [-- CHECK ARGS + ...]: the checks before
@@ -758,13 +758,17 @@ if [ -n "$PYTHON" ]; then
 	printf '<h1>hello</h1>\n' >"$CM/index.html"
 	start "$T/port3" "$HTTPD" --writable --head-timeout 1 --idle-timeout 1 --body-timeout 1 \
 		--max-conns 400 "$CM" 0
-	CMPID=$PID
+	CMPID=$PID CMPORT=$PORT
+	# one loop: eviction picks the longest-idle connection of the same loop
+	start "$T/port4" "$HTTPD" -q --threads 1 --max-conns 4 "$CM" 0
+	FULLPID=$PID FULLPORT=$PORT
+	PORT=$CMPORT
 	client() { timeout 30 "$PYTHON" -S "$T/client.py" "$PORT" "$@" 2>&1; }
 	# the timed ones side by side, while the idle connections and the
 	# keep-alive clients run; one process, a thread each
 	client together slowloris 1 + silent 1 + keepalive-idle 1 + body-stall 1 /docs/stalled \
 		-- idle $NIDLE "$CM/index.html" + keepalive-clients $NKA $NKAREQ "$CM/index.html" \
-		>"$T/c.all" &
+		+ full 4 "$CM/index.html" "$FULLPORT" >"$T/c.all" &
 	CMCLIENT=$!
 fi
 if ! start "$T/port" "$HTTPD" --writable --timeout 2 --max-body 3000000 "$R" 0; then
@@ -1760,12 +1764,8 @@ if [ -n "$PYTHON" ]; then
 	PID=$CMPID
 	stop TERM
 	check "SIGTERM with connections gone: exit 0 (got $status)" test "$status" = 0
-	# one loop: eviction picks the longest-idle connection of the same loop
-	start "$T/port4" "$HTTPD" -q --threads 1 --max-conns 4 "$CM" 0
-	client full 4 "$CM/index.html" >"$T/c.all"
-	IFS= read -r l <"$T/c.all"
-	CRES[full]=$l
 	check "503 only when full: ${CRES[full]-}" cres full
+	PID=$FULLPID
 	stop TERM
 else
 	skip "the connection model checks: python3 not found"
