@@ -411,3 +411,50 @@ with tarfile.open(os.path.join(fid, "tree.tar")) as t:
     with open(os.path.join(fid, "tree.cuts"), "w") as f:
         f.write("mid %d %s\n" % (mid.offset_data + mid.size // 2, mid.name))
         f.write("padding %d -\n" % (last.offset_data + last.size + 1))
+
+# 4. privileges: a device, a set-user-ID file of another owner, a FIFO
+with tarfile.open(os.path.join(fid, "priv.tar"), "w", format=tarfile.PAX_FORMAT) as t:
+    ti = tarfile.TarInfo("null")
+    ti.type, ti.devmajor, ti.devminor = tarfile.CHRTYPE, 1, 3
+    t.addfile(ti)
+    ti = tarfile.TarInfo("suid")
+    ti.mode, ti.uid, ti.gid, ti.size = 0o4755, 1234, 4321, 3
+    t.addfile(ti, io.BytesIO(b"#!\n"))
+    ti = tarfile.TarInfo("sock")
+    ti.type, ti.mode = tarfile.FIFOTYPE, 0o600
+    t.addfile(ti)
+
+# 5. an attribute the filesystem refuses (a malformed ACL) between two it
+# takes, on a directory and on a file in it
+with tarfile.open(os.path.join(fid, "badxattr.tar"), "w", format=tarfile.PAX_FORMAT) as t:
+    bad = {"SCHILY.xattr.user.one": "1", "SCHILY.xattr.system.posix_acl_access": "garbage",
+           "SCHILY.xattr.user.two": "2"}
+    ti = tarfile.TarInfo("xd")
+    ti.type, ti.mode, ti.pax_headers = tarfile.DIRTYPE, 0o755, bad
+    t.addfile(ti)
+    ti = tarfile.TarInfo("xd/xa")
+    ti.size, ti.mode, ti.pax_headers = 6, 0o644, bad
+    t.addfile(ti, io.BytesIO(b"hello\n"))
+
+# 6. the held parent directory of the extraction (test-extract.sh says what
+# each shows): "d:NAME" a directory, "l:NAME:BODY" a symlink, "f:NAME:DATA" a
+# file of DATA and a newline, in that order
+for name, entries in [
+        ("retarget", "d:x d:y l:l:x f:l/f1:1 l:l:y f:l/f2:2"),
+        ("selfref", "d:a d:a/b l:a/s:. l:a/s/s:b f:a/s/f:f"),
+        ("keys", "d:a f:a/f:a/f f:ab/g:ab/g d:a/b f:a/b/h:a/b/h f:a/i:a/i f:j:j "
+                 "f:p/q/r/s:p/q/r/s d:a/b/.. f:a/..:a/.. f:a/b/k:a/b/k")]:
+    with tarfile.open(os.path.join(fid, name + ".tar"), "w", format=tarfile.PAX_FORMAT) as t:
+        for arg in entries.split():
+            kind, ename, body = (arg.split(":", 2) + [""])[:3]
+            ti = tarfile.TarInfo(ename)
+            if kind == "d":
+                ti.type, ti.mode = tarfile.DIRTYPE, 0o755
+                t.addfile(ti)
+            elif kind == "l":
+                ti.type, ti.linkname = tarfile.SYMTYPE, body
+                t.addfile(ti)
+            else:
+                data = body.encode() + b"\n"
+                ti.size = len(data)
+                t.addfile(ti, io.BytesIO(data))

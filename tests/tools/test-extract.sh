@@ -396,22 +396,10 @@ else
 fi
 
 # ---------------------------------------------------------------- 4. options and privileges
-D=$T/dest
-mk_tar() { # mk_tar OUT: an archive with a device, a setuid file, an owned file
-	"$PYTHON" - "$1" <<'EOF'
-import io, sys, tarfile
-with tarfile.open(sys.argv[1], "w", format=tarfile.PAX_FORMAT) as t:
-    ti = tarfile.TarInfo("null"); ti.type = tarfile.CHRTYPE; ti.devmajor, ti.devminor = 1, 3
-    t.addfile(ti)
-    ti = tarfile.TarInfo("suid"); ti.mode = 0o4755; ti.uid = 1234; ti.gid = 4321; ti.size = 3
-    t.addfile(ti, io.BytesIO(b"#!\n"))
-    ti = tarfile.TarInfo("sock"); ti.type = tarfile.FIFOTYPE; ti.mode = 0o600
-    t.addfile(ti)
-EOF
-}
-mk_tar "$T/priv.tar"
+# priv.tar (tests/tools/gen-archives.py): a device, a set-user-ID file of
+# another owner, a FIFO
 fresh D
-"$SAFEOPEN" "$D" extract "$T/priv.tar" >"$T/out" 2>"$T/err"; rc=$?
+"$SAFEOPEN" "$D" extract "$A/fidelity/priv.tar" >"$T/out" 2>"$T/err"; rc=$?
 check "device node refused without --devices (EPERM), the rest extracted" \
 	test $rc -eq 1 -a ! -e "$D/null" -a -f "$D/suid" -a -p "$D/sock"
 setid_warning="safeopen: extract: warning: set-user-ID or set-group-ID bits not restored on 1 entry"
@@ -421,15 +409,15 @@ if [ "$uid" -eq 0 ]; then
 	check "root, default: owner and set-user-ID restored (as GNU tar and bsdtar), no warning" \
 		test "$(stat -c '%a %u %g' "$D/suid")" = "4755 1234 4321" -a $cnt -eq 0
 	fresh D
-	"$SAFEOPEN" "$D" extract --devices "$T/priv.tar" >"$T/out" 2>"$T/err"; rc=$?
+	"$SAFEOPEN" "$D" extract --devices "$A/fidelity/priv.tar" >"$T/out" 2>"$T/err"; rc=$?
 	check "root --devices: device node created, exit 0" test $rc -eq 0 -a -c "$D/null"
 	fresh D
-	"$SAFEOPEN" "$D" extract --no-same-owner "$T/priv.tar" >"$T/out" 2>"$T/err"; rc=$?
+	"$SAFEOPEN" "$D" extract --no-same-owner "$A/fidelity/priv.tar" >"$T/out" 2>"$T/err"; rc=$?
 	lines "$T/err" "$setid_warning (root keeps them only with --same-owner)"
 	check "root --no-same-owner: owned by root, set-user-ID dropped, one warning" \
 		test "$(stat -c '%a %u' "$D/suid")" = "755 0" -a $cnt -eq 1
 	fresh D
-	"$SAFEOPEN" "$D" extract --no-same-permissions "$T/priv.tar" >"$T/out" 2>"$T/err"; rc=$?
+	"$SAFEOPEN" "$D" extract --no-same-permissions "$A/fidelity/priv.tar" >"$T/out" 2>"$T/err"; rc=$?
 	lines "$T/err" "$setid_warning*"
 	check "root --no-same-permissions: umask applied, set-user-ID dropped, one warning" \
 		test "$(stat -c '%a %u' "$D/suid")" = "755 1234" -a $cnt -eq 1
@@ -438,12 +426,12 @@ else
 	check "unprivileged: set-user-ID bit dropped (as GNU tar), owned by the user, one warning" \
 		test "$(stat -c '%a %u' "$D/suid")" = "755 $uid" -a $cnt -eq 1
 	fresh D
-	"$SAFEOPEN" "$D" extract -p "$T/priv.tar" >"$T/out" 2>"$T/err"
+	"$SAFEOPEN" "$D" extract -p "$A/fidelity/priv.tar" >"$T/out" 2>"$T/err"
 	lines "$T/err" '*warning*'
 	check "unprivileged -p: own set-user-ID file kept (as GNU tar -p), no warning" \
 		test "$(stat -c '%a %u' "$D/suid")" = "4755 $uid" -a $cnt -eq 0
 	fresh D
-	"$SAFEOPEN" "$D" extract --devices "$T/priv.tar" >"$T/out" 2>"$T/err"; rc=$?
+	"$SAFEOPEN" "$D" extract --devices "$A/fidelity/priv.tar" >"$T/out" 2>"$T/err"; rc=$?
 	lines "$T/err" 'safeopen: extract: null: not created: *(EPERM)'
 	check "unprivileged --devices: refused by the kernel (EPERM), exit 1" test $cnt -gt 0
 	skip "--same-owner and device creation: need root"
@@ -665,20 +653,11 @@ check "--atomic --skip-old-files over it: exit 0, silent" test $rc -eq 0 -a ! -s
 # paths) for a new file written in place, a file published by the tmpfile
 # API (--atomic), one replacing an existing name, and a directory
 if [ "$xattrs" = yes ]; then
-	"$PYTHON" -c '
-import io, sys, tarfile
-t = tarfile.open(sys.argv[1], "w", format=tarfile.PAX_FORMAT)
-bad = {"SCHILY.xattr.user.one": "1", "SCHILY.xattr.system.posix_acl_access": "garbage",
-       "SCHILY.xattr.user.two": "2"}
-ti = tarfile.TarInfo("xd"); ti.type = tarfile.DIRTYPE; ti.mode = 0o755; ti.pax_headers = bad
-t.addfile(ti)
-ti = tarfile.TarInfo("xd/xa"); ti.size = 6; ti.mode = 0o644; ti.pax_headers = bad
-t.addfile(ti, io.BytesIO(b"hello\n")); t.close()' "$T/badxattr.tar"
 	for mode in in-place --atomic --overwrite; do
 		fresh X
 		opt=$mode; [ $mode = in-place ] && opt=
 		[ $mode = --overwrite ] && mkdir "$X/xd" && printf 'old\n' >"$X/xd/xa" # the replace path
-		"$SAFEOPEN" "$X" extract $opt "$T/badxattr.tar" >"$T/out" 2>"$T/err"; rc=$?
+		"$SAFEOPEN" "$X" extract $opt "$F/badxattr.tar" >"$T/out" 2>"$T/err"; rc=$?
 		lines "$T/err" 'safeopen: extract: xd: extended attribute system.posix_acl_access not restored: * (E*)'; c_dir=$cnt
 		lines "$T/err" 'safeopen: extract: xd/xa: extended attribute system.posix_acl_access not restored: * (E*)'; c_file=$cnt
 		lines "$T/err" '?*'; c_all=$cnt
@@ -709,31 +688,7 @@ lines "$T/c.ours.cut-mid.tar" '*'
 check "--atomic, truncated: exit 1, the complete files only, no temporary name" \
 	test $rc -eq 1 -a $nfiles -eq $ncomplete -a $ncomplete -eq $cnt -a -z "$(find "$X" -name '.safeopen-*')"
 
-# make_tar [@OUT ENTRY...]...: pax tars, each of its ENTRY "d:NAME" (directory),
-# "l:NAME:BODY" (symlink), "f:NAME:DATA" (regular file, DATA and a newline),
-# in that order (all in one process)
-make_tar() {
-	"$PYTHON" - "$@" <<'PY'
-import io, sys, tarfile
-t = None
-for arg in sys.argv[1:]:
-    if arg.startswith("@"):
-        if t:
-            t.close()
-        t = tarfile.open(arg[1:], "w", format=tarfile.PAX_FORMAT)
-        continue
-    kind, name, body = (arg.split(":", 2) + [""])[:3]
-    ti = tarfile.TarInfo(name)
-    if kind == "d":
-        ti.type = tarfile.DIRTYPE; ti.mode = 0o755; t.addfile(ti)
-    elif kind == "l":
-        ti.type = tarfile.SYMTYPE; ti.linkname = body; t.addfile(ti)
-    else:
-        data = body.encode() + b"\n"
-        ti.size = len(data); t.addfile(ti, io.BytesIO(data))
-t.close()
-PY
-}
+# The held parent directory (the archives: tests/tools/gen-archives.py).
 # retarget.tar: the held parent directory is let go after an entry that
 # replaced a name: a symlink retargeted between two entries leads the second
 # one to the new place. selfref.tar: ... also when the replaced name is on the
@@ -745,21 +700,17 @@ PY
 # it ("ab" after "a"), parents that no entry creates (made as by mkdir -p),
 # and names ending in ".." (the library's EINVAL: no name in a parent to
 # create).
-make_tar @"$T/retarget.tar" d:x d:y l:l:x f:l/f1:1 l:l:y f:l/f2:2 \
-	@"$T/selfref.tar" d:a d:a/b l:a/s:. l:a/s/s:b f:a/s/f:f \
-	@"$T/keys.tar" d:a f:a/f:a/f f:ab/g:ab/g d:a/b f:a/b/h:a/b/h f:a/i:a/i f:j:j \
-	f:p/q/r/s:p/q/r/s d:a/b/.. f:a/..:a/.. f:a/b/k:a/b/k
 fresh X
-"$SAFEOPEN" "$X" extract "$T/retarget.tar" >"$T/out" 2>"$T/err"; rc=$?
+"$SAFEOPEN" "$X" extract "$F/retarget.tar" >"$T/out" 2>"$T/err"; rc=$?
 check "a symlink replaced between two entries: the second goes where it now leads (y/f2, not x/f2)" \
 	test $rc -eq 0 -a -f "$X/x/f1" -a -f "$X/y/f2" -a ! -e "$X/x/f2" -a "$(readlink "$X/l")" = y
 fresh X
-"$SAFEOPEN" "$X" extract "$T/selfref.tar" >"$T/out" 2>"$T/err"; rc=$?
+"$SAFEOPEN" "$X" extract "$F/selfref.tar" >"$T/out" 2>"$T/err"; rc=$?
 check "a symlink on the held directory's own path replaced: the next entry goes where it now leads (a/b/f, not a/f)" \
 	test $rc -eq 0 -a -f "$X/a/b/f" -a ! -e "$X/a/f" -a "$(readlink "$X/a/s")" = b
 for w in "" --walker; do
 	fresh X
-	"$SAFEOPEN" $w "$X" extract "$T/keys.tar" >"$T/out" 2>"$T/err"; rc=$?
+	"$SAFEOPEN" $w "$X" extract "$F/keys.tar" >"$T/out" 2>"$T/err"; rc=$?
 	# every file's path and content
 	got=$(grep -r '' "$X" | LC_ALL=C sort)
 	want=
