@@ -657,6 +657,36 @@ static bool mfs_for(const struct walk *w, const struct so_ident *key)
 	return w->mfs_mnt == key->mnt;
 }
 
+/* The facts the walk needs from an fstatfs() answer. */
+static unsigned int fs_facts(const struct statfs *sfs)
+{
+	return FS_KNOWN | (sfs->f_type == PROC_SUPER_MAGIC ? FS_PROC : 0) |
+	       ((sfs->f_flags & ST_NOSYMFOLLOW) ? FS_NOSYMFOLLOW : 0);
+}
+
+/* Keep `facts` as those of the mount `id` (w->mfs), if its id is known. */
+static void mfs_keep(struct walk *w, const struct so_ident *id, unsigned int facts)
+{
+	if (!id->have_mnt)
+		return;
+	w->mfs = facts;
+	w->mfs_mnt = id->mnt;
+	w->mfs_dev = id->dev;
+}
+
+#ifndef NDEBUG
+/* Are `facts` those of fd's mount now (or can fstatfs not tell)? For an
+ * assertion only. */
+static bool facts_hold(int fd, unsigned int facts)
+{
+	int saved = errno;
+	struct statfs sfs;
+	bool ok = fstatfs(fd, &sfs) < 0 || fs_facts(&sfs) == facts;
+	errno = saved;
+	return ok;
+}
+#endif
+
 /*
  * cur's mount facts, learnt once per mount. Two caches, each with its
  * premise. w->fs is cur's: cleared whenever cur may be on another mount than
@@ -680,13 +710,9 @@ static int cur_fs(struct walk *w, const struct link_mount *lm, unsigned int *fs)
 		struct statfs sfs;
 		if (fstatfs(w->cur, &sfs) < 0)
 			return -1;
-		w->fs = FS_KNOWN | (sfs.f_type == PROC_SUPER_MAGIC ? FS_PROC : 0) |
-			((sfs.f_flags & ST_NOSYMFOLLOW) ? FS_NOSYMFOLLOW : 0);
-		if (lm && lm->id.have_mnt) {
-			w->mfs = w->fs;
-			w->mfs_mnt = lm->id.mnt;
-			w->mfs_dev = lm->id.dev;
-		}
+		w->fs = fs_facts(&sfs);
+		if (lm)
+			mfs_keep(w, &lm->id, w->fs);
 	}
 	*fs = w->fs;
 	return 0;
@@ -1008,12 +1034,42 @@ static int splice_body(struct walk *w, size_t r, size_t rest)
 #ifdef SAFEOPEN_MUTATE_IN_ROOT_JUMP
 		if (w->depth == 0) /* mutation (tests only): below it, from cur */
 #endif
-			jump_root(w);
+		jump_root(w);
 	}
 	memmove(w->buf + rest - r, w->buf, r);
 	w->pos = rest - r;
 	if (w->diag.on)
 		so_diag_walk_body(&w->diag, w->cap - rest, r);
+	return 0;
+}
+
+/*
+ * The mount facts of the symlink open as lfd, whose identity *in is from its
+ * own statx: those w->mfs keeps for its mount id, else its own fstatfs(),
+ * then kept under that id. So a walk through links on one mount (the careful
+ * way; every link under SAFE_RESOLVE_SYMLINKS_OWNER_MATCH) makes one
+ * fstatfs, not one per link. Premise: cur_fs()'s (a mount id names one mount
+ * while it is mounted, and nothing is mounted, unmounted or remounted during
+ * the call); the id is the link's own, so a link that is a mount point is
+ * judged by its own mount; without a mount id (before 5.8, or not reported)
+ * every link is fstatfs()'d.
+ */
+static int link_fs(struct walk *w, int lfd, const struct so_info *in, unsigned int *fs)
+{
+#ifndef SAFEOPEN_MUTATE_LINK_FACTS_KEY
+	if (mfs_for(w, &in->id)) {
+#else
+	if (w->mfs & FS_KNOWN) { /* mutation (tests only): the facts kept, whatever their mount */
+#endif
+		assert(facts_hold(lfd, w->mfs));
+		*fs = w->mfs;
+		return 0;
+	}
+	struct statfs sfs;
+	if (fstatfs(lfd, &sfs) < 0)
+		return -1;
+	*fs = fs_facts(&sfs);
+	mfs_keep(w, &in->id, *fs);
 	return 0;
 }
 
@@ -1032,10 +1088,10 @@ static int follow_link(struct walk *w, int lfd, const struct so_info *in, size_t
 		return -1;
 	if (w->resolve & SAFE_RESOLVE_NO_SYMLINKS)
 		return so_fail(ELOOP);
-	struct statfs sfs;
-	if (fstatfs(lfd, &sfs) < 0)
+	unsigned int fs;
+	if (link_fs(w, lfd, in, &fs) < 0)
 		return -1;
-	if (sfs.f_flags & ST_NOSYMFOLLOW)
+	if (fs & FS_NOSYMFOLLOW)
 		return so_fail(ELOOP);
 
 	ssize_t r;
@@ -1052,7 +1108,7 @@ static int follow_link(struct walk *w, int lfd, const struct so_info *in, size_t
 		rest += (size_t)shift;
 	}
 #ifndef SAFEOPEN_MUTATE_MAGICLINK
-	if (sfs.f_type == PROC_SUPER_MAGIC && proc_link_magic(in, w->buf, (size_t)r))
+	if ((fs & FS_PROC) && proc_link_magic(in, w->buf, (size_t)r))
 		return so_fail((w->resolve & SAFE_RESOLVE_NO_MAGICLINKS) ? ELOOP : EXDEV);
 #endif
 	if (owner_match(w)) {

@@ -415,7 +415,11 @@ END_TEST
  * device as the root's mount, another mount id: the walker's facts per mount
  * id must not take nb for the root's mount, FACTS_BY_DEV). The rows run again
  * with openat2 refused (ENOSYS), where the walker cannot tell a crossing from
- * its descent and keeps the facts by the mount ids statx reports.
+ * its descent and keeps the facts by the mount ids statx reports. The rows
+ * without procfs also run through the walker under the owner policy, which
+ * opens every link and takes its facts by the link's own mount id (link_fs():
+ * "l/../ns/l/f" must not judge ns/l by l's mount, LINK_FACTS_KEY); the tree
+ * has one owner, so its answers are the kernel's.
  */
 static const struct mrow lrows[] = {
 	{ "l/f", RD, B, "d/f", 0, false },
@@ -536,6 +540,15 @@ static int link_facts_child(void *arg)
 				failures += row_verdict(pass ? "link-facts, no openat2" : "link-facts",
 							rootfd, r->path, r->res, way, r->obj, r->err,
 							fd, fd < 0 ? errno : 0);
+				runs++;
+			}
+			if (!r->proc) { /* /proc/self's owner is not the process's */
+				uint64_t res = r->res | SAFE_RESOLVE_SYMLINKS_OWNER_MATCH;
+				int fd = open_way(RUN_WALKER, rootfd, r->path, r->flags, 0, res);
+				failures += row_verdict(pass ? "link-facts, owner, no openat2"
+							     : "link-facts, owner",
+							rootfd, r->path, res, RUN_WALKER, r->obj,
+							r->err, fd, fd < 0 ? errno : 0);
 				runs++;
 			}
 		}
