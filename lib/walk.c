@@ -603,7 +603,12 @@ static int end_of_dir(struct safe_walk *w, struct safe_walk_entry *e)
 		if (!err)
 			err = errno;
 	}
+	/* A parent that could not be held again (its own listing ends with
+	 * the error) is no descriptor to act in: the entry carries its error,
+	 * never a clean entry with dirfd -1. */
 	int pfd = parent_fd(w, l);
+	if (pfd < 0 && !err)
+		err = l > 0 && w->lv[l - 1].err ? w->lv[l - 1].err : EAGAIN;
 	fill(w, e, SAFE_WALK_POST, err, l, l == 0 ? w->start_name : w->path + lv->nstart, pfd,
 	     lfd(w, l));
 	w->state = l == 0 ? SW_END : SW_POP;

@@ -506,9 +506,10 @@ START_TEST(replaced_level)
 		/* Nor is an entry reported without an error ever handed the
 		 * replacement as its parent (the re-descent compares each level
 		 * it reopens with the identity first walked: CHAIN_IDENTITY).
-		 * (A parent that could not be held again is -1: its own listing
-		 * ends with the error.) */
-		if (!e.error && e.depth > 0 && e.depth <= 60 && e.dirfd >= 0) {
+		 * An entry whose parent could not be held again (dirfd -1) carries
+		 * an error, as the parent's own listing does. */
+		ck_assert_msg(e.error || e.dirfd >= 0, "%s: no error and no dirfd", e.path);
+		if (!e.error && e.depth > 0 && e.depth <= 60) {
 			struct stat st;
 			ck_assert(fstat(e.dirfd, &st) == 0);
 			ck_assert_msg(st.st_ino == ino_at[e.depth - 1],
@@ -523,6 +524,67 @@ START_TEST(replaced_level)
 	ck_assert_msg(gaveup > 0, "no level was given up");
 	(void)later; /* in old3 now: not reachable by its name */
 	safe_walk_close(w);
+	close(root);
+	fx_rmtree(base);
+	free(base);
+}
+END_TEST
+
+static int max_fd(void);
+
+/* The same replacement with the fewest descriptors the walk works with: no
+ * checkpoint can be held, so every climb re-descends from level 0 through
+ * the replaced level 3 and fails there. An entry whose parent could not be
+ * held again carries the error (its parent's listing ends with it too),
+ * never a clean entry with dirfd -1. */
+static int replaced_low_child(void *arg)
+{
+	int root = *(int *)arg;
+	struct rlimit rl;
+	rl.rlim_cur = rl.rlim_max = (rlim_t)(max_fd() + 6);
+	if (!fx_under_valgrind())
+		CHILD_CHECK(setrlimit(RLIMIT_NOFILE, &rl) == 0);
+	char path[4096] = "d0";
+	for (int i = 1; i < 60; i++) {
+		size_t n = strlen(path);
+		snprintf(path + n, sizeof(path) - n, "/d%d", i);
+	}
+	struct safe_walk *w;
+	CHILD_CHECK(safe_walk_open(root, "d0", SAFE_WALK_POSTORDER, &w) == 0);
+	struct safe_walk_entry e;
+	int r;
+	while ((r = safe_walk_next(w, &e)) > 0 && strcmp(e.path, path))
+		;
+	CHILD_CHECK(r > 0, "%s never reported", path);
+	CHILD_CHECK(renameat(root, "d0/d1/d2/d3", root, "old3") == 0);
+	CHILD_CHECK(mkdirat(root, "d0/d1/d2/d3", 0755) == 0);
+	CHILD_CHECK(renameat(root, "old3/d4", root, "d0/d1/d2/d3/d4") == 0);
+	int gaveup = 0, orphans = 0;
+	while ((r = safe_walk_next(w, &e)) > 0) {
+		CHILD_CHECK(e.error || e.dirfd >= 0, "%s: no error and no dirfd", e.path);
+		orphans += e.dirfd < 0;
+		gaveup += e.visit == SAFE_WALK_POST && e.error == EAGAIN;
+	}
+	CHILD_CHECK(r == 0, "next: %s", strerror(errno));
+	CHILD_CHECK(gaveup > 0, "no level was given up");
+	/* the case this checks happened: entries whose parent was not held */
+	CHILD_CHECK(fx_under_valgrind() || orphans > 0, "every parent was held again");
+	safe_walk_close(w);
+	return 0;
+}
+
+START_TEST(replaced_level_low_fds)
+{
+	char *base = fx_mkdtemp("walk-replaced-low");
+	int root = open(base, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	char path[4096] = "d0";
+	ck_ok(mkdirat(root, path, 0755));
+	for (int i = 1; i < 60; i++) {
+		size_t n = strlen(path);
+		snprintf(path + n, sizeof(path) - n, "/d%d", i);
+		ck_ok(mkdirat(root, path, 0755));
+	}
+	fx_run_child(replaced_low_child, &root, "walk of a replaced level under RLIMIT_NOFILE");
 	close(root);
 	fx_rmtree(base);
 	free(base);
@@ -948,6 +1010,7 @@ static Suite *walk_suite(void)
 	tcase_add_test(tc, api_errors);
 	tcase_add_test(tc, moved_out);
 	tcase_add_test(tc, replaced_level);
+	tcase_add_test(tc, replaced_level_low_fds);
 	tcase_add_test(tc, mounts);
 	tcase_add_test(tc, deep);
 	tcase_add_test(tc, rlimit);
