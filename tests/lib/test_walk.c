@@ -441,6 +441,30 @@ START_TEST(moved_out)
 }
 END_TEST
 
+/* The path of d0/d1/.../d59 (deeper than the ring of held levels) in path,
+ * each level made beneath root when `make`. */
+static void level_chain(int root, char *path, size_t size, bool make)
+{
+	snprintf(path, size, "d0");
+	for (int i = 0; i < 60; i++) {
+		size_t n = strlen(path);
+		if (i)
+			snprintf(path + n, size - n, "/d%d", i);
+		if (make)
+			ck_ok(mkdirat(root, path, 0755));
+	}
+}
+
+/* Level 3 replaced: renamed away, a new d3 made, the old d4 (and the rest
+ * of the chain below it) moved into the new one. */
+static int replace_level3(int root)
+{
+	if (renameat(root, "d0/d1/d2/d3", root, "old3") < 0 ||
+	    mkdirat(root, "d0/d1/d2/d3", 0755) < 0)
+		return -1;
+	return renameat(root, "old3/d4", root, "d0/d1/d2/d3/d4");
+}
+
 /* A level the walk no longer holds is replaced (renamed away, a new one
  * with the same names made, the old level below it moved in): the walk does
  * not go on in the new one, and hands it to no entry as its parent (the
@@ -449,14 +473,8 @@ START_TEST(replaced_level)
 {
 	char *base = fx_mkdtemp("walk-replaced");
 	int root = open(base, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	/* d0/d1/.../d59: deeper than the ring of held levels. */
-	char path[4096] = "d0";
-	ck_ok(mkdirat(root, path, 0755));
-	for (int i = 1; i < 60; i++) {
-		size_t n = strlen(path);
-		snprintf(path + n, sizeof(path) - n, "/d%d", i);
-		ck_ok(mkdirat(root, path, 0755));
-	}
+	char path[4096];
+	level_chain(root, path, sizeof(path), true);
 	/* Level 5 (d0/.../d5) gets files after its child, to be read later. */
 	for (int k = 0; k < 30; k++) {
 		char f[64];
@@ -479,9 +497,7 @@ START_TEST(replaced_level)
 	struct safe_walk *w = walk_to(root, "d0", SAFE_WALK_POSTORDER, path);
 	/* Replace level 3 by a new d3 that holds the old d4 (and the rest of
 	 * the chain below it), and files of its own. */
-	ck_ok(renameat(root, "d0/d1/d2/d3", root, "old3"));
-	ck_ok(mkdirat(root, "d0/d1/d2/d3", 0755));
-	ck_ok(renameat(root, "old3/d4", root, "d0/d1/d2/d3/d4"));
+	ck_ok(replace_level3(root));
 	for (int k = 0; k < 30; k++) {
 		char f[128];
 		snprintf(f, sizeof(f), "d0/d1/d2/d3/new%02d", k);
@@ -544,11 +560,8 @@ static int replaced_low_child(void *arg)
 	rl.rlim_cur = rl.rlim_max = (rlim_t)(max_fd() + 6);
 	if (!fx_under_valgrind())
 		CHILD_CHECK(setrlimit(RLIMIT_NOFILE, &rl) == 0);
-	char path[4096] = "d0";
-	for (int i = 1; i < 60; i++) {
-		size_t n = strlen(path);
-		snprintf(path + n, sizeof(path) - n, "/d%d", i);
-	}
+	char path[4096];
+	level_chain(root, path, sizeof(path), false);
 	struct safe_walk *w;
 	CHILD_CHECK(safe_walk_open(root, "d0", SAFE_WALK_POSTORDER, &w) == 0);
 	struct safe_walk_entry e;
@@ -556,9 +569,7 @@ static int replaced_low_child(void *arg)
 	while ((r = safe_walk_next(w, &e)) > 0 && strcmp(e.path, path))
 		;
 	CHILD_CHECK(r > 0, "%s never reported", path);
-	CHILD_CHECK(renameat(root, "d0/d1/d2/d3", root, "old3") == 0);
-	CHILD_CHECK(mkdirat(root, "d0/d1/d2/d3", 0755) == 0);
-	CHILD_CHECK(renameat(root, "old3/d4", root, "d0/d1/d2/d3/d4") == 0);
+	CHILD_CHECK(replace_level3(root) == 0, "replace: %s", strerror(errno));
 	int gaveup = 0, orphans = 0;
 	while ((r = safe_walk_next(w, &e)) > 0) {
 		CHILD_CHECK(e.error || e.dirfd >= 0, "%s: no error and no dirfd", e.path);
@@ -577,13 +588,8 @@ START_TEST(replaced_level_low_fds)
 {
 	char *base = fx_mkdtemp("walk-replaced-low");
 	int root = open(base, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	char path[4096] = "d0";
-	ck_ok(mkdirat(root, path, 0755));
-	for (int i = 1; i < 60; i++) {
-		size_t n = strlen(path);
-		snprintf(path + n, sizeof(path) - n, "/d%d", i);
-		ck_ok(mkdirat(root, path, 0755));
-	}
+	char path[4096];
+	level_chain(root, path, sizeof(path), true);
 	fx_run_child(replaced_low_child, &root, "walk of a replaced level under RLIMIT_NOFILE");
 	close(root);
 	fx_rmtree(base);
