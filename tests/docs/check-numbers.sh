@@ -11,12 +11,30 @@ status=0
 n=0
 fail() { echo "check-numbers: $*"; status=1; }
 
-# The value of a macro of lib/, wherever it is defined (an integer literal).
+# The value of a macro of lib/, wherever it is defined (the first definition
+# in the order lib/*.h, lib/*.c): an integer literal, or the name of another
+# macro (followed). Every #define of lib/ is read once, by one sed; val looks
+# NAME up with the shell's own pattern matching (no process per lookup) and
+# sets dv: it runs in this shell, so that its fail counts (in a command
+# substitution, as it ran before, a missing macro was silently skipped). A
+# macro defined by an expression is not evaluated: said, and not compared.
+nl='
+'
+id='[A-Za-z_][A-Za-z0-9_]*'
+defs=$nl$(sed -n -e "s/^#define \($id\) \([0-9][0-9]*\)\([^0-9].*\)\{0,1\}\$/\1 \2/p" \
+	-e "s|^#define \($id\)[[:space:]][[:space:]]*\($id\)[[:space:]]*\(/[*/].*\)\{0,1\}\$|\1 \2|p" \
+	-e "s/^#define \($id\)[[:space:]].*/\1 ?/p" "$srcdir"/lib/*.h "$srcdir"/lib/*.c)$nl
 val() {
-	v=$(sed -n "s/^#define $1 \\([0-9][0-9]*\\)\\([^0-9].*\\)\\{0,1\\}\$/\\1/p" \
-		"$srcdir"/lib/*.h "$srcdir"/lib/*.c | head -n 1)
-	[ -n "$v" ] || { fail "no '#define $1 NUMBER' in lib/"; return 1; }
-	echo "$v"
+	dv=$1
+	for _ in 1 2 3 4 5 6 7 8; do
+		case $dv in [0-9]*) return 0 ;; esac
+		m_=$dv
+		dv=${defs#*"$nl$m_ "}
+		[ "$dv" != "$defs" ] || { fail "no '#define $m_ NUMBER' in lib/ (for $1)"; return 1; }
+		dv=${dv%%"$nl"*}
+		[ "$dv" != "?" ] || { echo "check-numbers: $1: $m_ is an expression in lib/, not compared"; n=$((n - 1)); return 1; }
+	done
+	fail "$1: more than 8 macros to follow in lib/"; return 1
 }
 # row MACRO FILE PATTERN [UNIT]: FILE quotes MACRO (divided by UNIT, e.g.
 # 1024 for KiB) where the extended regexp PATTERN (one parenthesised group:
@@ -24,7 +42,8 @@ val() {
 row() {
 	m=$1 f=$2 pat=$3 unit=${4:-1}
 	n=$((n + 1))
-	want=$(val "$m") || return 0
+	val "$m" || return 0
+	want=$dv
 	[ "$unit" = 1 ] || want=$((want / unit))
 	got=$(sed -n -E "s/.*$pat.*/\\1/p" "$srcdir/$f" | sort -u)
 	if [ -z "$got" ]; then
@@ -45,7 +64,8 @@ row RMTREE_PASSES doc/man/man3/safe_rmtree_beneath.3 '^most ([0-9]+), while a pa
 # The mode of the parents of SAFE_TMPFILE_PARENTS (octal, as written).
 row PARENTS_MODE doc/man/man3/safe_tmpfile_xattr.3 'with mode ([0-7]+) minus the umask'
 # The symlink limit, everywhere the manual states it.
-lim=$(val SO_MAXSYMLINKS) || lim=
+lim=
+! val SO_MAXSYMLINKS || lim=$dv
 if [ -n "$lim" ]; then
 	bad=$(cd "$srcdir" && grep -n -E '([Mm]ore than|at most|follows at most) [0-9]+ symbolic links' \
 		doc/man/man3/*.3 doc/man/man7/*.7 | grep -v -E "(than|most) $lim symbolic links" || true)
@@ -65,7 +85,8 @@ $stray"
 for pair in $(cd "$srcdir" && grep -o -E '`[A-Z][A-Z0-9_]*` = [0-9]+' doc/design.md | sed 's/`//g; s/ = /=/' | sort -u); do
 	m=${pair%=*} v=${pair#*=}
 	n=$((n + 1))
-	want=$(val "$m") || continue
+	val "$m" || continue
+	want=$dv
 	[ "$want" = "$v" ] || fail "doc/design.md says $m = $v, lib/ defines $want"
 done
 [ $status -eq 0 ] && echo "check-numbers: $n checks: the numbers the documents quote are the code's"
