@@ -27,6 +27,9 @@ if [ ! -f "$top_builddir/bindings/python/build/.stamp" ]; then
 	echo "Bail out! $top_builddir/bindings/python/build is not built (make)"
 	exit 1
 fi
+# Only the plugins named here load (PYTEST_DISABLE_PLUGIN_AUTOLOAD): a pytest
+# plugin installed on the machine (xdist, randomly, ...) neither changes the
+# run nor costs its import and the scan of the installed packages' entry points.
 # pytest writes nothing into the source tree (read-only under distcheck):
 # no cache, no bytecode. Its temporary trees go in a directory of their own
 # outside the directory it collects (in $SAFEOPEN_TEST_DIR, as the other
@@ -38,7 +41,7 @@ trap 'rm -rf "$base"' EXIT
 {
 PYTHONPATH="$top_builddir/bindings/python/build:$top_srcdir/tests/harness" \
 LD_LIBRARY_PATH="$top_builddir/lib/.libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
-PYTHONDONTWRITEBYTECODE=1 SAFEOPEN_TEST_BUILD="$top_builddir/bindings/python/build" \
+PYTHONDONTWRITEBYTECODE=1 PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 SAFEOPEN_TEST_BUILD="$top_builddir/bindings/python/build" \
 SAFEOPEN_TAP_OUT="$base/tap" \
 	"$PYTHON_BIN" -X dev -m pytest -p no:cacheprovider -p tap_report \
 	-c "$top_srcdir/bindings/python/tests/pytest.ini" --rootdir="$top_srcdir/bindings/python/tests" \
