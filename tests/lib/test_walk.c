@@ -103,7 +103,7 @@ __attribute__((format(printf, 2, 3))) static void sb_add(struct sbuf *b, const c
 		va_start(ap, fmt);
 		int k = vsnprintf(b->s ? b->s + b->n : NULL, b->s ? b->cap - b->n : 0, fmt, ap);
 		va_end(ap);
-		ck_assert(k >= 0);
+		FX_ASSERT(k >= 0, "vsnprintf %s", fmt);
 		if (b->s && b->n + (size_t)k < b->cap) {
 			b->n += (size_t)k;
 			return;
@@ -131,7 +131,7 @@ static char type_char(unsigned int mode)
 static void ref_walk(int dfd, const char *name, const char *path, bool post, struct sbuf *out)
 {
 	struct stat st;
-	ck_assert_msg(fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0, "%s", path);
+	FX_ASSERT(fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0, "%s", path);
 	if (!S_ISDIR(st.st_mode)) {
 		sb_add(out, "L %c %s\n", type_char(st.st_mode), path);
 		return;
@@ -146,7 +146,7 @@ static void ref_walk(int dfd, const char *name, const char *path, bool post, str
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 			continue;
 		char *sub;
-		ck_assert(asprintf(&sub, "%s/%s", path, de->d_name) > 0);
+		FX_ASSERT(asprintf(&sub, "%s/%s", path, de->d_name) > 0, "out of memory");
 		ref_walk(fd, de->d_name, sub, post, out);
 		free(sub);
 	}
@@ -166,18 +166,18 @@ static long lib_walk(int root, const char *path, uint64_t flags, struct sbuf *ou
 	long n = 0;
 	while ((r = safe_walk_next(w, &e)) > 0) {
 		n++;
-		ck_assert_msg(e.error == 0, "%s: %s", e.path, strerror(e.error));
+		FX_ASSERT(e.error == 0, "%s: %s", e.path, strerror(e.error));
 		char v = e.visit == SAFE_WALK_PRE ? 'P' : e.visit == SAFE_WALK_POST ? 'Q' : 'L';
 		sb_add(out, "%c %c %s\n", v, type_char(e.stx->stx_mode), e.path);
 		/* The entry is (dirfd, name). */
 		struct stat st;
-		ck_assert_msg(fstatat(e.dirfd, e.name, &st, AT_SYMLINK_NOFOLLOW) == 0, "%s", e.path);
-		ck_assert_msg(st.st_ino == e.stx->stx_ino, "%s: dirfd/name is another object", e.path);
+		FX_ASSERT(fstatat(e.dirfd, e.name, &st, AT_SYMLINK_NOFOLLOW) == 0, "%s", e.path);
+		FX_ASSERT(st.st_ino == e.stx->stx_ino, "%s: dirfd/name is another object", e.path);
 		if (e.visit != SAFE_WALK_LEAF) {
 			struct stat fst;
-			ck_assert(fstat(e.fd, &fst) == 0 && fst.st_ino == st.st_ino);
+			FX_ASSERT(fstat(e.fd, &fst) == 0 && fst.st_ino == st.st_ino, "%s", e.path);
 		} else {
-			ck_assert_int_eq(e.fd, -1);
+			FX_ASSERT(e.fd == -1, "%s: fd %d", e.path, e.fd);
 		}
 	}
 	ck_assert_msg(r == 0, "next: %s", strerror(errno));
@@ -692,14 +692,14 @@ static void make_chain(int root, const char *top, int depth, int file_every)
 	close(fd);
 	fd = n;
 	for (int i = 0; i < depth; i++) {
-		ck_ok(mkdirat(fd, "d", 0755));
+		FX_ASSERT(mkdirat(fd, "d", 0755) == 0, "level %d: %s", i, strerror(errno));
 		if (file_every && i % file_every == 0) {
 			int f = openat(fd, "f", O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
 			ck_assert(f >= 0);
 			close(f);
 		}
 		n = openat(fd, "d", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		ck_assert(n >= 0);
+		FX_ASSERT(n >= 0, "level %d: %s", i, strerror(errno));
 		close(fd);
 		fd = n;
 	}
@@ -741,11 +741,14 @@ START_TEST(deep)
 	atomic_store(&n_hop_names, 0);
 	size_t last_post_depth = (size_t)depth + 1;
 	while ((r = safe_walk_next(w, &e)) > 0) {
-		ck_assert_int_eq(e.error, 0);
-		if (e.visit == SAFE_WALK_PRE)
-			ck_assert_uint_eq(e.depth, (size_t)pre++);
+		FX_ASSERT(e.error == 0, "%s: %s", e.path, strerror(e.error));
+		if (e.visit == SAFE_WALK_PRE) {
+			FX_ASSERT(e.depth == (size_t)pre, "pre %ld at depth %zu", pre, e.depth);
+			pre++;
+		}
 		if (e.visit == SAFE_WALK_POST) {
-			ck_assert_uint_eq(e.depth, last_post_depth - 1);
+			FX_ASSERT(e.depth == last_post_depth - 1, "post at depth %zu after %zu", e.depth,
+				  last_post_depth);
 			last_post_depth = e.depth;
 			post++;
 		}
@@ -921,7 +924,7 @@ static long chmod_walk(int root)
 			(void)fchmod(e.fd, 0700);
 		else
 			(void)safe_fchmodat_beneath(e.dirfd, e.name, 0600, 0);
-		ck_assert_msg(!strstr(e.path, "victim"), "reached %s", e.path);
+		FX_ASSERT(!strstr(e.path, "victim"), "reached %s", e.path);
 		n++;
 	}
 	safe_walk_close(w);
