@@ -306,9 +306,9 @@ START_TEST(escapes_touch_nothing)
 					continue;
 				}
 				int want = in_root ? ENOENT : EXDEV;
-				ck_assert_msg(r == -1 && e == want, "%s(%s) %s: got %d errno %s",
-					      op->name, path, in_root ? "IN_ROOT" : "BENEATH", r,
-					      strerror(e));
+				FX_ASSERT(r == -1 && e == want, "%s(%s) %s: got %d errno %s",
+					  op->name, path, in_root ? "IN_ROOT" : "BENEATH", r,
+					  strerror(e));
 			}
 		}
 		if (op->follows) {
@@ -327,9 +327,9 @@ START_TEST(escapes_touch_nothing)
 				 * for mkdir -p its name exists as a non-directory. */
 				if (op->fn == op_mkdir_p && in_root)
 					want = EEXIST;
-				ck_assert_msg(r == -1 && e == want, "%s(%s) %s: got %d errno %s",
-					      op->name, path, in_root ? "IN_ROOT" : "BENEATH", r,
-					      strerror(e));
+				FX_ASSERT(r == -1 && e == want, "%s(%s) %s: got %d errno %s",
+					  op->name, path, in_root ? "IN_ROOT" : "BENEATH", r,
+					  strerror(e));
 			}
 		}
 		char *out_after = fx_tree_snapshot(E.outside);
@@ -1540,7 +1540,7 @@ static void searchable_restore(void)
 	for (int i = 0; i < 3; i++) {
 		char p[PATH_MAX];
 		pj(p, E.root, searchable[i]);
-		ck_assert_int_eq(chmod(p, searchable_mode[i]), 0);
+		FX_ASSERT(chmod(p, searchable_mode[i]) == 0, "%s: %s", p, strerror(errno));
 	}
 }
 

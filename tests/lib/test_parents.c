@@ -246,7 +246,7 @@ START_TEST(parents_undo_race)
 	/* Every decoy still exists at the top of the case directory, with its "n". */
 	for (int k = 0; k < PR.ndecoys; k++) {
 		DIR *dir = fdopendir(openat(d.fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-		ck_assert(dir);
+		FX_ASSERT(dir, "decoy %d: %s", k, strerror(errno));
 		bool found = false, inner = false;
 		for (struct dirent *e; !found && (e = readdir(dir));) {
 			found = e->d_ino == PR.decoys[k];
@@ -257,10 +257,9 @@ START_TEST(parents_undo_race)
 			}
 		}
 		closedir(dir);
-		ck_assert_msg(found, "decoy %d (inode %lu) was removed", k,
-			      (unsigned long)PR.decoys[k]);
-		ck_assert_msg(inner, "the \"n\" in decoy %d (inode %lu) was removed", k,
-			      (unsigned long)PR.decoys[k]);
+		FX_ASSERT(found, "decoy %d (inode %lu) was removed", k, (unsigned long)PR.decoys[k]);
+		FX_ASSERT(inner, "the \"n\" in decoy %d (inode %lu) was removed", k,
+			  (unsigned long)PR.decoys[k]);
 	}
 	tdir_free(&d);
 }
