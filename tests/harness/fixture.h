@@ -108,11 +108,16 @@ double fx_now(void);
  * each: 45,000 in test_walk, a sixth of its system calls); FX_ASSERT only
  * loses that "last passed here" mark, which matters for a case that crashes.
  */
+#ifdef SAFEOPEN_MINICHECK_H /* tests/harness/minicheck (the musl build) */
+#define FX_FAILED_ _ck_failed
+#else
+#define FX_FAILED_ _ck_assert_failed
+#endif
 #define FX_ASSERT(expr, ...)                                                            \
 	do {                                                                            \
 		if (!(expr))                                                            \
-			_ck_assert_failed(__FILE__, __LINE__, "Assertion '" #expr "' failed", \
-					  __VA_ARGS__);                                 \
+			FX_FAILED_(__FILE__, __LINE__, "Assertion '" #expr "' failed",   \
+				   __VA_ARGS__);                                         \
 	} while (0)
 
 /* ---------------------------------------------------------------- runner */
