@@ -181,7 +181,9 @@ _Static_assert(WALK_HELD <= 64 && WALK_HELD % 2 == 0, "slots of the per-level bi
 #define WALK_RETIRED SO_CHAIN_RETIRED
 /* Every descriptor the chain may hold at once (so one so_fd_batch holds them). */
 #define WALK_FDS (WALK_HELD + WALK_CKPT + WALK_RETIRED)
-_Static_assert(WALK_FDS <= SO_FD_BATCH_MAX, "one batch closes the whole chain");
+/* Equal today (the chain's sizes); the assertion keeps it so if one changes. */
+_Static_assert(WALK_FDS <= SO_FD_BATCH_MAX, /* NOLINT(misc-redundant-expression) */
+	       "one batch closes the whole chain");
 /* Besides the chain and the pinned cwd, while the last component is examined
  * (final_name()): two descriptors of the last name at once (the O_PATH look
  * NO_XDEV takes, held while the real open or the link is opened) and the two
