@@ -9,6 +9,8 @@
 #    doc/cookbook.md as one file.
 #  - its comments stay summaries (the man pages are the reference): at most
 #    500 lines hold comment text.
+# Each is compiled -fsyntax-only (the compiler's front end: every diagnostic
+# these checks ask for, without the assembler run after it).
 # C++ is checked by tests/docs/check-header-cxx.sh; the summaries against the
 # man pages by tests/docs/check-man-symbols.sh.
 set -eu
@@ -33,14 +35,14 @@ try() { # name, then the compiler command line
 }
 
 printf '#include <safeopen.h>\nint main(void) { return safe_version() == 0; }\n' >"$tmp/only.c"
-try "C99 -pedantic" $cc -std=c99 -pedantic -Wall -Wextra -Werror -I"$inc" -c "$tmp/only.c" -o "$tmp/o"
-try "C11 -pedantic" $cc -std=c11 -pedantic -Wall -Wextra -Werror -I"$inc" -c "$tmp/only.c" -o "$tmp/o"
-try "gnu89" $cc -std=gnu89 -Wall -Wextra -Werror -I"$inc" -c "$tmp/only.c" -o "$tmp/o"
+try "C99 -pedantic" $cc -std=c99 -pedantic -Wall -Wextra -Werror -I"$inc" -fsyntax-only "$tmp/only.c"
+try "C11 -pedantic" $cc -std=c11 -pedantic -Wall -Wextra -Werror -I"$inc" -fsyntax-only "$tmp/only.c"
+try "gnu89" $cc -std=gnu89 -Wall -Wextra -Werror -I"$inc" -fsyntax-only "$tmp/only.c"
 
 printf '#include <linux/openat2.h>\n#include <safeopen.h>\nint main(void) { return 0; }\n' \
 	>"$tmp/uapi.c"
 try "C11 after <linux/openat2.h>" $cc -std=c11 -pedantic -Wall -Wextra -Werror -I"$inc" \
-	-c "$tmp/uapi.c" -o "$tmp/o"
+	-fsyntax-only "$tmp/uapi.c"
 # The assertions must reject a wrong kernel value (here RESOLVE_BENEATH).
 cat >"$tmp/wrong.c" <<'EOC'
 #define RESOLVE_NO_XDEV 0x01
@@ -51,7 +53,7 @@ cat >"$tmp/wrong.c" <<'EOC'
 #include <safeopen.h>
 int main(void) { return 0; }
 EOC
-if $cc -std=c11 -I"$inc" -c "$tmp/wrong.c" -o "$tmp/o" >"$tmp/log" 2>&1; then
+if $cc -std=c11 -I"$inc" -fsyntax-only "$tmp/wrong.c" >"$tmp/log" 2>&1; then
 	echo "FAIL: a wrong RESOLVE_BENEATH compiles: the static assertions do not run"
 	fail=1
 elif grep -q 'RESOLVE_BENEATH' "$tmp/log"; then
@@ -72,7 +74,7 @@ awk -v dir="$tmp" '
 for f in "$tmp"/readme*.c; do
 	[ -e "$f" ] || break
 	n=$((n + 1))
-	try "README.md C block $n" $cc -std=c11 -Wall -Wextra -Werror -I"$inc" -c "$f" -o "$tmp/o"
+	try "README.md C block $n" $cc -std=c11 -Wall -Wextra -Werror -I"$inc" -fsyntax-only "$f"
 done
 if [ "$n" -eq 0 ]; then
 	echo "FAIL: no C block found in README.md"
@@ -89,7 +91,7 @@ if [ "$nb" -lt 2 ]; then
 	fail=1
 else
 	try "doc/cookbook.md: its $nb C blocks" $cc -std=c11 -Wall -Wextra -Werror -I"$inc" \
-		-c "$tmp/cookbook.c" -o "$tmp/o"
+		-fsyntax-only "$tmp/cookbook.c"
 fi
 
 # Lines holding comment text: inside a /* */ comment (its first and last
