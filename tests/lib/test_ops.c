@@ -1107,7 +1107,7 @@ START_TEST(ops_race_symlink_swap)
 	static const char *const paths[] = { "t/d/inner", "t/d/sub", "t/d/sub/", "t/d/sub/deep",
 					     "t/d/sub/..", "t/d/new" };
 	/* Each operation gets its share of a bounded time (every one runs at least once). */
-	double share = (fx_under_valgrind() ? 2.0 : fx_long() ? 0.6 : 0.08) / N_OPS;
+	double share = (fx_under_valgrind() ? 2.0 : fx_long() ? 0.6 : 0.04) / N_OPS;
 	for (int o = 0; o < N_OPS; o++) {
 		double end = fx_now() + share;
 		int rounds = 0; /* at least 5 rounds per operation */
@@ -1855,7 +1855,7 @@ START_TEST(mkdir_all_race_planted_symlink)
 	while (atomic_load(&s.plants) == 0)
 		sched_yield();
 	/* the time, and at least 200 calls (a slow machine runs longer) */
-	double end = fx_now() + (fx_under_valgrind() ? 1.0 : fx_long() ? 0.4 : 0.1);
+	double end = fx_now() + (fx_under_valgrind() ? 1.0 : fx_long() ? 0.4 : 0.05);
 	long calls = 0, ok = 0;
 	while (fx_now() < end || (calls < 200 && !fx_under_valgrind())) {
 		int fd = safe_mkdir_all_beneath(E.rootfd, "t/x/y", 0755, m);

@@ -375,10 +375,10 @@ START_TEST(test_race)
 		usleep(100);
 	}
 
-	/* 5,000 attempts (200,000 under check-long), and on until the attack
+	/* 2,500 attempts (200,000 under check-long), and on until the attack
 	 * has shown (100 swaps, an own file opened and a link refused), at most
 	 * 20 times as many. */
-	long attempts = fx_size(5000, 200000, 20), most = 20 * attempts, i;
+	long attempts = fx_size(2500, 200000, 10), most = 20 * attempts, i;
 	long foreign = 0, own = 0, refused = 0, other = 0;
 	long swaps_at_start = atomic_load(&s->swaps);
 	for (i = 0; i < most && (i < attempts || own == 0 || refused == 0 ||

@@ -1134,7 +1134,7 @@ static long run_race(uint64_t resolve, const char *what, bool control)
 	r.rootfd = openat(r.topfd, "root", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	ck_assert_int_ge(r.rootfd, 0);
 	ck_assert_int_eq(fstatat(r.topfd, "secret", &r.secret, 0), 0);
-	long total = fx_size(20000, 100000, 100);
+	long total = fx_size(10000, 100000, 50);
 	enum { NRES = 2 };
 	r.attempts = total / NRES;
 	pthread_t att, res[NRES];

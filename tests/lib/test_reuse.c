@@ -908,11 +908,11 @@ static int race_child(void *arg)
 	for (int i = 0; i < 2; i++)
 		pthread_create(&tv[i], NULL, race_victim, &r);
 	/* At least `seconds` and on until the floors (a slow machine runs
-	 * longer rather than checking less), at most 60 s more. Quick: 0.2 s
+	 * longer rather than checking less), at most 60 s more. Quick: 0.1 s
 	 * and 500 rounds and calls; SAFEOPEN_CHECK_LONG=1 (make check-long):
 	 * 60 s and 5,000. */
 	bool long_run = fx_long() && !fx_under_valgrind();
-	double seconds = fx_under_valgrind() ? 1.0 : long_run ? 60.0 : 0.2;
+	double seconds = fx_under_valgrind() ? 1.0 : long_run ? 60.0 : 0.1;
 	long min_rounds = fx_under_valgrind() ? 50 : long_run ? 5000 : 500;
 	double t0 = fx_now();
 	while (fx_now() - t0 < seconds + 60.0 &&

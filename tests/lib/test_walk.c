@@ -963,7 +963,7 @@ static void run_race(int kind)
 	/* Under valgrind (one thread at a time) fewer rounds and walks. */
 	bool vg = fx_under_valgrind();
 	long min_rounds = vg ? 5 : 50, min_walks = vg ? 2 : 10;
-	double end = fx_now() + (fx_long() ? 5.0 : 0.3);
+	double end = fx_now() + (fx_long() ? 5.0 : 0.15);
 	long walks = 0, entries = 0;
 	while (fx_now() < end || atomic_load(&r.rounds) < min_rounds || walks < min_walks) {
 		entries += chmod_walk(root);

@@ -13,9 +13,9 @@ import pytest
 import safeopen
 from racer import Swapper, exchange, seconds
 
-# per path (fast path, walker): check-long 1 s; make check 0.2 s and on (at
+# per path (fast path, walker): check-long 1 s; make check 0.1 s and on (at
 # most 10 s more) until the victim has seen the attack
-SECONDS = seconds(1.0, 0.2)
+SECONDS = seconds(1.0, 0.1)
 
 
 def setup_tree(top):
