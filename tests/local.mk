@@ -4,12 +4,23 @@
 # CC=musl-gcc on Debian) the suites of the resolver table, tmpfile and ops
 # are built against tests/harness/minicheck instead (see below).
 
-# The slowest tests come first in TESTS (and in SUITES), so that `make -j2
-# check` does not end with one of them running alone (the Python tests,
-# bindings/python/local.mk, are included before this file; the order is the
-# CPU time each took when run alone, measured for #38).
-TESTS += tests/tools/test-httpd.sh tests/tools/test-extract.sh tests/docs/check-man-examples.sh \
-	tests/tools/test-tree.sh tests/tools/test-extract-bsdtar.sh tests/tools/test-tree-cost.sh
+# The slowest tests come first in TESTS, so that `make -j2 check` does not
+# end with one of them running alone: parallel-tests starts them in this
+# order. The order is the time each took alone on an idle 2-core machine
+# (seconds of wall time, measured for #38): test-httpd 4.7, the Python tests
+# 2.9 (PYTHON_TESTS, bindings/python/local.mk), test-extract 2.2,
+# test-tree-cost 2.1, then the slow suites (SLOW_SUITES, below: test_ops 1.8,
+# test_walk 1.5, test_limits 1.4, test_resolve 1.3, test_sweep 1.25, most of
+# it a sleep), test-tree and test-extract-bsdtar 1.0, then the other suites
+# and checks (0.9 and less).
+TESTS += tests/tools/test-httpd.sh $(PYTHON_TESTS) tests/tools/test-extract.sh \
+	tests/tools/test-tree-cost.sh
+if HAVE_CHECK
+SLOW_SUITES = tests/lib/test_ops tests/lib/test_walk tests/lib/test_limits tests/lib/test_resolve \
+	tests/lib/test_sweep
+TESTS += $(SLOW_SUITES)
+endif
+TESTS += tests/tools/test-tree.sh tests/tools/test-extract-bsdtar.sh tests/docs/check-man-examples.sh
 
 # tests/lib/ the library's suites, tests/tools/ the programs' tests,
 # tests/docs/ the checks of the manual, header and examples, tests/harness/
@@ -41,13 +52,14 @@ if HAVE_CHECK
 #   test_owner (SAFE_RESOLVE_SYMLINKS_OWNER_MATCH: the rows as root, the race)
 # They are also what check-valgrind runs under memcheck and check-kernels
 # under each seccomp profile.
-SUITES = tests/lib/test_limits tests/lib/test_tmpfile tests/lib/test_walk tests/lib/test_resolve tests/lib/test_ops \
-	tests/lib/test_concurrency tests/lib/test_rmtree tests/lib/test_parents tests/lib/test_resolve_system \
-	tests/lib/test_owner tests/lib/test_reuse tests/lib/test_fault tests/lib/test_tmpfile_sandbox \
-	tests/lib/test_realpath tests/lib/test_fuzz tests/lib/test_sweep tests/lib/test_ops_attr tests/lib/test_base \
-	tests/lib/test_diag tests/lib/test_proc
+# (SLOW_SUITES, in TESTS above, first; then the others, slowest first.)
+QUICK_SUITES = tests/lib/test_tmpfile tests/lib/test_reuse tests/lib/test_tmpfile_sandbox \
+	tests/lib/test_concurrency tests/lib/test_resolve_system tests/lib/test_fault tests/lib/test_owner \
+	tests/lib/test_rmtree tests/lib/test_parents tests/lib/test_realpath tests/lib/test_fuzz \
+	tests/lib/test_ops_attr tests/lib/test_base tests/lib/test_diag tests/lib/test_proc
+SUITES = $(SLOW_SUITES) $(QUICK_SUITES)
 check_PROGRAMS += $(SUITES)
-TESTS += $(SUITES) tests/docs/check-symbols.sh
+TESTS += $(QUICK_SUITES) tests/docs/check-symbols.sh
 EXTRA_DIST += tests/docs/check-symbols.sh tests/harness/direct.sh tests/harness/partial.sh tests/lib/strategy.h
 AM_CFLAGS += $(CHECK_CFLAGS)
 LDADD = tests/libtestutil.a lib/libsafeopen.la $(CHECK_LIBS)

@@ -26,7 +26,8 @@ EXTRA_DIST += bindings/python/_safeopen.c bindings/python/gen-constants.py bindi
 	bindings/python/README.md bindings/python/sitedir.py bindings/python/install-package.sh \
 	$(PYPKG_FILES) $(PYTEST_FILES) bindings/python/tests/run-pytest.sh bindings/python/tests/pytest.ini \
 	bench/python-bench.py
-TESTS += bindings/python/tests/run-pytest.sh
+# In TESTS where tests/local.mk puts it (the slowest tests first).
+PYTHON_TESTS = bindings/python/tests/run-pytest.sh
 AM_TESTS_ENVIRONMENT += PYTHON_BIN='$(PYTHON_BIN)'; export PYTHON_BIN; \
 	SAFEOPEN_SAN_CFLAGS='$(SAN_CFLAGS)'; export SAFEOPEN_SAN_CFLAGS;
 
