@@ -299,25 +299,6 @@ int so_walk_from(int pfd, const char *name, int topfd, uint64_t flags, struct sa
  * walk enters and rmtree's top. */
 int so_open_subdir(int dfd, const char *name, bool keep_mount, bool *same);
 
-/* Keep level `level` open as a checkpoint while a walk down a chain of
- * directories stands at `depth` (level <= depth)? Yes when it is a multiple
- * of 4^j less than 4^(j+1) levels above, for some j: about three per power of
- * 4, monotone in depth, so that climbing back by re-descents from the nearest
- * checkpoint opens each level O(log4 depth) times in all (design.md, "The
- * cost of '..'"). The rule of both the resolver's and the tree walk's
- * ck_keep() (resolve.c, walk.c), which add their mutation switches. */
-static inline bool so_ckpt_keep(size_t level, size_t depth)
-{
-	size_t dist = depth - level;
-	for (size_t unit = 1; level % unit == 0; unit *= 4) {
-		if (dist / 4 < unit)
-			return true;
-		if (unit > SIZE_MAX / 16)
-			break;
-	}
-	return false;
-}
-
 /* ------------------------------------------------------------------ identity (ident.c) */
 
 /* The identity of an object: device, inode and (when the kernel reports it)
@@ -412,21 +393,23 @@ static inline bool so_other_mount(const struct so_ident *a, const struct so_iden
 /* ------------------------------------------------------------------ held chain (chain.c) */
 
 /* The held chain of directories a descent stands in (chain.c states its
- * invariants): level 0 (the top) .. depth (cur), each with its single name
- * and its identity when first entered. Held: level 0, a ring of the
- * SO_CHAIN_RING deepest levels, up to SO_CHAIN_CKPT checkpoints above it;
- * other levels are reopened from the nearest held one by their names. The
- * fields are the module's; clients go through the functions. */
+ * invariants and its two clients: the resolver's O_PATH levels, the tree
+ * walk's readable ones): level 0 (the top) .. depth (cur), each recorded by
+ * its single name in its parent. Held: level 0, a ring of up to
+ * SO_CHAIN_RING of the deepest levels, up to SO_CHAIN_CKPT checkpoints above
+ * it, and up to SO_CHAIN_RETIRED levels left by ".." waiting for a batched
+ * close; other levels are reopened from the nearest held one by their names.
+ * The fields are the module's; clients go through the functions. */
 #define SO_CHAIN_RING 32
 #define SO_CHAIN_CKPT 24
-/* Ring, checkpoints, level 0. */
+/* Ring, checkpoints, level 0: a client that retires nothing (the walk). */
 #define SO_CHAIN_MAX_FDS 57
 /* Levels left by ".." (and by an IN_ROOT jump) that wait for the next batched
- * close: the resolver's. */
+ * close: the resolver's (a client that lends level 0). */
 #define SO_CHAIN_RETIRED 8
 /* The most descriptors one batch closes: a whole chain (ring, checkpoints,
- * retired levels). */
-#define SO_FD_BATCH_MAX (SO_CHAIN_RING + SO_CHAIN_CKPT + SO_CHAIN_RETIRED)
+ * retired levels, level 0). */
+#define SO_FD_BATCH_MAX (SO_CHAIN_RING + SO_CHAIN_CKPT + SO_CHAIN_RETIRED + 1)
 
 /* Descriptors of a chain to close together (sorted, distinct): one
  * close_range() per run of consecutive numbers (chain.c). */
@@ -440,46 +423,88 @@ void so_fd_batch_add(struct so_fd_batch *b, int fd);
 void so_fd_batch_close(struct so_fd_batch *b);
 
 /* Opens the subdirectory `name` (one name) of dfd as a level: a new
- * descriptor, or -1 with errno. */
-typedef int (*so_chain_open_fn)(void *ctx, int dfd, const char *name);
+ * descriptor, or -1 with errno; *bits: the client's bits for that level. */
+typedef int (*so_chain_open_fn)(void *ctx, int dfd, const char *name, unsigned int *bits);
 /* Level l was reopened (a new open file description). */
 typedef void (*so_chain_reopened_fn)(void *ctx, size_t l);
 
-struct so_chain_level {
-	int fd; /* or -1 when not held */
-	struct so_ident id;
-	size_t nstart, nend; /* its name: names[nstart..nend) */
+/* What a client tells the chain once (so_chain_init()). */
+struct so_chain_client {
+	so_chain_open_fn open;
+	so_chain_reopened_fn reopened; /* or NULL */
+	void *ctx;
+	int oflags;              /* O_RDONLY or O_PATH: how a hop of names opens a level */
+	bool ident;              /* record each level's identity, checked on re-descent */
+	bool halves;             /* a full ring sheds its older half at once (else one level) */
+	unsigned int keep_bits;  /* client bits a level keeps as a checkpoint or taken back */
+	char *names;             /* first storage for the names, or NULL */
+	size_t ncap;             /* its size */
+};
+
+/* A held level of the ring, by slot (level % SO_CHAIN_RING). */
+struct so_chain_slot {
+	int fd; /* or -1 (cur whose re-descent failed; a slot not in the ring) */
+	unsigned int bits; /* the client's */
+	size_t nend; /* its name ends at names[nend - 1] ('\0') */
+};
+
+struct so_chain_ckpt {
+	size_t level;
+	size_t nend;
+	int fd;
+	unsigned int bits;
 };
 
 struct so_chain {
-	struct so_chain_level *lv; /* lv[0..depth] */
-	size_t depth, cap;
+	struct so_chain_client cl;
+	size_t depth;
 	size_t lo;   /* the ring: lo..depth */
 	size_t ring; /* its length at most */
-	size_t ck[SO_CHAIN_CKPT];
+	int top;     /* level 0 */
+	bool top_lent;
+	struct so_chain_slot slot[SO_CHAIN_RING];
+	struct so_chain_ckpt ck[SO_CHAIN_CKPT];
 	size_t nck, ckmax;
-	char *names; /* "n1/n2/.../ndepth" */
-	size_t ncap;
-	int oflags; /* O_RDONLY or O_PATH: how a hop of names opens a level */
-	so_chain_open_fn open;
-	so_chain_reopened_fn reopened;
-	void *ctx;
+	int retired[SO_CHAIN_RETIRED];
+	size_t nretired;
+	int back; /* the level the last so_chain_up() left, or -1 */
+	unsigned int back_bits;
+	char *names; /* "n1\0n2\0...nd\0": levels 1..depth, nlen bytes */
+	size_t nlen, ncap;
+	struct so_ident *id; /* id[0..depth] with cl.ident, else NULL */
+	size_t idcap;
 };
 
 /* An empty chain (depth 0, level 0 not set): 0, or -1 with ENOMEM. */
-int so_chain_init(struct so_chain *c, so_chain_open_fn open_level, so_chain_reopened_fn reopened,
-		  void *ctx, int oflags);
-/* Level 0 is fd (owned), identity *id. */
-void so_chain_set_top(struct so_chain *c, int fd, const struct so_ident *id);
-/* Level depth + 1: fd (owned; closed on failure), identity *id, `name` in
- * cur. 0, or -1 with ENOMEM. */
-int so_chain_push(struct so_chain *c, int fd, const struct so_ident *id, const char *name);
-/* Close cur; its parent is cur. */
+int so_chain_init(struct so_chain *c, const struct so_chain_client *cl);
+/* Level 0 is fd, identity *id (NULL without cl.ident); lent: the client's,
+ * never closed by the chain. */
+void so_chain_set_top(struct so_chain *c, int fd, const struct so_ident *id, bool lent);
+/* Level depth + 1: fd (owned; closed on failure), `name` in cur, identity
+ * *id (NULL without cl.ident), client bits. 0, or -1 with ENOMEM. */
+int so_chain_push(struct so_chain *c, int fd, const char *name, const struct so_ident *id,
+		  unsigned int bits);
+/* Close cur; its parent is cur (held or not: so_chain_hold()). */
 void so_chain_pop(struct so_chain *c);
+/* ".." from cur (held, depth >= 1): cur is retired (so_chain_back()) and
+ * its parent, held or re-descended by its names from the nearest held
+ * level, is cur. 0 (parent was held) or 1 (re-descended), -1 with errno;
+ * *left_bits: the bits of the level left. */
+int so_chain_up(struct so_chain *c, unsigned int *left_bits);
 /* Level t (cur or its parent) held again if it is not: 0, or -1 with errno
  * and *failed the shallowest level given up (EAGAIN: not the level walked). */
 int so_chain_hold(struct so_chain *c, size_t t, size_t *failed);
-/* Under EMFILE/ENFILE give one held level back (never level 0 or cur):
+/* The level the last so_chain_up() left, for the component right after it
+ * only (cleared), or -1. */
+int so_chain_back(struct so_chain *c);
+/* Descend into `back` (from so_chain_back()) again if `name` is its name:
+ * true if it did. */
+bool so_chain_take_back(struct so_chain *c, int back, const char *name);
+/* Back to level 0; the levels held are retired (or closed). */
+void so_chain_jump(struct so_chain *c);
+/* Close every level but level 0; depth 0. */
+void so_chain_drop(struct so_chain *c);
+/* Under EMFILE/ENFILE give one held descriptor back (never level 0 or cur):
  * true if one was. */
 bool so_chain_give_back(struct so_chain *c, int err);
 /* The depth of cur. */
@@ -487,19 +512,32 @@ static inline size_t so_chain_depth(const struct so_chain *c)
 {
 	return c->depth;
 }
+/* cur's descriptor (level 0's at depth 0), or -1 when it is not held. */
+static inline int so_chain_cur(const struct so_chain *c)
+{
+	return c->depth == 0 ? c->top : c->slot[c->depth % SO_CHAIN_RING].fd;
+}
+/* cur's client bits (depth >= 1, cur held). */
+static inline unsigned int *so_chain_bits(struct so_chain *c)
+{
+	return &c->slot[c->depth % SO_CHAIN_RING].bits;
+}
 /* Level l's descriptor, or -1 when it is not held. */
 int so_chain_fd(const struct so_chain *c, size_t l);
-/* Level l's identity when first entered. */
+/* Level l's identity when first entered (cl.ident). */
 static inline const struct so_ident *so_chain_id(const struct so_chain *c, size_t l)
 {
-	return &c->lv[l].id;
+	return &c->id[l];
 }
-/* Level l's name (l >= 1), NUL-terminated in buf. */
+/* Level l's name (l >= 1, held), NUL-terminated in buf. */
 const char *so_chain_name(const struct so_chain *c, size_t l, char buf[NAME_MAX + 1]);
-/* Level 0's descriptor is no longer the chain's (a client's own, lent):
- * so_chain_free() leaves it open. */
-void so_chain_release_top(struct so_chain *c);
-/* Close every held level and free the chain. */
+/* The names of levels 1..depth, each NUL-terminated: *len bytes. */
+static inline const char *so_chain_names(const struct so_chain *c, size_t *len)
+{
+	*len = c->nlen;
+	return c->names;
+}
+/* Close every level (level 0 unless lent) and free the chain. */
 void so_chain_free(struct so_chain *c);
 
 /* ------------------------------------------------------------------ procfs (procfs.c) */

@@ -164,26 +164,10 @@ static bool proc_link_magic(const struct so_info *in, const char *body, size_t n
 	return false;
 }
 
-/* The walk holds descriptors of up to WALK_HELD of the deepest levels of its
- * chain (fewer after EMFILE/ENFILE made it give some back; see the safety
- * argument at the top): the chain's ring (chain.c), one bound for both. */
-#define WALK_HELD SO_CHAIN_RING
-/* Per-level bits (searched, crossed) live in one uint64_t by slot; the older
- * half of the ring leaves it at once (shed_half()). */
-_Static_assert(WALK_HELD <= 64 && WALK_HELD % 2 == 0, "slots of the per-level bits");
-/* Below the held levels, checkpoints: a few shallower levels kept open at
- * spacings that grow with their distance from cur (ck_keep()), so that a
- * ".." below the held levels re-descends from a nearby checkpoint instead of
- * the root (redescend()); as many as the chain's. */
-#define WALK_CKPT SO_CHAIN_CKPT
-/* Descriptors of levels left by ".." wait here and are closed together
- * (mostly by one close_range()): see retire(). */
-#define WALK_RETIRED SO_CHAIN_RETIRED
-/* Every descriptor the chain may hold at once (so one so_fd_batch holds them). */
-#define WALK_FDS (WALK_HELD + WALK_CKPT + WALK_RETIRED)
-/* Equal today (the chain's sizes); the assertion keeps it so if one changes. */
-_Static_assert(WALK_FDS <= SO_FD_BATCH_MAX, /* NOLINT(misc-redundant-expression) */
-	       "one batch closes the whole chain");
+/* Every descriptor the walker's chain (lib/chain.c) may hold at once: the
+ * ring, the checkpoints, the levels retired by ".." or an IN_ROOT jump (level
+ * 0 is the caller's, lent). chain.c asserts that one batch closes them all. */
+#define WALK_FDS (SO_CHAIN_RING + SO_CHAIN_CKPT + SO_CHAIN_RETIRED)
 /* Besides the chain and the pinned cwd, while the last component is examined
  * (final_name()): two descriptors of the last name at once (the O_PATH look
  * NO_XDEV takes, held while the real open or the link is opened) and the two
@@ -244,28 +228,15 @@ struct comp {
 };
 
 struct walk {
-	int rootfd;        /* borrowed dirfd, or the pinned cwd */
 	int oflags;        /* validated open flags */
 	mode_t mode;
 	uint64_t resolve;
 	bool xdev;         /* SAFE_RESOLVE_NO_XDEV */
 	struct so_ident root_id; /* the root's identity and mount, with xdev */
 
-	/* The chain root = level 0 -> ... -> level `depth` = cur. Levels
-	 * lo..depth (lo >= 1; none when lo > depth) are held open in
-	 * held[level % WALK_HELD]; the root is the caller's fd. Bit
-	 * (level % WALK_HELD) of `searched`: a name was looked up in that held
-	 * level (so the kernel's search-permission check on it has passed). */
-	int cur;
-	size_t depth;
-	size_t lo;
-	int held[WALK_HELD];
-	/* names_len right after the name of that held level. */
-	size_t held_nend[WALK_HELD];
-	uint64_t searched;
-	/* Bit (level % WALK_HELD): that level was entered across a mount
-	 * boundary, or without knowing (no openat2 to tell). */
-	uint64_t crossed;
+	/* The chain root = level 0 -> ... -> level depth = cur (lib/chain.c:
+	 * levels by their names, a ring, checkpoints, retired levels). */
+	struct so_chain ch;
 	/* What fstatfs() said about cur's mount (FS_*), or 0: not known. A
 	 * descent that stays on the mount keeps it, ".." keeps it unless the
 	 * level it leaves was entered across a mount (cur_fs()). */
@@ -275,21 +246,6 @@ struct walk {
 	unsigned int mfs;
 	uint64_t mfs_mnt;
 	dev_t mfs_dev;
-	/* Checkpoints: levels below lo still held, ascending (ck_keep()). */
-	struct ckpt {
-		size_t level;
-		size_t nend;  /* names_len right after its name */
-		int fd;
-		bool crossed; /* entered across a mount (or not known) */
-	} ck[WALK_CKPT];
-	size_t nck;
-	int retired[WALK_RETIRED];
-	size_t nretired;
-	/* The level the last ".." left (the newest retired descriptor), for the
-	 * component right after it only, else -1 (take_back()); whether it was
-	 * entered on its parent's mount. */
-	int back;
-	bool back_same;
 	int links;         /* symlinks followed so far */
 	/* SAFE_RESOLVE_SYMLINKS_OWNER_MATCH: the links followed whose body the
 	 * walk has not yet resolved, innermost last: each link's owner, and the
@@ -305,16 +261,11 @@ struct walk {
 	const char *last;
 	size_t last_len;
 
-	/* The names that led from each level to the next: levels 1..depth,
-	 * each NUL-terminated, in order. */
-	char *names;
-	size_t names_len, names_cap;
-
 	char *buf; /* the remaining path lives in buf[pos..cap-1], NUL at cap-1 */
 	size_t cap;
 	size_t pos;
 
-	char names_local[WALK_NAMES];
+	char names_local[WALK_NAMES]; /* the chain's first storage for names */
 	char buf_local[WALK_BUF];
 	struct so_diag_walk diag; /* only while diag.on: where it stopped (diag.c) */
 };
@@ -344,191 +295,57 @@ static bool off_root_mount(const struct walk *w, const struct so_ident *id)
 
 /* ------------------------------------------------------------ the held chain */
 
-static size_t slot(size_t level)
-{
-	return level % WALK_HELD;
-}
-
 /*
- * The walker's chain (the held chain of lib/chain.c does the same for the
- * tree walk, with identities; design.md, "The chain"). Invariants, asserted
- * by chain_check() after every change that is complete (push_level(), the
- * end of a ".." or a re-descent, make_room(), drop_chain(), jump_root()):
- *  R1 cur is the root's descriptor at depth 0, else the held descriptor of
- *     level depth (cur is always held);
- *  R2 the ring is levels lo..depth, 1 <= lo <= depth + 1 (empty at depth
- *     0), all held, at most WALK_HELD of them, in held[slot(level)];
- *  R3 checkpoints are held levels below lo, strictly ascending, at most
- *     WALK_CKPT; no other level is held;
- *  R4 at most WALK_RETIRED retired descriptors wait for their batched
- *     close, none of them a level (but take_back() of the newest);
- * so the walker's chain holds at most WALK_FDS descriptors, and one
- * so_fd_batch holds them all (the static assertions above).
+ * The walk's chain is lib/chain.c's (struct so_chain: its invariants C1-C6
+ * are stated there and asserted after every change): level 0 is the root
+ * (the caller's descriptor, lent), the levels are O_PATH descriptors reached
+ * by single names, the ring sheds its older half at once, ".." is
+ * so_chain_up() (the level left is retired and taken back by "x/../x"), and
+ * an IN_ROOT jump is so_chain_jump(). Its premise instead of identities:
+ * every level was reached from a held level by opening one name that is
+ * not followed if it is a link (open_child(), chain_open()), so whatever
+ * the name was at that moment, the level is beneath; the chain compares
+ * nothing it recorded earlier, so no inode number can be reused against it.
+ * cur is always held (chain.c C1: the walker goes up by so_chain_up()).
+ * The walker's bits of a level (so_chain_bits()):
  */
-static void chain_check(const struct walk *w)
+#define LV_CROSSED 1U  /* entered across a mount boundary, or without knowing (no openat2) */
+#define LV_SEARCHED 2U /* a name was looked up in it: the kernel's search check passed */
+
+static int cur(const struct walk *w)
 {
-#ifndef NDEBUG
-	assert(w->cur == (w->depth == 0 ? w->rootfd : w->held[slot(w->depth)])); /* R1 */
-	assert(w->lo >= 1 && w->lo <= w->depth + 1);                              /* R2 */
-	assert(w->depth + 1 - w->lo <= WALK_HELD);                                 /* R2 */
-	for (size_t l = w->lo; l <= w->depth; l++)
-		assert(w->held[slot(l)] >= 0);                                     /* R2 */
-	assert(w->nck <= WALK_CKPT);                                               /* R3 */
-	for (size_t i = 0; i < w->nck; i++) {
-		assert(w->ck[i].level >= 1 && w->ck[i].level < w->lo);             /* R3 */
-		assert(i == 0 || w->ck[i - 1].level < w->ck[i].level);             /* R3 */
-		assert(w->ck[i].fd >= 0);                                          /* R3 */
-	}
-	assert(w->nretired <= WALK_RETIRED);                                       /* R4 */
-#else
-	(void)w;
-#endif
+	int fd = so_chain_cur(&w->ch);
+	assert(fd >= 0 || so_chain_depth(&w->ch) == 0);
+	return fd;
 }
 
-static int fd_at(const struct walk *w, size_t level)
+static size_t w_depth(const struct walk *w)
 {
-	assert(level == 0 || (level >= w->lo && level <= w->depth));
-	return level == 0 ? w->rootfd : w->held[slot(level)];
+	return so_chain_depth(&w->ch);
 }
 
-/* Close the retired descriptors and the held levels from..to (none when
- * from > to; at most WALK_HELD), in one batch. */
-static void close_levels(struct walk *w, size_t from, size_t to)
-{
-	struct so_fd_batch b = { .n = 0 };
-	assert(from > to || to - from < WALK_HELD);
-	for (size_t l = from; l <= to; l++)
-		so_fd_batch_add(&b, w->held[slot(l)]);
-	for (size_t r = 0; r < w->nretired; r++)
-		so_fd_batch_add(&b, w->retired[r]);
-	w->nretired = 0;
-	so_fd_batch_close(&b);
-}
-
-/* A level left by "..": its descriptor is closed with the next batch
- * (the retired ones and the chain at the end of the walk are mostly one run
- * of consecutive numbers: one close_range() for all). At most WALK_RETIRED
- * wait. */
-static void retire(struct walk *w, int fd)
-{
-	if (w->nretired == WALK_RETIRED)
-		close_levels(w, 1, 0);
-	w->retired[w->nretired++] = fd;
-}
-
-/*
- * Is level `level` worth keeping as a checkpoint while cur is at `depth`?
- * Yes when it is a multiple of 4^j and less than 4^(j+1) levels above cur,
- * for some j: the last 4 levels, the multiples of 4 among the last 16, of 16
- * among the last 64, and so on: about three per power of 4 of the depth
- * (at most WALK_CKPT for any depth a path with SO_MAXSYMLINKS link bodies
- * can reach). Monotone: a level not worth keeping at one depth is not worth
- * keeping deeper, so checkpoints are only ever thinned while descending.
- * Climbing from depth d to the root by ".." then opens each level O(log4 d)
- * times in all (each re-descent fills the gap below it at the next finer
- * spacing), instead of re-descending from the root every WALK_HELD levels
- * (quadratic in d). See design.md, "The cost of '..'".
- */
-static bool ck_keep(size_t level, size_t depth)
-{
-#ifdef SAFEOPEN_MUTATE_CHECKPOINTS
-	return false; /* mutation (tests only): no checkpoints, re-descend from the root */
-#endif
-	assert(level <= depth);
-	return so_ckpt_keep(level, depth);
-}
-
-/* Keep the checkpoints worth keeping at the current depth; close the others
- * (into the batch). */
-static void ck_thin(struct walk *w, struct so_fd_batch *b)
-{
-	size_t k = 0;
-	for (size_t i = 0; i < w->nck; i++) {
-		if (ck_keep(w->ck[i].level, w->depth))
-			w->ck[k++] = w->ck[i];
-		else
-			so_fd_batch_add(b, w->ck[i].fd);
-	}
-	w->nck = k;
-}
-
-/* Close the checkpoints at level `from` and deeper (into the batch). */
-static void ck_drop_from(struct walk *w, size_t from, struct so_fd_batch *b)
-{
-	while (w->nck > 0 && w->ck[w->nck - 1].level >= from)
-		so_fd_batch_add(b, w->ck[--w->nck].fd);
-}
-
-/* The walk stands at the root again (no level held). */
-static void reset_chain(struct walk *w)
-{
-	w->depth = 0;
-	w->lo = 1;
-	w->cur = w->rootfd;
-	w->searched = 0;
-	w->crossed = 0;
-	w->fs = 0;
-	w->names_len = 0;
-}
-
-/* Close every held level and checkpoint; the walk stands at the root again. */
+/* Every level closed; the walk stands at the root again, whose mount facts
+ * are not known. */
 static void drop_chain(struct walk *w)
 {
-	struct so_fd_batch b = { .n = 0 };
-	for (size_t l = w->lo; l <= w->depth; l++)
-		so_fd_batch_add(&b, w->held[slot(l)]);
-	ck_drop_from(w, 0, &b);
-	for (size_t r = 0; r < w->nretired; r++)
-		so_fd_batch_add(&b, w->retired[r]);
-	w->nretired = 0;
-	so_fd_batch_close(&b);
-	reset_chain(w);
-	chain_check(w);
+	so_chain_drop(&w->ch);
+	w->fs = 0;
 }
 
-/* An absolute symlink under IN_ROOT: back to the root. The held levels (and
- * checkpoints) leave the chain for good: they join the retired ones where
- * they fit (closed with the rest of the walk's descriptors, mostly by one
- * close_range()), else they are closed now. Premise: a retired descriptor is
- * never a level again, except the one the last ".." left, right after it
- * (take_back(), which checks that it is the newest retired and the ".."'s). */
+/* An absolute symlink under IN_ROOT: back to the root (the held levels are
+ * retired: so_chain_jump()). */
 static void jump_root(struct walk *w)
 {
-	size_t n = (w->depth >= w->lo ? w->depth - w->lo + 1 : 0) + w->nck;
-	if (w->nretired + n > WALK_RETIRED) {
-		drop_chain(w);
-		return;
-	}
-	for (size_t i = 0; i < w->nck; i++)
-		w->retired[w->nretired++] = w->ck[i].fd;
-	w->nck = 0;
-	for (size_t l = w->lo; l <= w->depth; l++)
-		w->retired[w->nretired++] = w->held[slot(l)];
-	reset_chain(w);
-	chain_check(w);
+	so_chain_jump(&w->ch);
+	w->fs = 0;
 }
 
-/* Descriptor pressure (EMFILE/ENFILE): give back what costs least: the
- * retired descriptors, then the shallowest checkpoint, then the oldest held
- * level (each only costs a longer re-descent if a ".." climbs to it later).
- * Never cur. */
+/* Descriptor pressure (EMFILE/ENFILE): the chain gives back what costs
+ * least (so_chain_give_back(): the retired levels, then the ring down to cur
+ * and its parent, the checkpoints, cur's parent). Never cur. */
 static bool make_room(struct walk *w, int err)
 {
-	if (err != EMFILE && err != ENFILE)
-		return false;
-	if (w->nretired > 0) {
-		close_levels(w, 1, 0);
-	} else if (w->nck > 0) {
-		so_close(w->ck[0].fd);
-		memmove(w->ck, w->ck + 1, --w->nck * sizeof(w->ck[0]));
-	} else if (w->lo < w->depth) {
-		so_close(w->held[slot(w->lo)]);
-		w->lo++;
-	} else {
-		return false; /* only cur is held */
-	}
-	chain_check(w);
-	return true;
+	return so_chain_give_back(&w->ch, err);
 }
 
 /* openat() relative to a level of the walk, making room under EMFILE. */
@@ -544,11 +361,11 @@ static int walk_openat(struct walk *w, int dfd, const char *name, int flags, mod
 #ifndef NDEBUG
 /* Is the name of cur a mount point, as far as statx tells (5.8+; false
  * where it cannot)? For an assertion only: keeps errno. */
-static bool name_is_mount_root(const struct walk *w, const char *name)
+static bool name_is_mount_root(int dfd, const char *name)
 {
 	int saved = errno;
 	struct statx stx;
-	bool root = so_statx_at(w->cur, name, STATX_TYPE, &stx) == 0 &&
+	bool root = so_statx_at(dfd, name, STATX_TYPE, &stx) == 0 &&
 		    (stx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT) &&
 		    (stx.stx_attributes & STATX_ATTR_MOUNT_ROOT);
 	errno = saved;
@@ -563,7 +380,7 @@ static bool name_is_mount_root(const struct walk *w, const char *name)
  * or failed with ENOTDIR), or a mount point (EXDEV: then opened across the
  * mount). Without openat2 it is not known (REL_UNKNOWN).
  */
-static int open_child(struct walk *w, const char *name, enum mnt_rel *rel)
+static int open_child(struct walk *w, int dfd, const char *name, enum mnt_rel *rel)
 {
 	*rel = REL_UNKNOWN;
 	if (so_have_openat2()) {
@@ -573,7 +390,7 @@ static int open_child(struct walk *w, const char *name, enum mnt_rel *rel)
 		};
 		int fd;
 		do
-			fd = so_openat2_fast(w->cur, name, &how);
+			fd = so_openat2_fast(dfd, name, &how);
 		while (fd < 0 && make_room(w, errno));
 		if (fd >= 0 || errno == ENOTDIR) {
 			/* ENOTDIR means "on cur's mount" too (middle_nondir() then
@@ -584,7 +401,7 @@ static int open_child(struct walk *w, const char *name, enum mnt_rel *rel)
 			 * ENOTDIR comes only for a name that is no mount point; and
 			 * nothing is mounted on it before the name is read (mounting
 			 * is outside the threat model, as for link_on_cur_mount()). */
-			assert(fd >= 0 || !name_is_mount_root(w, name));
+			assert(fd >= 0 || !name_is_mount_root(dfd, name));
 			*rel = REL_SAME;
 			return fd;
 		}
@@ -593,7 +410,7 @@ static int open_child(struct walk *w, const char *name, enum mnt_rel *rel)
 		else if (errno != ENOSYS)
 			return -1;
 	}
-	int fd = walk_openat(w, w->cur, name, O_PATH | O_NOFOLLOW | O_DIRECTORY, 0);
+	int fd = walk_openat(w, dfd, name, O_PATH | O_NOFOLLOW | O_DIRECTORY, 0);
 #ifdef SAFEOPEN_MUTATE_ENOTDIR_MOUNT
 	if (fd < 0 && errno == ENOTDIR)
 		*rel = REL_SAME; /* mutation (tests only): any ENOTDIR taken as cur's mount */
@@ -632,7 +449,7 @@ static bool link_on_cur_mount(const struct walk *w, const char *name, enum mnt_r
 	if (rel != REL_UNKNOWN)
 		return rel == REL_SAME;
 	struct statx stx;
-	if (so_statx_at(w->cur, name, STATX_TYPE | STATX_MNT_ID, &stx) < 0)
+	if (so_statx_at(cur(w), name, STATX_TYPE | STATX_MNT_ID, &stx) < 0)
 		return false;
 	if (!(stx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT) ||
 	    (stx.stx_attributes & STATX_ATTR_MOUNT_ROOT))
@@ -710,7 +527,7 @@ static int cur_fs(struct walk *w, const struct link_mount *lm, unsigned int *fs)
 	}
 	if (!(w->fs & FS_KNOWN)) {
 		struct statfs sfs;
-		if (fstatfs(w->cur, &sfs) < 0)
+		if (fstatfs(cur(w), &sfs) < 0)
 			return -1;
 		w->fs = fs_facts(&sfs);
 		if (lm)
@@ -722,179 +539,59 @@ static int cur_fs(struct walk *w, const struct link_mount *lm, unsigned int *fs)
 
 static void mark_searched(struct walk *w)
 {
-	if (w->depth > 0)
-		w->searched |= (uint64_t)1 << slot(w->depth);
+	if (w_depth(w) > 0)
+		*so_chain_bits(&w->ch) |= LV_SEARCHED;
 }
 
-static bool is_searched(const struct walk *w)
+static bool is_searched(struct walk *w)
 {
-	return w->depth > 0 && (w->searched >> slot(w->depth) & 1);
+	return w_depth(w) > 0 && (*so_chain_bits(&w->ch) & LV_SEARCHED);
 }
 
-/* Record the name that leads from the current level to the next one. */
-static int push_name(struct walk *w, const char *name, size_t n)
+/* The bits of a level cur is about to enter (down, or again), `same`: on
+ * cur's mount. One entered across a mount (or not knowing) makes cur's
+ * mount facts unknown. */
+static unsigned int entered(struct walk *w, bool same)
 {
-	if (w->names_len + n + 1 > w->names_cap) {
-		size_t ncap = w->names_cap * 2;
-		while (ncap < w->names_len + n + 1)
-			ncap *= 2;
-		char *nb = malloc(ncap);
-		if (!nb)
-			return so_fail(ENOMEM);
-		memcpy(nb, w->names, w->names_len);
-		if (w->names != w->names_local)
-			free(w->names);
-		w->names = nb;
-		w->names_cap = ncap;
-	}
-	memcpy(w->names + w->names_len, name, n);
-	w->names[w->names_len + n] = '\0';
-	w->names_len += n + 1;
-	return 0;
-}
-
-#ifndef NDEBUG
-/* How many level names are recorded (one per level of the chain). */
-static size_t names_recorded(const struct walk *w)
-{
-	size_t n = 0;
-	for (size_t i = 0; i < w->names_len; i++)
-		n += w->names[i] == '\0';
-	return n;
-}
-#endif
-
-static void pop_name(struct walk *w)
-{
-	assert(w->names_len > 0 && w->names[w->names_len - 1] == '\0');
-	size_t i = w->names_len - 1;
-	while (i > 0 && w->names[i - 1] != '\0')
-		i--;
-	w->names_len = i;
-}
-
-/* The older half of the held levels leaves the ring: those worth keeping
- * become checkpoints (the shallowest one goes if there is no room), the
- * others are closed with the checkpoints no longer worth keeping. */
-static void shed_half(struct walk *w)
-{
-	struct so_fd_batch b = { .n = 0 };
-	ck_thin(w, &b);
-	for (size_t l = w->lo; l < w->lo + WALK_HELD / 2; l++) {
-		int fd = w->held[slot(l)];
-		if (!ck_keep(l, w->depth)) {
-			so_fd_batch_add(&b, fd);
-			continue;
-		}
-		if (w->nck == WALK_CKPT) {
-			so_fd_batch_add(&b, w->ck[0].fd);
-			memmove(w->ck, w->ck + 1, --w->nck * sizeof(w->ck[0]));
-		}
-		assert(w->nck == 0 || w->ck[w->nck - 1].level < l);
-		w->ck[w->nck++] = (struct ckpt){
-			.level = l,
-			.nend = w->held_nend[slot(l)],
-			.fd = fd,
-			.crossed = w->crossed >> slot(l) & 1,
-		};
-	}
-	w->lo += WALK_HELD / 2;
-	so_fd_batch_close(&b);
-}
-
-/* Descend: fd (owned, a child of cur; on cur's mount if `same`) becomes
- * level depth + 1, whose name is already recorded and ends at names[nend].
- * The older half of the held levels goes when WALK_HELD are held. */
-static void push_level(struct walk *w, int fd, bool same, size_t nend)
-{
-	mark_searched(w);
-	w->depth++;
-	if (w->depth - w->lo >= WALK_HELD)
-		shed_half(w);
-	w->held[slot(w->depth)] = fd;
-	w->held_nend[slot(w->depth)] = nend;
-	/* Premise of the searched bits (is_searched()): a bit stands for a
-	 * lookup in the level that holds the slot now, never in an older level
-	 * that held it (level - WALK_HELD, shed since). */
-#ifndef SAFEOPEN_MUTATE_SEARCHED_BITS
-	w->searched &= ~((uint64_t)1 << slot(w->depth));
-#endif
 #ifdef SAFEOPEN_MUTATE_LINK_FACTS
 	same = true; /* mutation (tests only): a mount crossed keeps cur's link facts */
 #endif
-	if (same) {
-		w->crossed &= ~((uint64_t)1 << slot(w->depth));
-	} else {
-		w->crossed |= (uint64_t)1 << slot(w->depth);
-		w->fs = 0;
-	}
-	w->cur = fd;
-	assert(w->lo >= 1 && w->depth - w->lo < WALK_HELD);
-	chain_check(w);
+	if (same)
+		return 0;
+	w->fs = 0;
+	return LV_CROSSED;
 }
 
 /*
- * ".." onto level `up` = depth - 1, which is no longer held (a chain deeper
- * than WALK_HELD): close the held levels (all deeper than up) and the
- * checkpoints deeper than up, then descend again from the deepest checkpoint
- * at or above up (the root if there is none) by the recorded names, each a
- * single name opened O_PATH|O_NOFOLLOW|O_DIRECTORY relative to the level
- * before it, exactly as the first descent. A checkpoint is a level the walk
- * reached from the root by single-name lookups and has held open since, like
- * any held level, so the result was reached from the root by descending
- * only (the argument of step_dotdot()). A name that no longer leads to a
- * directory (or leaves the root's mount under NO_XDEV) means the tree
- * changed: a race.
+ * The chain's open of a level it reaches again (so_chain_up(): ".." onto a
+ * level no longer held, re-descended from the deepest checkpoint above it,
+ * else the root, by the recorded names): exactly the first descent's, a
+ * single name opened O_PATH|O_NOFOLLOW|O_DIRECTORY in the level before it
+ * (open_child()), and under NO_XDEV on the root's mount. A name that no
+ * longer leads to a directory (or leaves the root's mount) means the tree
+ * changed: the caller of so_chain_up() takes it for a race.
  */
-static int redescend(struct walk *w, size_t up)
+static int chain_open(void *ctx, int dfd, const char *name, unsigned int *bits)
 {
-	assert(up >= 1 && up < w->lo);
-	pop_name(w);
-	size_t names_len = w->names_len;
-	struct so_fd_batch b = { .n = 0 };
-	for (size_t l = w->lo; l <= w->depth; l++)
-		so_fd_batch_add(&b, w->held[slot(l)]);
-	ck_drop_from(w, up + 1, &b);
-	for (size_t r = 0; r < w->nretired; r++)
-		so_fd_batch_add(&b, w->retired[r]);
-	w->nretired = 0;
-	so_fd_batch_close(&b);
-
-	size_t nend = 0;
-	reset_chain(w);
-	w->names_len = names_len;
-	if (w->nck > 0) {
-		/* Start at the deepest checkpoint: it becomes the only held level. */
-		const struct ckpt *c = &w->ck[--w->nck];
-		assert(c->level <= up);
-		w->depth = w->lo = c->level;
-		w->cur = w->held[slot(c->level)] = c->fd;
-		w->held_nend[slot(c->level)] = nend = c->nend;
-		w->crossed = (uint64_t)c->crossed << slot(c->level);
-	}
-	const char *n = w->names + nend;
-	while (w->depth < up) {
-		enum mnt_rel rel;
-		int fd = open_child(w, n, &rel);
-		if (fd < 0)
-			return errno == EMFILE || errno == ENFILE || errno == ENOMEM ? -1 : WALK_RACE;
-		if (w->xdev) {
-			struct so_info in;
-			if (get_info(w, fd, &in) < 0) {
-				so_close(fd);
-				return -1;
-			}
-			if (off_root_mount(w, &in.id)) {
-				so_close(fd);
-				return WALK_RACE;
-			}
+	struct walk *w = ctx;
+	enum mnt_rel rel;
+	mark_searched(w); /* dfd is cur: a name is looked up in it */
+	int fd = open_child(w, dfd, name, &rel);
+	if (fd < 0)
+		return -1;
+	if (w->xdev) {
+		struct so_info in;
+		if (get_info(w, fd, &in) < 0) {
+			so_close(fd);
+			return -1;
 		}
-		n += strlen(n) + 1;
-		push_level(w, fd, rel == REL_SAME, (size_t)(n - w->names));
+		if (off_root_mount(w, &in.id)) {
+			so_close(fd);
+			return so_fail(EXDEV);
+		}
 	}
-	assert(w->depth == up && (size_t)(n - w->names) == w->names_len);
-	chain_check(w);
-	return 0;
+	*bits = entered(w, rel == REL_SAME);
+	return fd;
 }
 
 /* Make room for at least `need` bytes in front of the remaining path (which
@@ -951,7 +648,7 @@ static int protected_symlinks(void)
 static int cur_sticky_public(const struct walk *w, uid_t *owner)
 {
 	struct stat dst;
-	if (fstatat(w->cur, "", &dst, AT_EMPTY_PATH) < 0)
+	if (fstatat(cur(w), "", &dst, AT_EMPTY_PATH) < 0)
 		return -1;
 	if (owner)
 		*owner = dst.st_uid;
@@ -1016,7 +713,7 @@ static int owner_settle(struct walk *w, size_t at)
 	if (w->nowed == 0 || w->cap - at > w->owed[w->nowed - 1].tail)
 		return 0;
 	struct stat st;
-	if (fstat(w->cur, &st) < 0)
+	if (fstat(cur(w), &st) < 0)
 		return -1;
 	return owner_pay(w, at, st.st_uid);
 }
@@ -1034,7 +731,7 @@ static int splice_body(struct walk *w, size_t r, size_t rest)
 #endif
 		/* IN_ROOT: the rest is walked from the root like a new path. */
 #ifdef SAFEOPEN_MUTATE_IN_ROOT_JUMP
-		if (w->depth == 0) /* mutation (tests only): below it, from cur */
+		if (w_depth(w) == 0) /* mutation (tests only): below it, from cur */
 #endif
 		jump_root(w);
 	}
@@ -1155,7 +852,7 @@ static int middle_nondir(struct walk *w, const struct comp *c, enum mnt_rel rel)
 {
 	struct link_mount lm;
 	ssize_t r = !owner_match(w) && link_on_cur_mount(w, c->name, rel, &lm)
-			    ? readlinkat(w->cur, c->name, w->buf, w->pos)
+			    ? readlinkat(cur(w), c->name, w->buf, w->pos)
 			    : -1;
 	if (r >= 0 && (size_t)r < w->pos) {
 		mark_searched(w);
@@ -1165,7 +862,7 @@ static int middle_nondir(struct walk *w, const struct comp *c, enum mnt_rel rel)
 		if (!(fs & FS_PROC))
 			return follow_read_body(w, c, fs, (size_t)r);
 	}
-	_cleanup_fd_ int fd = walk_openat(w, w->cur, c->name, O_PATH | O_NOFOLLOW, 0);
+	_cleanup_fd_ int fd = walk_openat(w, cur(w), c->name, O_PATH | O_NOFOLLOW, 0);
 	if (fd < 0)
 		return errno == ENOENT ? WALK_RACE : -1; /* ENOTDIR a moment ago */
 	struct so_info in;
@@ -1196,8 +893,8 @@ static int check_search(struct walk *w)
 {
 #ifdef SYS_faccessat2
 	/* Not at the root: the caller's dirfd may be no directory (ENOTDIR). */
-	if (w->depth > 0 && !so_lacks(SO_FEAT_FACCESSAT2)) {
-		if (syscall(SYS_faccessat2, w->cur, "", X_OK, AT_EACCESS | AT_EMPTY_PATH) == 0)
+	if (w_depth(w) > 0 && !so_lacks(SO_FEAT_FACCESSAT2)) {
+		if (syscall(SYS_faccessat2, cur(w), "", X_OK, AT_EACCESS | AT_EMPTY_PATH) == 0)
 			return 0;
 		if (errno != ENOSYS && errno != EINVAL && errno != EPERM)
 			return -1;
@@ -1210,7 +907,7 @@ static int check_search(struct walk *w)
 #endif
 	char c;
 	int saved = errno;
-	ssize_t r = readlinkat(w->cur, ".", &c, 1);
+	ssize_t r = readlinkat(cur(w), ".", &c, 1);
 	assert(r < 0); /* "." is never a symlink */
 	if (r >= 0 || errno == EINVAL) {
 		errno = saved;
@@ -1242,70 +939,49 @@ static int step_dotdot(struct walk *w)
 		return so_fail(EXDEV);
 	if (!is_searched(w) && check_search(w) < 0)
 		return -1;
-	if (w->depth == 0) {
+	if (w_depth(w) == 0) {
 #ifndef SAFEOPEN_MUTATE_DOTDOT_ROOT
 		if (w->resolve & (SAFE_RESOLVE_BENEATH | SAFE_RESOLVE_REPORT_ESCAPE))
 			return so_fail(EXDEV);
 #endif
 		return 0; /* IN_ROOT: ".." at the root stays there */
 	}
-	size_t up = w->depth - 1;
-	if (up > 0 && up < w->lo)
-		return redescend(w, up);
-	/* Level `up` is held open since the walk descended from it: it becomes
+	/* Level depth - 1 held open since the walk descended from it becomes
 	 * cur again without any lookup of "..", so nothing renamed, freed or
 	 * recreated meanwhile can stand in for it, and it is beneath the root
-	 * because every level of the chain is. */
-	assert(up == 0 || (up >= w->lo && up < w->depth));
+	 * because every level of the chain is; else it is reached again from
+	 * the nearest held level above it (chain_open()). */
+	unsigned int left;
+	int r = so_chain_up(&w->ch, &left);
+	if (r < 0)
+		return errno == EMFILE || errno == ENFILE || errno == ENOMEM ? -1 : WALK_RACE;
+	if (r > 0)
+		w->fs = 0; /* reached again: cur's facts are learnt again */
 #ifndef SAFEOPEN_MUTATE_LINK_FACTS
-	if (w->crossed >> slot(w->depth) & 1)
-		w->fs = 0; /* cur was entered across a mount: up may differ */
+	if (left & LV_CROSSED)
+		w->fs = 0; /* the level left was entered across a mount: cur may differ */
 #endif
-	w->back = w->held[slot(w->depth)];
-	w->back_same = !(w->crossed >> slot(w->depth) & 1);
-	retire(w, w->back);
-	w->depth--;
-	pop_name(w);
-	if (up == 0)
-		w->lo = 1;
-	w->cur = fd_at(w, up);
-	assert(w->depth == up && names_recorded(w) == up);
-	chain_check(w);
 	return 0;
 }
 
-/*
- * "x/.." followed by "x" again (a link body like "../x/y" read in x, or a
- * path that climbs and comes back): the level ".." just left is still open
- * (retired, not yet closed), and its name is still in the names buffer
- * right after the end of the chain. When the component after the ".." is
- * that name, the walk descends into the same descriptor again instead of
- * opening the name. Safe for the same reason as step_dotdot(): the level was
- * reached from the root by single-name lookups and held open since, so the
- * walk still stands in a directory it reached by descending only. Without
- * concurrent changes it is exactly what a lookup of the name in cur finds
- * (the same directory, or the root of the same mount on it); under them it
- * is what the name named when the walk descended a moment earlier. Returns
- * true when it took the level back (the name is recorded again).
- */
+/* "x/../x": the level the ".." right before this component left (`back`,
+ * so_chain_back()) is taken back when this component is its name
+ * (so_chain_take_back(): safe for the same reason as step_dotdot()). True
+ * when it was: cur is that level again, and a name was looked up in its
+ * parent. */
 static bool take_back(struct walk *w, const struct comp *c, int back)
 {
-	/* Premise: `back` is the level the ".." right before this component
-	 * left, still the newest retired descriptor (nothing retired or closed
-	 * since), and its recorded name follows the chain's names. */
 	if (back < 0)
 		return false;
-	/* Nothing retires or closes a descriptor between a ".." and the next
-	 * component. */
-	assert(w->nretired > 0 && w->retired[w->nretired - 1] == back);
-#ifndef SAFEOPEN_MUTATE_TAKE_BACK_NAME
-	if (strcmp(w->names + w->names_len, c->name) != 0)
+	unsigned int *pb = w_depth(w) > 0 ? so_chain_bits(&w->ch) : NULL;
+	unsigned int was = pb ? *pb : 0;
+	mark_searched(w);
+	if (!so_chain_take_back(&w->ch, back, c->name)) {
+		if (pb)
+			*pb = was;
 		return false;
-#endif
-	if (push_name(w, c->name, c->len) < 0) /* rewrites the same bytes: no allocation */
-		return false;
-	w->nretired--;
-	push_level(w, back, w->back_same, w->names_len);
+	}
+	(void)entered(w, !(*so_chain_bits(&w->ch) & LV_CROSSED));
 	return true;
 }
 
@@ -1321,17 +997,17 @@ static int open_cur(struct walk *w, bool no_component)
 {
 	if (kernel_eloop_stands(w))
 		return so_fail(ELOOP);
-	int fd = walk_openat(w, w->cur, ".", w->oflags, w->mode);
+	int fd = walk_openat(w, cur(w), ".", w->oflags, w->mode);
 	/* Premise of the open_tree() below: only the root is named without a
 	 * component. */
-	assert(!no_component || w->depth == 0);
+	assert(!no_component || w_depth(w) == 0);
 #ifdef SAFEOPEN_MUTATE_UNSEARCHABLE_ROOT
 	no_component = true; /* mutation (tests only): open_tree() after any EACCES of O_PATH */
 #endif
 	if (fd >= 0 || !no_component || errno != EACCES || !(w->oflags & O_PATH))
 		return fd;
 	int saved = errno;
-	long r = syscall(SYS_open_tree, w->cur, "", AT_EMPTY_PATH | O_CLOEXEC);
+	long r = syscall(SYS_open_tree, cur(w), "", AT_EMPTY_PATH | O_CLOEXEC);
 	if (r < 0) {
 		errno = saved;
 		return -1;
@@ -1378,7 +1054,7 @@ static int open_last(struct walk *w, const struct comp *c, bool *checked, enum m
 		int fd;
 		*rel = REL_SAME;
 		for (;;) {
-			fd = so_openat2_fast(w->cur, name, &how);
+			fd = so_openat2_fast(cur(w), name, &how);
 			if (fd >= 0)
 				break;
 			if (errno == EXDEV && !w->xdev && *rel == REL_SAME) {
@@ -1400,7 +1076,7 @@ static int open_last(struct walk *w, const struct comp *c, bool *checked, enum m
 	int f = w->oflags | LAST_NOFOLLOW | O_CLOEXEC;
 	if (c->slash)
 		f |= O_DIRECTORY;
-	return walk_openat(w, w->cur, c->name, f, w->mode);
+	return walk_openat(w, cur(w), c->name, f, w->mode);
 }
 
 /*
@@ -1422,7 +1098,7 @@ static int trailing_by_name(struct walk *w, const struct comp *c, enum mnt_rel r
 	struct link_mount lm;
 	if (!link_on_cur_mount(w, c->name, rel, &lm))
 		return WALK_RACE;
-	ssize_t r = readlinkat(w->cur, c->name, w->buf, w->pos);
+	ssize_t r = readlinkat(cur(w), c->name, w->buf, w->pos);
 	if (r < 0 || (size_t)r >= w->pos)
 		return WALK_RACE;
 	unsigned int fs;
@@ -1471,7 +1147,7 @@ static int name_too_long(struct walk *w, const struct comp *c)
 	assert(c->len > NAME_MAX && c->name[0] == '\0');
 	memcpy(probe, w->buf + c->start, sizeof(probe) - 1);
 	probe[sizeof(probe) - 1] = '\0';
-	int fd = walk_openat(w, w->cur, probe, O_PATH | O_NOFOLLOW, 0);
+	int fd = walk_openat(w, cur(w), probe, O_PATH | O_NOFOLLOW, 0);
 	if (fd < 0)
 		return WALK_FAIL;
 	so_close(fd);
@@ -1522,7 +1198,7 @@ static int create_owned(struct walk *w, const struct comp *c)
 static int final_owned(struct walk *w, const struct comp *c, bool follow)
 {
 	int of = w->oflags;
-	_cleanup_fd_ int lfd = walk_openat(w, w->cur, c->name, O_PATH | O_NOFOLLOW, 0);
+	_cleanup_fd_ int lfd = walk_openat(w, cur(w), c->name, O_PATH | O_NOFOLLOW, 0);
 	if (lfd < 0 && errno == ENOENT && (of & O_CREAT))
 		return create_owned(w, c);
 	if (lfd < 0)
@@ -1563,7 +1239,7 @@ static int final_owned(struct walk *w, const struct comp *c, bool follow)
  * the parent. */
 static int final_creat_slash(struct walk *w)
 {
-	int p = walk_openat(w, w->cur, ".", O_PATH | O_DIRECTORY, 0);
+	int p = walk_openat(w, cur(w), ".", O_PATH | O_DIRECTORY, 0);
 	if (p < 0)
 		return WALK_FAIL;
 	so_close(p);
@@ -1587,7 +1263,7 @@ static int final_look(struct walk *w, const struct comp *c, bool follow, int *pr
 	*pre = -1;
 	if (!w->xdev && !(follow && kernel_eloop_stands(w)))
 		return 0;
-	_cleanup_fd_ int fd = walk_openat(w, w->cur, c->name, O_PATH | O_NOFOLLOW, 0);
+	_cleanup_fd_ int fd = walk_openat(w, cur(w), c->name, O_PATH | O_NOFOLLOW, 0);
 	if (fd < 0)
 		return errno == ENOENT && (w->oflags & O_CREAT) ? 0 : WALK_FAIL;
 	if (get_info(w, fd, pin) < 0)
@@ -1659,7 +1335,7 @@ static int final_refused(struct walk *w, const struct comp *c, bool follow, int 
 			return r;
 	}
 	/* A symlink (or, for ENOTDIR, perhaps a non-directory): look at it. */
-	_cleanup_fd_ int lfd = walk_openat(w, w->cur, c->name, O_PATH | O_NOFOLLOW, 0);
+	_cleanup_fd_ int lfd = walk_openat(w, cur(w), c->name, O_PATH | O_NOFOLLOW, 0);
 	if (lfd < 0 && errno == ENOENT && sticky_creat)
 		return so_fail(EACCES); /* no such name: the EACCES was about creating it */
 	if (lfd < 0)
@@ -1760,22 +1436,19 @@ static int descend(struct walk *w, const struct comp *c, int fd, bool same)
 			return so_fail(EXDEV);
 #endif
 	}
-	if (push_name(w, c->name, c->len) < 0)
+	mark_searched(w);
+	if (so_chain_push(&w->ch, take_fd(&dfd), c->name, NULL, entered(w, same)) < 0)
 		return WALK_FAIL;
-	push_level(w, take_fd(&dfd), same, w->names_len);
 	return 0;
 }
 
 /* One resolution attempt. Returns an fd, WALK_FAIL (errno set) or WALK_RACE. */
 static int walk_once(struct walk *w, const char *path, size_t len)
 {
-	w->depth = 0;
-	w->lo = 1;
 	drop_chain(w);
 	w->links = 0;
 	w->nowed = 0;
 	w->last_len = 0;
-	w->back = -1;
 	w->pos = w->cap - len - 1;
 	memcpy(w->buf + w->pos, path, len + 1);
 	w->diag.at_dist = w->diag.nbodies = 0;
@@ -1785,12 +1458,7 @@ static int walk_once(struct walk *w, const char *path, size_t len)
 		size_t next = next_comp(w, &c);
 		if (w->diag.on)
 			so_diag_walk_comp(&w->diag, w->buf, w->cap, w->buf + c.start, c.len);
-#ifndef SAFEOPEN_MUTATE_RETIRED_BACK
-		int back = w->back; /* only for the component right after a ".." */
-#else /* mutation (tests only): the newest retired level, whatever retired it */
-		int back = w->nretired > 0 ? w->retired[w->nretired - 1] : -1;
-#endif
-		w->back = -1;
+		int back = so_chain_back(&w->ch); /* only for the component right after a ".." */
 		if (owner_settle(w, c.start) < 0)
 			return WALK_FAIL;
 		if (c.len == 0)
@@ -1798,7 +1466,7 @@ static int walk_once(struct walk *w, const char *path, size_t len)
 #ifndef SAFEOPEN_MUTATE_DOTDOT_IDENTITY
 		if (is_dot(&c) || is_dotdot(&c)) {
 #else /* mutation (tests only): below the root the kernel's ".." is looked up like a name */
-		if (is_dot(&c) || (is_dotdot(&c) && w->depth == 0)) {
+		if (is_dot(&c) || (is_dotdot(&c) && w_depth(w) == 0)) {
 #endif
 			int r = is_dotdot(&c) ? step_dotdot(w) : 0;
 			if (r < 0)
@@ -1826,7 +1494,7 @@ static int walk_once(struct walk *w, const char *path, size_t len)
 			continue;
 		}
 		enum mnt_rel rel;
-		int fd = open_child(w, c.name, &rel);
+		int fd = open_child(w, cur(w), c.name, &rel);
 		if (fd < 0 && errno == ENOTDIR) {
 			r = middle_nondir(w, &c, rel);
 			if (r < 0)
@@ -1848,22 +1516,24 @@ static int walk_once(struct walk *w, const char *path, size_t len)
  */
 static int walk_path(const struct walk *w, char *buf, size_t size, size_t *lenp)
 {
-	size_t len = w->names_len + w->last_len;
+	size_t nlen;
+	const char *names = so_chain_names(&w->ch, &nlen);
+	size_t len = nlen + w->last_len;
 	if (w->last_len == 0 && len > 0)
 		len--; /* no '/' after the last level's name */
 	if (len == 0)
 		len = 1; /* "." */
 	if (len >= size)
 		return so_fail(ERANGE);
-	if (w->names_len == 0 && w->last_len == 0) {
+	if (nlen == 0 && w->last_len == 0) {
 		memcpy(buf, ".", 2);
 	} else {
-		memcpy(buf, w->names, w->names_len);
-		for (size_t i = 0; i < w->names_len; i++)
+		memcpy(buf, names, nlen);
+		for (size_t i = 0; i < nlen; i++)
 			if (buf[i] == '\0')
 				buf[i] = '/';
 		if (w->last_len > 0)
-			memcpy(buf + w->names_len, w->last, w->last_len);
+			memcpy(buf + nlen, w->last, w->last_len);
 		buf[len] = '\0';
 	}
 	*lenp = len;
@@ -1908,24 +1578,26 @@ static int walk_open(int dirfd, const char *path, const struct safe_open_how *ho
 	struct walk wl;
 	struct walk *w = &wl;
 	w->diag.on = so_diag_on();
-	w->rootfd = dirfd;
+
 	w->oflags = (int)how->flags;
 	w->mode = (mode_t)how->mode;
 	w->resolve = how->resolve;
 	w->xdev = how->resolve & SAFE_RESOLVE_NO_XDEV;
 	w->buf = w->buf_local;
 	w->cap = WALK_BUF;
-	w->names = w->names_local;
-	w->names_cap = WALK_NAMES;
-	w->names_len = 0;
-	w->depth = 0;
-	w->lo = 1;
-	w->cur = dirfd;
-	w->nretired = 0;
-	w->nck = 0;
-	w->crossed = 0;
 	w->fs = 0;
 	w->mfs = 0;
+	/* Cannot fail: the first storage for names is the walk's own, and no
+	 * identities are recorded. */
+	int ok = so_chain_init(&w->ch, &(const struct so_chain_client){ .open = chain_open,
+									 .ctx = w,
+									 .oflags = O_PATH,
+									 .halves = true,
+									 .keep_bits = LV_CROSSED,
+									 .names = w->names_local,
+									 .ncap = WALK_NAMES });
+	assert(ok == 0);
+	(void)ok;
 
 	int ret = -1;
 	/* Pin the current directory for the whole call, as the kernel does: a
@@ -1936,8 +1608,9 @@ static int walk_open(int dirfd, const char *path, const struct safe_open_how *ho
 	if (dirfd == AT_FDCWD) {
 		cwdfd = openat(AT_FDCWD, ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
 		if (cwdfd >= 0)
-			w->rootfd = dirfd = cwdfd;
+			dirfd = cwdfd;
 	}
+	so_chain_set_top(&w->ch, dirfd, NULL, true);
 	if (w->xdev) {
 		struct so_info rin;
 		if (so_info_of(dirfd, true, &rin) < 0)
@@ -1967,8 +1640,7 @@ static int walk_open(int dirfd, const char *path, const struct safe_open_how *ho
 out:
 	if (ret < 0 && w->diag.on)
 		so_diag_walk_fail(&w->diag, len, errno); /* keeps errno */
-	if (w->names != w->names_local)
-		free(w->names);
+	so_chain_free(&w->ch);
 	if (w->buf != w->buf_local)
 		free(w->buf);
 	return ret;

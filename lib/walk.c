@@ -200,9 +200,10 @@ static int parent_fd(const struct safe_walk *w, size_t l)
 
 /* The chain's open of a level it reopens: by its single name, never
  * through a link. */
-static int chain_open(void *ctx, int dfd, const char *name)
+static int chain_open(void *ctx, int dfd, const char *name, unsigned int *bits)
 {
 	(void)ctx;
+	(void)bits; /* the walk keeps no bits per level in the chain */
 	bool same;
 	return so_open_subdir(dfd, name, false, &same);
 }
@@ -231,7 +232,7 @@ static int push(struct safe_walk *w, int fd, const struct so_ident *id, size_t n
 		w->lv = n;
 		w->cap = ncap;
 	}
-	if (so_chain_push(&w->ch, fd, id, w->path + nstart) < 0)
+	if (so_chain_push(&w->ch, fd, w->path + nstart, id, 0) < 0)
 		return -1;
 	size_t l = ++w->depth;
 	assert(l == so_chain_depth(&w->ch));
@@ -376,11 +377,8 @@ static void fill(struct safe_walk *w, struct safe_walk_entry *e, unsigned int vi
 
 static void walk_free(struct safe_walk *w)
 {
-	if (w->lent) {
-		/* The caller's: not closed. */
-		w->pfd = -1;
-		so_chain_release_top(&w->ch);
-	}
+	if (w->lent)
+		w->pfd = -1; /* the caller's: not closed (level 0 is lent to the chain) */
 	so_chain_free(&w->ch);
 	so_closep(&w->pfd);
 	for (size_t i = 0; i < SW_HELD; i++)
@@ -408,7 +406,11 @@ static struct safe_walk *walk_alloc(uint64_t flags, size_t pathcap)
 	for (size_t i = 0; i < SW_HELD; i++)
 		w->slot[i].owner = SW_NONE;
 	if (!w->lv || !w->path ||
-	    so_chain_init(&w->ch, chain_open, chain_reopened, w, O_RDONLY) < 0) {
+	    so_chain_init(&w->ch, &(const struct so_chain_client){ .open = chain_open,
+									 .reopened = chain_reopened,
+									 .ctx = w,
+									 .oflags = O_RDONLY,
+									 .ident = true }) < 0) {
 		walk_free(w);
 		errno = ENOMEM;
 		return NULL;
@@ -490,7 +492,7 @@ int safe_walk_open(int dirfd, const char *path, uint64_t flags, struct safe_walk
 		so_close(top);
 		goto fail;
 	}
-	so_chain_set_top(&w->ch, top, &topid);
+	so_chain_set_top(&w->ch, top, &topid, false);
 	if (has_parent && (resolve & SAFE_RESOLVE_NO_XDEV)) {
 		struct so_ident pid;
 		if (so_ident_at(w->pfd, NULL, &pid) < 0)
@@ -539,7 +541,7 @@ int so_walk_from(int pfd, const char *name, int topfd, uint64_t flags, struct sa
 		walk_free(w);
 		return so_fail(err);
 	}
-	so_chain_set_top(&w->ch, topfd, &topid);
+	so_chain_set_top(&w->ch, topfd, &topid, true);
 	w->lv[0].seek = true; /* from its start: resume is 0 */
 	w->start_dir = true;
 	w->state = SW_START;
