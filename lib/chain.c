@@ -376,15 +376,23 @@ static void leave_ring(struct so_chain *c, size_t l, struct so_fd_batch *b)
 }
 
 /* The ring is longer than `ring`: its oldest level (cl.halves: its older
- * half) leaves it, with the checkpoints no longer wanted, in one batch. */
+ * half) leaves it, with the checkpoints no longer wanted, in one batch. A
+ * sliding ring offers its level as a checkpoint before it thins them, so
+ * that under EMFILE (ckmax reached) the new one waits for the next level
+ * rather than replacing one thinned now: thinning first kept more
+ * checkpoints and cost the walk re-descents (du -s of 4,000 levels with 16
+ * free descriptors: 51,888 system calls instead of 47,880). */
 static void shed(struct so_chain *c)
 {
 	struct so_fd_batch b = { .n = 0 };
 	size_t n = c->cl.halves ? c->ring / 2 : 1;
-	ck_thin(c, &b);
+	if (c->cl.halves)
+		ck_thin(c, &b);
 	for (size_t l = c->lo; l < c->lo + n; l++)
 		leave_ring(c, l, &b);
 	c->lo += n;
+	if (!c->cl.halves)
+		ck_thin(c, &b);
 	so_fd_batch_close(&b);
 }
 
@@ -417,8 +425,17 @@ static void enter(struct so_chain *c, int fd, unsigned int bits, size_t nend)
 {
 	c->depth++;
 	c->nlen = nend;
-	if (c->depth + 1 - c->lo > c->ring)
+	if (c->depth + 1 - c->lo > c->ring) {
 		shed(c);
+	} else if (!c->cl.halves && c->nck > 0) {
+		/* A ring that slides thins its checkpoints at every level (under
+		 * EMFILE its ring is short, and a checkpoint no longer wanted
+		 * would hold a descriptor it needs); one that sheds halves
+		 * thins them with its next batch. */
+		struct so_fd_batch b = { .n = 0 };
+		ck_thin(c, &b);
+		so_fd_batch_close(&b);
+	}
 	struct so_chain_slot *s = slot_of(c, c->depth);
 	/* Premise of a client's bits: they are the level's that holds the slot
 	 * now, never an older level's that held it (depth - SO_CHAIN_RING,

@@ -11,12 +11,13 @@
  * Invariant: the walk stands in a directory `cur` at level `depth` of a chain
  * root = level 0 -> level 1 -> ... -> level depth, in which every level was
  * reached from the one before it by opening a single name, and nothing else
- * (no ".." of the kernel, no path with '/'). The walk remembers the name of
- * every level and holds O_PATH descriptors of some of them: a ring of up to
- * WALK_HELD (32) consecutive levels ending at cur (the older half is given
- * back when it is full, the oldest one under EMFILE), and up to WALK_CKPT
+ * (no ".." of the kernel, no path with '/'). The chain is lib/chain.c's
+ * (struct so_chain, whose invariants are stated and asserted there): it
+ * remembers the name of every level and holds O_PATH descriptors of some of
+ * them: a ring of up to SO_CHAIN_RING (32) consecutive levels ending at cur
+ * (the older half is given back when it is full), and up to SO_CHAIN_CKPT
  * (24) checkpoints above the ring, spaced more widely the farther they are
- * from cur (ck_keep()).
+ * from cur.
  *
  *  1. Descending: a single name (never containing '/') is opened relative to
  *     cur with O_PATH|O_NOFOLLOW. Whatever the name is at that instant, the
@@ -32,7 +33,7 @@
  *     never used: the walk goes back to level d-1 of its own chain, through
  *     the descriptor it holds for it or, whenever level d-1 is not held, by
  *     descending again by the recorded names from the deepest checkpoint
- *     above it (the root if none): redescend(). A held level or checkpoint
+ *     above it (the root if none): so_chain_up(). A held level or checkpoint
  *     was reached from the root by single-name lookups and held open since,
  *     so ".." always lands on a directory reached that way; no identity is
  *     compared, so no inode number can be reused against it (an identity
@@ -42,7 +43,7 @@
  *     the level it came from where openat2 would see cur's new parent, an
  *     answer the walk could have got a moment earlier. The level a ".." left
  *     is itself taken back when the next component is its name again
- *     ("x/../x"), by the same argument (take_back()).
+ *     ("x/../x"), by the same argument (so_chain_take_back()).
  *
  * Links are judged by their own mount, as the kernel's pick_link() does:
  * on a nosymfollow mount no link is followed (ELOOP); a procfs link that the
@@ -78,11 +79,12 @@
  *
  * The walker holds at most WALK_FDS + 5 (SO_RESOLVE_MAX_FDS) descriptors of
  * its own whatever the depth (the ring, cur among them; the checkpoints; up
- * to WALK_RETIRED levels left by ".." or by an IN_ROOT jump that wait to be
- * closed in one batch; the pinned cwd for AT_FDCWD; at most WALK_LAST_FDS =
- * four while examining the last component), all O_CLOEXEC, closed on every
- * path. Under EMFILE/ENFILE it gives back the retired ones, then its
- * checkpoints, then its oldest held level, and retries, so it still works with 3 free descriptors. Its cost is
+ * to SO_CHAIN_RETIRED levels left by ".." or by an IN_ROOT jump that wait to
+ * be closed in one batch; the pinned cwd for AT_FDCWD; at most WALK_LAST_FDS
+ * = four while examining the last component), all O_CLOEXEC, closed on every
+ * path. Under EMFILE/ENFILE the chain gives back the retired ones, then its
+ * ring down to cur and its parent, its checkpoints, cur's parent, and the
+ * open is retried, so it still works with 3 free descriptors. Its cost is
  * linear in the components walked, link bodies included: a ".." onto a
  * level that is not held re-descends from a checkpoint, each level being
  * opened O(log4 depth) times in all (design.md, "The cost of '..'"). It
@@ -509,7 +511,7 @@ static bool facts_hold(int fd, unsigned int facts)
 /*
  * cur's mount facts, learnt once per mount. Two caches, each with its
  * premise. w->fs is cur's: cleared whenever cur may be on another mount than
- * the one it was learnt on (push_level() of a crossing or an unknown descent,
+ * the one it was learnt on (entered(): a crossing or an unknown descent,
  * a ".." out of a level entered that way, every re-descent and jump).
  * w->mfs is one mount's, by mount id (lm, from link_on_cur_mount(): a link on
  * cur's mount whose mount id statx reported): where the walk cannot tell a
@@ -926,7 +928,7 @@ static int check_search(struct walk *w)
  * other directory can take its place or its inode number), or, when that
  * level is not held, a re-descent by the recorded names from the nearest
  * held level above it (the deepest checkpoint there, else the root):
- * redescend(). Either way the walk stands in a directory it reached from the
+ * so_chain_up(). Either way the walk stands in a directory it reached from the
  * root by single-name lookups only, whatever was renamed, deleted or
  * recreated meanwhile; without concurrent changes it is the kernel's ".."
  * (the parent of cur, across a mount root onto the mount point's parent).
