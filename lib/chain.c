@@ -981,6 +981,10 @@ again:
 	/* Levels given back while reopening (EMFILE) shortened the new ring. */
 	while (h.newlo < t && slot_of(c, h.newlo)->fd < 0)
 		h.newlo++;
+	if (c->lo > c->depth && t < c->depth) {
+		/* cur (not held: its re-descent failed) joins the new ring. */
+		*slot_of(c, c->depth) = (struct so_chain_slot){ .fd = -1, .nend = c->nlen };
+	}
 	c->lo = h.newlo;
 	if (h.cur_closed) {
 		/* cur = t + 1, from t, checked as every level reopened. */
