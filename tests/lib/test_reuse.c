@@ -400,7 +400,11 @@ static int run_paused(int m, struct victim *v, const struct pause_rule *r, struc
 	struct seccomp_notif_resp *resp = calloc(1, sz.seccomp_notif_resp);
 	bool seen = false;
 	int hits = 0;
-	while (!atomic_load(&v->finished)) {
+	/* Until the victim thread has exited, not only finished: its exit may
+	 * still make a notified call (glibc trims the thread's malloc arena and
+	 * reads /proc/sys/vm/overcommit_memory with openat the first time),
+	 * which nobody would answer after the loop. */
+	while (!atomic_load(&v->finished) || pthread_tryjoin_np(t, NULL) != 0) {
 		struct pollfd p = { .fd = l, .events = POLLIN };
 		if (poll(&p, 1, 50) <= 0 || !(p.revents & POLLIN))
 			continue;
@@ -431,7 +435,6 @@ static int run_paused(int m, struct victim *v, const struct pause_rule *r, struc
 		}
 		(void)ioctl(l, SECCOMP_IOCTL_NOTIF_SEND, resp);
 	}
-	pthread_join(t, NULL);
 	close(l);
 	free(req);
 	free(resp);
