@@ -203,7 +203,7 @@ static int parent_fd(const struct safe_walk *w, size_t l)
 static int chain_open(void *ctx, int dfd, const char *name, unsigned int *bits)
 {
 	(void)ctx;
-	(void)bits; /* the walk keeps no bits per level in the chain */
+	*bits = 0; /* the walk keeps no bits per level in the chain */
 	bool same;
 	return so_open_subdir(dfd, name, false, &same);
 }
