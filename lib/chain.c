@@ -745,6 +745,23 @@ static size_t nend_of(const struct so_chain *c, size_t l)
 	return 0;
 }
 
+#if defined(SAFEOPEN_MUTATE_WALK_CLIMB) || defined(SAFEOPEN_MUTATE_RMTREE_CLIMB)
+/* Mutation (tests only): the walk climbs by the kernel's "..", whose
+ * descriptor replaces held level l's. */
+void so_chain_swap_fd(struct so_chain *c, size_t l, int fd)
+{
+	int *held = &c->top;
+	if (l >= c->lo)
+		held = &slot_of(c, l)->fd;
+	for (size_t i = 0; l > 0 && l < c->lo && i < c->nck; i++)
+		if (c->ck[i].level == l)
+			held = &c->ck[i].fd;
+	assert(l == 0 || held != &c->top);
+	so_close(*held);
+	*held = fd;
+}
+#endif
+
 const char *so_chain_name(const struct so_chain *c, size_t l, char buf[NAME_MAX + 1])
 {
 	assert(l >= 1 && l <= c->depth);

@@ -539,6 +539,10 @@ static inline const char *so_chain_names(const struct so_chain *c, size_t *len)
 }
 /* Close every level (level 0 unless lent) and free the chain. */
 void so_chain_free(struct so_chain *c);
+#if defined(SAFEOPEN_MUTATE_WALK_CLIMB) || defined(SAFEOPEN_MUTATE_RMTREE_CLIMB)
+/* Mutation (tests only): held level l's descriptor is fd from now on. */
+void so_chain_swap_fd(struct so_chain *c, size_t l, int fd);
+#endif
 
 /* ------------------------------------------------------------------ procfs (procfs.c) */
 

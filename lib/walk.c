@@ -581,8 +581,7 @@ static int end_of_dir(struct safe_walk *w, struct safe_walk_entry *e)
 	if (l > 0 && lfd(w, l) >= 0) {
 		int up = openat(lfd(w, l), "..", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		if (up >= 0) {
-			so_close(w->ch.lv[l - 1].fd);
-			w->ch.lv[l - 1].fd = up;
+			so_chain_swap_fd(&w->ch, l - 1, up);
 			w->lv[l - 1].seek = true;
 			w->lv[l - 1].err = 0;
 			if (w->slot[(l - 1) % SW_HELD].owner == l - 1)
