@@ -216,3 +216,11 @@ EXTRA_DIST += tests/docs/test-cookbook.sh tests/docs/test-readme.sh
 # bounded time.
 noinst_PROGRAMS += tests/tools/race-swap
 tests_tools_race_swap_LDADD =
+
+# Every test's log waits for config.h first. Its rule always runs a command
+# (automake's check that config.h exists), and a log whose program is built
+# from sources that include it would otherwise wait for that command's turn
+# with -j: GNU make then started every shell test before the first suite,
+# whatever their order in TESTS. Checked once before the first test, it
+# keeps TESTS' order.
+$(TEST_LOGS): config.h
