@@ -194,10 +194,11 @@ EXTRA_DIST += tests/tools/test-extract-bsdtar.sh tests/tools/extract-vs-bsdtar.p
 # compiles.
 TESTS += tests/docs/check-man-symbols.sh tests/docs/check-man-groff.sh
 EXTRA_DIST += tests/docs/check-man-symbols.sh tests/docs/check-man-groff.sh tests/docs/check-man-examples.sh
-# check-man-examples.sh keeps the compiled examples (tests/docs/man-examples/)
-# between runs, as make keeps objects.
+# check-man-examples.sh and test-readme.sh keep the compiled examples
+# (tests/docs/man-examples/, tests/docs/readme-example/) between runs, as make
+# keeps objects.
 clean-man-examples:
-	rm -rf tests/docs/man-examples
+	rm -rf tests/docs/man-examples tests/docs/readme-example
 CLEAN_LOCAL_TARGETS += clean-man-examples
 PHONY_TARGETS += clean-man-examples
 AM_TESTS_ENVIRONMENT += MAN_CPPFLAGS='-I$(abs_top_srcdir)/include'; export MAN_CPPFLAGS; \

@@ -55,15 +55,30 @@ int main(int argc, char *argv[])
         return open_after == open_before ? rc : 3;
 }
 DRIVER
-# shellcheck disable=SC2086
-$cc -std=c11 -Wall -Wextra -Werror -I"$srcdir/include" ${TEST_LINK_FLAGS:-} "$T/readme.c" \
-	-o "$T/readme" -L"$libdir" -lsafeopen -Wl,-rpath,"$libdir"
+# The program is kept in the build tree (tests/docs/readme-example/, removed
+# by make clean) as make would keep it: compiled again when its text, the
+# header, the library or the compiler and its flags changed (a timestamp
+# equal to the header's or the library's counts as changed), as
+# check-man-examples.sh keeps the manual's.
+cache=$builddir/tests/docs/readme-example
+mkdir -p "$cache"
+sig="$cc|${TEST_LINK_FLAGS:-}|$srcdir|$libdir"
+old=; [ -f "$cache/signature" ] && IFS= read -r old <"$cache/signature"
+[ "$old" = "$sig" ] || { rm -f "$cache"/*; printf '%s\n' "$sig" >"$cache/signature"; }
+cmp -s "$T/readme.c" "$cache/readme.c" || cp "$T/readme.c" "$cache/readme.c"
+if ! { [ -f "$cache/readme" ] && [ "$cache/readme" -nt "$cache/readme.c" ] &&
+	[ "$cache/readme" -nt "$srcdir/include/safeopen.h" ] && [ "$cache/readme" -nt "$lib" ]; }; then
+	rm -f "$cache/readme"
+	# shellcheck disable=SC2086
+	$cc -std=c11 -Wall -Wextra -Werror -I"$srcdir/include" ${TEST_LINK_FLAGS:-} "$cache/readme.c" \
+		-o "$cache/readme" -L"$libdir" -lsafeopen -Wl,-rpath,"$libdir" || { rm -f "$cache/readme"; exit 1; }
+fi
 fails=0
 n=0
 expect() { # DESCRIPTION WANT ARGS...
 	d=$1 want=$2; shift 2
 	n=$((n + 1))
-	got=$("$T/readme" "$@" 2>&1) && rc=0 || rc=$?
+	got=$("$cache/readme" "$@" 2>&1) && rc=0 || rc=$?
 	if [ "$got" != "$want" ] || [ $rc -gt 1 ]; then
 		echo "FAIL: $d: got '$got' (exit $rc), want '$want'"; fails=$((fails + 1))
 	fi
