@@ -384,7 +384,7 @@ START_TEST(attacker_renames_and_swaps)
 {
 	/* At least `seconds`, and on until the floors are reached (a slow
 	 * machine runs longer rather than checking less), at most `cap`. */
-	double seconds = fx_under_valgrind() ? 1.0 : fx_long() ? 10.0 : 0.3;
+	double seconds = fx_under_valgrind() ? 1.0 : fx_long() ? 10.0 : 0.15;
 	double cap = fx_under_valgrind() ? 60.0 : 30.0 + seconds;
 	const long min_ops = fx_under_valgrind() ? 200 : fx_long() ? 20000 : 5000, min_moves = 20;
 	throttle = fx_under_valgrind();
