@@ -259,7 +259,7 @@ START_TEST(rmtree_race_symlink_swap)
 	pj(left, E.root, "r/t");
 	struct swapper s = { .dirfd = rfd, .a = "t/d", .b = "t/l" };
 	/* the time, and at least 6 rounds (a slow machine runs longer) */
-	double end = fx_now() + (fx_under_valgrind() ? 1.0 : fx_long() ? 0.4 : 0.05);
+	double end = fx_now() + (fx_under_valgrind() ? 1.0 : fx_long() ? 0.4 : 0.025);
 	long rounds = 0;
 	while (fx_now() < end || rounds < 6) {
 		/* t/d holds a few directories of files; t/l -> outside/vdir. */
