@@ -2147,8 +2147,14 @@ START_TEST(replace_is_atomic)
 	atomic_store(&RP.missing, 0);
 	pthread_t th;
 	ck_assert_int_eq(pthread_create(&th, NULL, replace_reader, NULL), 0);
+	while (atomic_load(&RP.looks) == 0) /* the reader is running */
+		sched_yield();
+	/* 500 replacements (2,000 under check-long), and on until the reader
+	 * looked during one (a loaded machine runs longer: once it never did
+	 * in 500), for at most 60 s. */
 	long looks_during = 0, rounds = fx_size(500, 2000, 1);
-	for (long i = 0; i < rounds; i++) {
+	double cap = fx_now() + 60.0;
+	for (long i = 0; i < rounds || (looks_during == 0 && fx_now() < cap); i++) {
 		long l0 = atomic_load(&RP.looks);
 		if (i & 1)
 			ck_ok(safe_symlinkat_beneath(i & 2 ? "x" : "y", E.rootfd, "a/target",
