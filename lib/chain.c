@@ -67,12 +67,15 @@
  * levels are opened one by one and the checkpoints bound that to O(log4
  * depth) opens per level while they can be held. Descriptors leave in
  * batches (so_fd_batch: mostly one close_range()). Under EMFILE/ENFILE
- * (so_chain_give_back()) the retired ones go first, then the ring shrinks
- * (down to cur and its parent, and stays that small), then the shallowest
- * checkpoints go, then cur's parent; a walk's re-descent that still lacks
- * one (a hop of more than PATH_MAX bytes of names needs the level it reached
- * and the next at once) gives cur back too and reopens it from its parent
- * at the end (checked like every level reopened).
+ * (so_chain_give_back()) the retired ones go first, then the ring's
+ * shallowest level (one per call, down to cur and its parent; the ring
+ * keeps the length it is left with), then the shallowest checkpoints, then
+ * cur's parent; a walk's re-descent that still lacks one (the table full
+ * when it opens the first level of its new ring, or a hop of more than
+ * PATH_MAX bytes of names, which needs the level it reached and the next at
+ * once) gives cur back too and reopens it from its parent at the end
+ * (checked like every level reopened; levels given back meanwhile move the
+ * ring's start).
  */
 #include "internal.h"
 
@@ -519,7 +522,7 @@ static void retire(struct so_chain *c, int fd)
 
 /* Give one held descriptor back (EMFILE/ENFILE), never level 0, cur or
  * `keep`: the retired ones; the ring's shallowest while it is longer than
- * cur and its parent (the ring stays that short); else the shallowest
+ * cur and its parent (the ring keeps the length it is left with); else the shallowest
  * checkpoint (fewer are kept from then on); else cur's parent. False when
  * nothing can go. */
 static bool give_back(struct so_chain *c, int err, size_t keep)
@@ -819,8 +822,10 @@ static bool hold_give_back(struct so_chain *c, struct hold *h, int err)
 	if (give_back(c, err, h->base))
 		return true;
 	if ((err == EMFILE || err == ENFILE) && h->t < c->depth && slot_of(c, c->depth)->fd >= 0) {
-		/* Last resort (a hop longer than PATH_MAX with 5 free
-		 * descriptors): cur too, opened again from t at the end. */
+		/* Last resort (nothing else to give: the table full at the
+		 * first level of the new ring, or a hop longer than PATH_MAX
+		 * with 5 free descriptors): cur too, opened again from t at
+		 * the end. */
 		so_closep(&slot_of(c, c->depth)->fd);
 		h->cur_closed = true;
 		return true;
@@ -1012,7 +1017,13 @@ again:
 		h.pos = slot_of(c, t)->nend;
 		int fd;
 		size_t nend;
-		if (reach(c, &h, c->depth, false, &fd, &nend) < 0) {
+		int r = reach(c, &h, c->depth, false, &fd, &nend);
+		/* An EMFILE in that reopen gave back the new ring's shallowest
+		 * levels: hold_give_back() moved h.newlo, give_back() c->lo.
+		 * The ring starts at the deeper of the two (C2). */
+		if (h.newlo > c->lo)
+			c->lo = h.newlo;
+		if (r < 0) {
 			*failed = c->depth;
 			chain_check(c);
 			return -1;

@@ -486,9 +486,10 @@ int so_chain_push(struct so_chain *c, int fd, const char *name, const struct so_
 		  unsigned int bits);
 /* Close cur; its parent is cur (held or not: so_chain_hold()). */
 void so_chain_pop(struct so_chain *c);
-/* ".." from cur (held, depth >= 1): cur is retired (so_chain_back()) and
- * its parent, held or re-descended by its names from the nearest held
- * level, is cur. 0 (parent was held) or 1 (re-descended), -1 with errno;
+/* ".." from cur (held, depth >= 1): its parent, held or re-descended by
+ * its names from the nearest held level, is cur. The level left is retired
+ * (so_chain_back() takes it back) when the parent was held, closed with the
+ * rest of the batch when it was re-descended. 0 (parent was held) or 1 (re-descended), -1 with errno;
  * *left_bits: the bits of the level left. */
 int so_chain_up(struct so_chain *c, unsigned int *left_bits);
 /* Level t (cur or its parent) held again if it is not: 0, or -1 with errno

@@ -547,6 +547,7 @@ START_TEST(replaced_level)
 END_TEST
 
 static int max_fd(void);
+static void make_chain(int root, const char *top, int depth, int file_every);
 
 /* The same replacement with the fewest descriptors the walk works with: no
  * checkpoint can be held, so every climb re-descends from level 0 through
@@ -591,6 +592,60 @@ START_TEST(replaced_level_low_fds)
 	char path[4096];
 	level_chain(root, path, sizeof(path), true);
 	fx_run_child(replaced_low_child, &root, "walk of a replaced level under RLIMIT_NOFILE");
+	close(root);
+	fx_rmtree(base);
+	free(base);
+}
+END_TEST
+
+/* The re-hold of a ring with no descriptor to spare: a chain of 40 levels
+ * (no checkpoint is kept that shallow), walked in post-order; at the post-order
+ * visit of level 10 the descriptor table is filled, so the climb to level 9,
+ * which holds levels 1..8 again, meets EMFILE on its first open and gives cur
+ * back, then the level it just opened. Every entry is still reported, none with
+ * an error, and the chain's invariants hold (asserted in the builds with
+ * asserts on: the sanitizer builds aborted here when the ring's start did not
+ * follow the levels given back while cur was reopened). */
+static int rehold_child(void *arg)
+{
+	int root = *(int *)arg;
+	struct rlimit rl;
+	rl.rlim_cur = rl.rlim_max = (rlim_t)(max_fd() + 64);
+	if (!fx_under_valgrind())
+		CHILD_CHECK(setrlimit(RLIMIT_NOFILE, &rl) == 0);
+	struct safe_walk *w;
+	CHILD_CHECK(safe_walk_open(root, "top", SAFE_WALK_POSTORDER, &w) == 0);
+	struct safe_walk_entry e;
+	static int held[4096];
+	int nheld = 0, entries = 0, r;
+	bool filled = false;
+	while ((r = safe_walk_next(w, &e)) > 0) {
+		entries++;
+		CHILD_CHECK(!e.error, "%s: %s", e.path, strerror(e.error));
+		while (nheld > 0)
+			close(held[--nheld]);
+		if (!filled && e.visit == SAFE_WALK_POST && e.depth == 10) {
+			filled = true;
+			int f;
+			while (nheld < 4096 && (f = dup(0)) >= 0)
+				held[nheld++] = f;
+			CHILD_CHECK(nheld < 4096 && errno == EMFILE, "the table did not fill");
+		}
+	}
+	while (nheld > 0)
+		close(held[--nheld]);
+	CHILD_CHECK(r == 0, "next: %s", strerror(errno));
+	CHILD_CHECK(filled && entries == 2 * 41, "%d entries", entries);
+	safe_walk_close(w);
+	return 0;
+}
+
+START_TEST(rehold_no_spare_fd)
+{
+	char *base = fx_mkdtemp("walk-rehold");
+	int root = open(base, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	make_chain(root, "top", 40, 0);
+	fx_run_child(rehold_child, &root, "re-hold with no spare descriptor");
 	close(root);
 	fx_rmtree(base);
 	free(base);
@@ -1021,6 +1076,7 @@ static Suite *walk_suite(void)
 	tcase_add_test(tc, moved_out);
 	tcase_add_test(tc, replaced_level);
 	tcase_add_test(tc, replaced_level_low_fds);
+	tcase_add_test(tc, rehold_no_spare_fd);
 	tcase_add_test(tc, mounts);
 	tcase_add_test(tc, deep);
 	tcase_add_test(tc, rlimit);
