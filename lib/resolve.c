@@ -249,6 +249,9 @@ struct walk {
 	uint64_t mfs_mnt;
 	dev_t mfs_dev;
 	int links;         /* symlinks followed so far */
+	/* chain_open() could not learn a reopened level's mount (its errno is
+	 * the answer, not a race): set for step_dotdot(). */
+	bool open_failed;
 	/* SAFE_RESOLVE_SYMLINKS_OWNER_MATCH: the links followed whose body the
 	 * walk has not yet resolved, innermost last: each link's owner, and the
 	 * length of the path after its body, counted from the end of buf (which
@@ -584,6 +587,7 @@ static int chain_open(void *ctx, int dfd, const char *name, unsigned int *bits)
 	if (w->xdev) {
 		struct so_info in;
 		if (get_info(w, fd, &in) < 0) {
+			w->open_failed = true;
 			so_close(fd);
 			return -1;
 		}
@@ -954,9 +958,15 @@ static int step_dotdot(struct walk *w)
 	 * because every level of the chain is; else it is reached again from
 	 * the nearest held level above it (chain_open()). */
 	unsigned int left;
+	w->open_failed = false;
 	int r = so_chain_up(&w->ch, &left);
+	/* A level that cannot be reopened by its name changed (walk again);
+	 * no descriptor or memory, or a mount that cannot be learnt, is the
+	 * answer (fails closed). */
 	if (r < 0)
-		return errno == EMFILE || errno == ENFILE || errno == ENOMEM ? -1 : WALK_RACE;
+		return w->open_failed || errno == EMFILE || errno == ENFILE || errno == ENOMEM
+			       ? -1
+			       : WALK_RACE;
 	if (r > 0)
 		w->fs = 0; /* reached again: cur's facts are learnt again */
 #ifndef SAFEOPEN_MUTATE_LINK_FACTS
@@ -1589,6 +1599,7 @@ static int walk_open(int dirfd, const char *path, const struct safe_open_how *ho
 	w->cap = WALK_BUF;
 	w->fs = 0;
 	w->mfs = 0;
+	w->open_failed = false;
 	/* Cannot fail: the first storage for names is the walk's own, and no
 	 * identities are recorded. */
 	int ok = so_chain_init(&w->ch, &(const struct so_chain_client){ .open = chain_open,
