@@ -11,8 +11,9 @@
 # 2.9 (PYTHON_TESTS, bindings/python/local.mk), test-extract 2.2,
 # test-tree-cost 2.1, then the slow suites (SLOW_SUITES, below: test_ops 1.8,
 # test_walk 1.5, test_limits 1.4, test_resolve 1.3, test_sweep 1.25, most of
-# it a sleep), test-tree and test-extract-bsdtar 1.0, then the other suites
-# and checks (0.9 and less).
+# it a sleep), test-tree and test-extract-bsdtar 1.0, check-man-examples,
+# test-cookbook, test-cli and check-symbols (0.5 to 0.8: they came last and
+# the run ended with one of them alone), then the other suites and checks.
 TESTS += tests/tools/test-httpd.sh $(PYTHON_TESTS) tests/tools/test-extract.sh \
 	tests/tools/test-tree-cost.sh
 if HAVE_CHECK
@@ -20,7 +21,8 @@ SLOW_SUITES = tests/lib/test_ops tests/lib/test_walk tests/lib/test_limits tests
 	tests/lib/test_sweep
 TESTS += $(SLOW_SUITES)
 endif
-TESTS += tests/tools/test-tree.sh tests/tools/test-extract-bsdtar.sh tests/docs/check-man-examples.sh
+TESTS += tests/tools/test-tree.sh tests/tools/test-extract-bsdtar.sh tests/docs/check-man-examples.sh \
+	tests/docs/test-cookbook.sh tests/tools/test-cli.sh
 
 # tests/lib/ the library's suites, tests/tools/ the programs' tests,
 # tests/docs/ the checks of the manual, header and examples, tests/harness/
@@ -59,7 +61,7 @@ QUICK_SUITES = tests/lib/test_tmpfile tests/lib/test_reuse tests/lib/test_tmpfil
 	tests/lib/test_ops_attr tests/lib/test_base tests/lib/test_diag tests/lib/test_proc
 SUITES = $(SLOW_SUITES) $(QUICK_SUITES)
 check_PROGRAMS += $(SUITES)
-TESTS += $(QUICK_SUITES) tests/docs/check-symbols.sh
+TESTS += tests/docs/check-symbols.sh $(QUICK_SUITES)
 EXTRA_DIST += tests/docs/check-symbols.sh tests/harness/direct.sh tests/harness/partial.sh tests/lib/strategy.h
 AM_CFLAGS += $(CHECK_CFLAGS)
 LDADD = tests/libtestutil.a lib/libsafeopen.la $(CHECK_LIBS)
@@ -168,7 +170,7 @@ endif
 
 # The command-line tool (tools/safeopen/safeopen) and safe-httpd, the latter
 # attacked by tests/tools/race-swap during the requests.
-TESTS += tests/tools/test-cli.sh
+# (tests/tools/test-cli.sh is in TESTS above, with the slower tests.)
 EXTRA_DIST += tests/tools/test-cli.sh tests/tools/test-httpd.sh tests/harness/tap-run.sh tests/harness/tap_report.py
 
 # The tree commands (find, chown -R, chmod -R, du, cp -a) against the GNU
@@ -208,7 +210,8 @@ TESTS += tests/docs/check-numbers.sh
 EXTRA_DIST += tests/docs/check-numbers.sh
 
 # The cookbook's programs (examples/cookbook), run against a temp dir.
-TESTS += tests/docs/test-cookbook.sh tests/docs/test-readme.sh
+# (test-cookbook.sh is in TESTS above, with the slower tests.)
+TESTS += tests/docs/test-readme.sh
 EXTRA_DIST += tests/docs/test-cookbook.sh tests/docs/test-readme.sh
 
 # The attacker of tests/tools/test-httpd.sh and tests/tools/test-extract.sh, usable
