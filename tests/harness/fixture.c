@@ -144,6 +144,29 @@ void fx_fd_teardown(void)
 		      "open file descriptors changed during the test: %s", msg);
 }
 
+/* The directories fx_mkdtemp() made and fx_rmtree() has not removed, with
+ * the process that made them: a case that skips (fx_skip() aborts it, and
+ * Check then runs no checked teardown) removes its own before it goes. A
+ * forked case never removes what its parent made (an unchecked fixture's). */
+#define FX_OWN_DIRS 16
+static struct {
+	char *path;
+	pid_t pid;
+} own_dirs[FX_OWN_DIRS];
+
+static void own_dir(const char *path, bool add)
+{
+	for (int i = 0; i < FX_OWN_DIRS; i++) {
+		if (add ? own_dirs[i].path == NULL
+			: own_dirs[i].path && !strcmp(own_dirs[i].path, path)) {
+			free(own_dirs[i].path);
+			own_dirs[i].path = add ? strdup(path) : NULL;
+			own_dirs[i].pid = getpid();
+			return;
+		}
+	}
+}
+
 char *fx_mkdtemp(const char *tag)
 {
 	const char *base = getenv("SAFEOPEN_TEST_DIR");
@@ -158,6 +181,7 @@ char *fx_mkdtemp(const char *tag)
 		ck_abort_msg("out of memory");
 	if (!mkdtemp(path))
 		ck_abort_msg("mkdtemp %s: %s", path, strerror(errno));
+	own_dir(path, true);
 	return path;
 }
 
@@ -178,7 +202,17 @@ static int chmod_dirs(const char *fpath, const struct stat *sb, int typeflag, st
 	return 0;
 }
 
+static int rmtree(const char *path);
+
 int fx_rmtree(const char *path)
+{
+	int r = rmtree(path);
+	if (r == 0)
+		own_dir(path, false);
+	return r;
+}
+
+static int rmtree(const char *path)
 {
 	/* Most trees go in one pass. Tests also create mode-000 and
 	 * read-only directories: when a pass fails, every directory is made
@@ -472,6 +506,9 @@ void fx_skip(const char *fmt, ...)
 	va_end(ap);
 	one_line(reason);
 	fprintf(stderr, "SKIP: %s\n", reason);
+	for (int i = 0; i < FX_OWN_DIRS; i++)
+		if (own_dirs[i].path && own_dirs[i].pid == getpid() && rmtree(own_dirs[i].path) == 0)
+			own_dir(own_dirs[i].path, false);
 	ck_abort_msg("%s%s", FX_SKIP_MARKER, reason);
 	__builtin_unreachable();
 }
