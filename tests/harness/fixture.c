@@ -146,21 +146,27 @@ void fx_fd_teardown(void)
 
 /* The directories fx_mkdtemp() made and fx_rmtree() has not removed, with
  * the process that made them: a case that skips (fx_skip() aborts it, and
- * Check then runs no checked teardown) removes its own before it goes. A
- * forked case never removes what its parent made (an unchecked fixture's). */
+ * Check then runs no checked teardown) removes its own before it goes. Only
+ * a forked case does (a process of its own): what the runner made (an
+ * unchecked fixture's, shared by the cases of a tcase) stays, and so does
+ * everything when the cases run in the runner (CK_FORK=no, under valgrind). */
 #define FX_OWN_DIRS 16
 static struct {
-	char *path;
+	char path[PATH_MAX]; /* "": free (no heap: nothing for valgrind to count) */
 	pid_t pid;
 } own_dirs[FX_OWN_DIRS];
+static pid_t runner_pid = -1;
 
 static void own_dir(const char *path, bool add)
 {
+	if (strlen(path) >= PATH_MAX)
+		return;
 	for (int i = 0; i < FX_OWN_DIRS; i++) {
-		if (add ? own_dirs[i].path == NULL
-			: own_dirs[i].path && !strcmp(own_dirs[i].path, path)) {
-			free(own_dirs[i].path);
-			own_dirs[i].path = add ? strdup(path) : NULL;
+		if (add ? !own_dirs[i].path[0] : !strcmp(own_dirs[i].path, path)) {
+			if (add)
+				strcpy(own_dirs[i].path, path);
+			else
+				own_dirs[i].path[0] = '\0';
 			own_dirs[i].pid = getpid();
 			return;
 		}
@@ -506,9 +512,9 @@ void fx_skip(const char *fmt, ...)
 	va_end(ap);
 	one_line(reason);
 	fprintf(stderr, "SKIP: %s\n", reason);
-	for (int i = 0; i < FX_OWN_DIRS; i++)
-		if (own_dirs[i].path && own_dirs[i].pid == getpid() && rmtree(own_dirs[i].path) == 0)
-			own_dir(own_dirs[i].path, false);
+	for (int i = 0; i < FX_OWN_DIRS && getpid() != runner_pid; i++)
+		if (own_dirs[i].path[0] && own_dirs[i].pid == getpid() && rmtree(own_dirs[i].path) == 0)
+			own_dirs[i].path[0] = '\0';
 	ck_abort_msg("%s%s", FX_SKIP_MARKER, reason);
 	__builtin_unreachable();
 }
@@ -692,6 +698,7 @@ int fx_main(Suite *suite)
 	if (child_reason == MAP_FAILED)
 		child_reason = NULL;
 	started_euid = (int)geteuid();
+	runner_pid = getpid();
 	isolate();
 
 	/* Check writes its own TAP (with the case names) to a scratch file;
