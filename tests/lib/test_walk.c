@@ -648,15 +648,23 @@ static int rehold_child(void *arg)
 	return 0;
 }
 
-START_TEST(rehold_no_spare_fd)
+/* A chain of `depth` levels below "top" (a file every `file_every`), walked
+ * by `child` (given the root's descriptor) in a child process. */
+static void on_chain(const char *tag, int depth, int file_every, int (*child)(void *),
+		     const char *what)
 {
-	char *base = fx_mkdtemp("walk-rehold");
+	char *base = fx_mkdtemp(tag);
 	int root = open(base, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	make_chain(root, "top", 40, 0);
-	fx_run_child(rehold_child, &root, "re-hold with no spare descriptor");
+	make_chain(root, "top", depth, file_every);
+	fx_run_child(child, &root, what);
 	close(root);
 	fx_rmtree(base);
 	free(base);
+}
+
+START_TEST(rehold_no_spare_fd)
+{
+	on_chain("walk-rehold", 40, 0, rehold_child, "re-hold with no spare descriptor");
 }
 END_TEST
 
@@ -875,13 +883,7 @@ static int rlimit_child(void *arg)
 
 START_TEST(rlimit)
 {
-	char *base = fx_mkdtemp("walk-rlimit");
-	int root = open(base, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	make_chain(root, "top", 300, 7);
-	fx_run_child(rlimit_child, &root, "walk under RLIMIT_NOFILE");
-	close(root);
-	fx_rmtree(base);
-	free(base);
+	on_chain("walk-rlimit", 300, 7, rlimit_child, "walk under RLIMIT_NOFILE");
 }
 END_TEST
 
