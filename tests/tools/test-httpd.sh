@@ -174,8 +174,9 @@ hc() {
 # req [CURL ARGS...] URL-PATH: one request; status in $code (000: no
 # response), body in $T/body, response head in $T/hdr (both empty if
 # nothing came), its fields in HDR (lower-case names). The options are
-# curl's (-I, -r, -H, -T FILE, -X, -u); others, and -T - (a chunked body
-# from stdin), run curl (creq).
+# curl's (-I, -r, -H, -T FILE, -X, -u; -T FILE with -H "Transfer-Encoding:
+# chunked" sends FILE chunked); others, and -T - (a chunked body from
+# stdin, as curl sends a pipe), run curl (creq).
 declare -A HDR
 req() {
 	local path=${!#} m= up= user=
@@ -196,9 +197,16 @@ req() {
 	done
 	[ -n "$PYTHON" ] || { creq "${args[@]}" "$path"; return; }
 	[ -n "$m" ] || { [ -n "$up" ] && m=PUT || m=GET; }
-	hc req "$PORT" "$m" "$path" "$up" "$user" "$T/body" "$T/hdr" "${hh[@]}"
+	hc req "${RHOST:-}:$PORT" "$m" "$path" "$up" "$user" "$T/body" "$T/hdr" "${hh[@]}"
 	code=${hc_out:-000}
 	parse_hdr
+}
+# req_at HOST PORT [REQ ARGS...] URL-PATH: req to a server on HOST:PORT
+# (an IPv6 address in brackets)
+req_at() {
+	local RHOST=$1 PORT=$2 BASE="http://$1:$2"
+	shift 2
+	req "$@"
 }
 # creq [CURL ARGS...] URL-PATH: req by curl
 creq() {
@@ -206,7 +214,7 @@ creq() {
 	set -- "${@:1:$#-1}"
 	: >"$T/body"
 	: >"$T/hdr"
-	code=$("$CURL" -s --path-as-is --max-time 10 -o "$T/body" -D "$T/hdr" -w '%{http_code}' \
+	code=$("$CURL" -s -g --path-as-is --max-time 10 -o "$T/body" -D "$T/hdr" -w '%{http_code}' \
 		"$@" "$BASE$path")
 	parse_hdr
 }
@@ -563,7 +571,7 @@ def fields(head):
             hdrs[k.strip().lower()] = v.strip()
     return hdrs
 
-def request(port, method, path, upload, user, bodyf, hdrf, extra):
+def request(addr, method, path, upload, user, bodyf, hdrf, extra):
     """One request as curl makes it (curl's -I, -r, -H, -T FILE, -X, -u):
     a new connection, Host, User-Agent and Accept as curl sends them
     (-H replaces one, "Name:" removes it), Expect: 100-continue for a body
@@ -571,15 +579,22 @@ def request(port, method, path, upload, user, bodyf, hdrf, extra):
     it or after the wait; a final answer instead is the response); every
     head received (1xx too) into hdrf as curl -D writes them, the body into
     bodyf. The status, "000" when no response came."""
+    host, _, port = addr.rpartition(":")
+    port = int(port)
+    host = host or "127.0.0.1"
     fb = open(bodyf, "wb")
     fh = open(hdrf, "wb")
-    hd = [["Host", "127.0.0.1:%d" % port], ["User-Agent", "curl/test-httpd"], ["Accept", "*/*"]]
+    hd = [["Host", "%s:%d" % (host, port)], ["User-Agent", "curl/test-httpd"], ["Accept", "*/*"]]
     body = None
     if upload:
         body = open(upload.encode("latin-1"), "rb").read()
     if user:
         hd.append(["Authorization", "Basic " + base64.b64encode(user.encode("latin-1")).decode()])
-    if body is not None:
+    chunked = any(h.lower().replace(" ", "") == "transfer-encoding:chunked" for h in extra)
+    if body is not None and chunked:
+        body = b"".join(b"%x\r\n%s\r\n" % (len(body[i:i + 65536]), body[i:i + 65536])
+                        for i in range(0, len(body), 65536)) + b"0\r\n\r\n"
+    elif body is not None:
         hd.append(["Content-Length", str(len(body))])
         if len(body) > 1 << 20:
             hd.append(["Expect", "100-continue"])
@@ -591,7 +606,7 @@ def request(port, method, path, upload, user, bodyf, hdrf, extra):
     expect = any(k.lower() == "expect" and v.lower() == "100-continue" for k, v in hd)
     status = "000"
     try:
-        s = socket.create_connection(("127.0.0.1", port), timeout=10)
+        s = socket.create_connection((host.strip("[]"), port), timeout=10)
         with s:
             head = "%s %s HTTP/1.1\r\n" % (method, path) + \
                 "".join("%s: %s\r\n" % (k, v) for k, v in hd) + "\r\n"
@@ -698,7 +713,7 @@ def serve():
     for line in sys.stdin.buffer:
         f = line.decode("latin-1").rstrip("\n").split("\x1f")
         if f[0] == "req":
-            out = request(int(f[1]), f[2], f[3], f[4], f[5], f[6], f[7], f[8:])
+            out = request(f[1], f[2], f[3], f[4], f[5], f[6], f[7], f[8:])
         elif f[0] == "raw":
             out = raw(int(f[1]), f[2], f[3])
         elif f[0] == "cmp":
@@ -842,15 +857,16 @@ snapshot >"$T/outside.before"
 "$HTTPD" --help >"$T/help" 2>&1
 
 # ---------------------------------------------------------------- start
-# start OUTFILE CMD...: run a server, wait for its port; sets PID, PORT, BASE
+# start OUTFILE CMD...: run a server, wait for its port; sets PID, PORT,
+# BASE, and LADDR (the address it printed)
 start() {
 	local out=$1
 	shift
 	: >"$out" # before the server starts: a wait must not read an earlier one's line
 	"$@" >"$out" 2>"$out.log" &
 	PID=$!
-	PORT=
-	wait_line "$out" '^listening on 127\.0\.0\.1:([0-9]+)$' "$PID" && PORT=${BASH_REMATCH[1]}
+	PORT= LADDR=
+	wait_line "$out" '^listening on ([^ ]*):([0-9]+)$' "$PID" && LADDR=${BASH_REMATCH[1]} PORT=${BASH_REMATCH[2]}
 	BASE=http://127.0.0.1:$PORT
 	[ -n "$PORT" ]
 }
@@ -891,7 +907,7 @@ fi
 if ! start "$T/port" "$HTTPD" --writable --timeout 2 --max-body 3000000 "$R" 0; then
 	sed 's/^/# /' "$T/port.log"; bail "test-httpd: server did not start"
 fi
-ok "server listening on 127.0.0.1:$PORT (port 0 picked one and printed it)"
+check "server listening on 127.0.0.1:$PORT (port 0 picked one and printed it)" test "$LADDR" = 127.0.0.1
 # nfds: the server's open descriptors, in $fds
 nfds() {
 	local f=("/proc/$PID/fd/"*)
@@ -1489,11 +1505,11 @@ req -T "$T/small" -H "Authorization: Bearer $TOK" /new/deep/f.txt
 check "-D: PUT into missing directories: 201, created" \
 	eval "test $code = 201 && same '$T/small' '$R/new/deep/f.txt'"
 fs rm -rf "$R/new"
-req -T - -H "Authorization: Bearer $TOK" /made/deep/big.bin <"$T/up1"
+req -T "$T/up1" -H 'Transfer-Encoding: chunked' -H "Authorization: Bearer $TOK" /made/deep/big.bin
 check "-D: a PUT that fails (chunked, over --max-body): 413, the directories it made are gone" \
 	test "$code" = 413 -a ! -e "$R/made"
 fs mkdir "$R/made"
-req -T - -H "Authorization: Bearer $TOK" /made/deep/big.bin <"$T/up1"
+req -T "$T/up1" -H 'Transfer-Encoding: chunked' -H "Authorization: Bearer $TOK" /made/deep/big.bin
 check "-D: ... but a directory that was there before stays" \
 	test "$code" = 413 -a -d "$R/made" -a ! -e "$R/made/deep"
 fs rmdir "$R/made"
@@ -1526,7 +1542,8 @@ check "built-in table for what the file lacks: .mjs .avif .woff2 ($types)" \
 check "--log FILE: the access log in Common Log Format" \
 	eventually has_line "$T/access.log" "$CLF\"GET /index.html HTTP/1.1\" 200 15\$"
 stop TERM
-start "$T/port7" "$HTTPD" -q --dotfiles "$R" 0
+# (and --log-format combined: one server fewer)
+start "$T/port7" "$HTTPD" --dotfiles --log-format combined --log "$T/comb.log" "$R" 0
 req /dots/.hidden
 check "--dotfiles: a dotfile is served" same "$T/body" "$R/dots/.hidden"
 req /dots/.safeopen-AbCdEfGh01234567
@@ -1534,31 +1551,23 @@ check "--dotfiles: a temporary name still 404" test "$code" = 404
 req /dots/
 check "--dotfiles: dotfiles listed, temporary names not" \
 	eval "has_line '$T/body' 'href=\"\.hidden\"' && ! has_line '$T/body' safeopen"
-stop TERM
-# --bind: another IPv4 address (all of 127/8 is loopback), then IPv6
-# loopback where the host has it
-"$HTTPD" -q --bind 127.0.0.2 "$R" 0 >"$T/port9" 2>&1 &
-PID=$!
-P4=
-wait_line "$T/port9" '^listening on 127\.0\.0\.2:([0-9]+)$' "$PID" && P4=${BASH_REMATCH[1]}
-code=$("$CURL" -s -o "$T/body" -w '%{http_code}' "http://127.0.0.2:$P4/index.html")
-check "--bind 127.0.0.2: listening on 127.0.0.2:PORT, serves there" \
-	eval "test -n '$P4' && test $code = 200 && same '$T/body' '$R/index.html'"
-stop TERM
-
-# --log-format combined and timed; the warning about credentials in
-# clear text (an address of TEST-NET-1, which no host has: the bind fails
-# after the warning, nothing listens)
-start "$T/port13" "$HTTPD" --log-format timed --log "$T/timed.log" "$R" 0
-"$CURL" -s -o /dev/null -e 'http://ref.example/a"b' -A 'agent/1.0 (x)' "$BASE/index.html"
-check "--log-format timed: combined (referer, user agent, escaped) and the request time" \
-	eventually has_line "$T/timed.log" "$CLF\"GET /index.html HTTP/1.1\" 200 15 \"http://ref.example/a\\\\\"b\" \"agent/1.0 \\(x\\)\" [0-9]+\.[0-9]{3}\$"
-stop TERM
-start "$T/port14" "$HTTPD" --log-format combined --log "$T/comb.log" "$R" 0
-"$CURL" -s -o /dev/null -H "User-Agent:" "$BASE/index.html"
+req -H "User-Agent:" /index.html
 check "--log-format combined: \"-\" for a missing referer and user agent, no time" \
 	eventually has_line "$T/comb.log" "$CLF\"GET /index.html HTTP/1.1\" 200 15 \"-\" \"-\"\$"
 stop TERM
+# --bind: another IPv4 address (all of 127/8 is loopback), then IPv6
+# loopback where the host has it; on the first also --log-format timed
+start "$T/port9" "$HTTPD" --bind 127.0.0.2 --log-format timed --log "$T/timed.log" "$R" 0
+P4=
+has_line "$T/port9" '^listening on 127\.0\.0\.2:([0-9]+)$' && P4=${BASH_REMATCH[1]}
+req_at 127.0.0.2 "$P4" -H 'Referer: http://ref.example/a"b' -H 'User-Agent: agent/1.0 (x)' /index.html
+check "--bind 127.0.0.2: listening on 127.0.0.2:PORT, serves there" \
+	eval "test -n '$P4' && test $code = 200 && same '$T/body' '$R/index.html'"
+check "--log-format timed: combined (referer, user agent, escaped) and the request time" \
+	eventually has_line "$T/timed.log" "$CLF\"GET /index.html HTTP/1.1\" 200 15 \"http://ref.example/a\\\\\"b\" \"agent/1.0 \\(x\\)\" [0-9]+\.[0-9]{3}\$"
+stop TERM
+# the warning about credentials in clear text (an address of TEST-NET-1,
+# which no host has: the bind fails after the warning, nothing listens)
 "$HTTPD" -q --writable --auth-file "$T/auth" --bind 192.0.2.1 "$R" 0 >/dev/null 2>"$T/tls.err"
 check "credentials on an address other than loopback: a warning (no TLS here)" \
 	has_line "$T/tls.err" 'cross the network in clear text; put a TLS proxy in front'
@@ -1585,7 +1594,7 @@ if [ "$EUID" = 0 ] && pw=$(getent passwd nobody); then
 			ids="$ids$l;" ;;
 		esac
 	done 2>/dev/null <"/proc/$PID/status"
-	code=$("$CURL" -s -o "$T/body" -w '%{http_code}' "http://$UA:80/index.html")
+	req_at "$UA" 80 /index.html
 	check "--user nobody on port 80 (as root): serves as nobody ($ids)" \
 		test "$ids" = "Uid: $NU $NU $NU $NU;Gid: $NG $NG $NG $NG;Groups: $NG ;" -a "$code" = 200
 	stop TERM
@@ -1703,11 +1712,10 @@ done
 hc_out=
 [ -n "$PYTHON" ] && hc bind6
 if [ "$hc_out" = yes ]; then
-	"$HTTPD" -q --bind ::1 "$R" 0 >"$T/port8" 2>&1 &
-	PID=$!
+	start "$T/port8" "$HTTPD" -q --bind ::1 "$R" 0
 	P6=
-	wait_line "$T/port8" '^listening on \[::1\]:([0-9]+)$' "$PID" && P6=${BASH_REMATCH[1]}
-	code=$("$CURL" -s -g -o "$T/body" -w '%{http_code}' "http://[::1]:$P6/index.html")
+	has_line "$T/port8" '^listening on \[::1\]:([0-9]+)$' && P6=${BASH_REMATCH[1]}
+	req_at '[::1]' "$P6" /index.html
 	check "--bind ::1: listening on [::1]:PORT, serves over IPv6" \
 		eval "test -n '$P6' && test $code = 200 && same '$T/body' '$R/index.html'"
 	stop TERM
@@ -1999,7 +2007,7 @@ EOF_ACT
 	AP= lis=
 	read -r AP <"$T/act.out"
 	has_line "$T/act.out" '^listening on .*' && lis=${BASH_REMATCH[0]}
-	code=$("$CURL" -s -o "$T/body" -w '%{http_code}' "http://127.0.0.1:$AP/index.html")
+	req_at 127.0.0.1 "$AP" /index.html
 	check "socket activation: serves on the socket it was given, not --bind/PORT ($lis)" \
 		eval "test $code = 200 && same '$T/body' '$R/index.html' &&
 		       has_line '$T/act.out' '^listening on 127\.0\.0\.1:$AP\$' &&
@@ -2011,7 +2019,8 @@ EOF_ACT
 	aps=()
 	while read -r AP; do [[ $AP == listening* ]] || aps+=("$AP"); done <"$T/act.out"
 	for AP in "${aps[@]}"; do
-		codes="$codes$("$CURL" -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$AP/index.html") "
+		req_at 127.0.0.1 "$AP" /index.html
+		codes="$codes$code "
 	done
 	check "socket activation: two sockets, each served (a loop each, whatever --threads): $codes" \
 		test "$codes" = "200 200 "
@@ -2069,7 +2078,7 @@ if command -v systemd-socket-activate >/dev/null 2>&1 && [ -n "$PYTHON" ]; then
 		>"$T/act.out" 2>"$T/act.err" &
 	PID=$!
 	for ((i = 0; i < 250; i++)); do (exec 3<>"/dev/tcp/127.0.0.1/$AP") 2>/dev/null && break; nap 0.02; done
-	code=$("$CURL" -s -o "$T/body" -w '%{http_code}' "http://127.0.0.1:$AP/index.html")
+	req_at 127.0.0.1 "$AP" /index.html
 	check "systemd-socket-activate -l 127.0.0.1:PORT: started at the first connection, serves" \
 		eval "test $code = 200 && same '$T/body' '$R/index.html'"
 	stop TERM
