@@ -27,13 +27,30 @@ def test_close_waits_for_a_call_in_flight(tmp_path):
     def reader():
         got["fd"] = safeopen.open("fifo", os.O_RDONLY, dir_fd=r)
 
-    t1 = threading.Thread(target=reader)
+    # daemons: a failed assertion leaves the reader blocked in open(2)
+    t1 = threading.Thread(target=reader, daemon=True)
     t1.start()
-    time.sleep(0.3)  # the reader blocks in open(2) until a writer comes
+    # the reader blocks in open(2) until a writer comes: seen in its wchan
+    # (the FIFO's wait for a partner), else assumed after 0.3 s as before
+    wchan = "/proc/self/task/%d/wchan" % t1.native_id
+    deadline = time.monotonic() + 0.3
+    while time.monotonic() < deadline:
+        try:
+            with open(wchan) as f:
+                if f.read() == "wait_for_partner":
+                    break
+        except OSError:
+            pass
+        time.sleep(0.002)
     assert t1.is_alive(), "the reader did not block in open(2)"
-    t2 = threading.Thread(target=r.close)
+    t2 = threading.Thread(target=r.close, daemon=True)
     t2.start()
-    time.sleep(0.2)
+    # close() marks the Root closed, then waits for the reader's call; one
+    # that did not wait would be gone well before 50 ms with the GIL free
+    deadline = time.monotonic() + 10
+    while not r.closed and time.monotonic() < deadline:
+        time.sleep(0.001)
+    time.sleep(0.05)
     assert t2.is_alive(), "close() returned while a call was using the descriptor"
     assert r.closed
     with pytest.raises(OSError) as ei:  # a call that starts now: EBADF
