@@ -1246,30 +1246,52 @@ attacks=(
 	"/%u002e%u002e/secret.txt"
 	"/docs/%2e%2e%2f%2e%2e%2fsecret.txt?x=1#frag"
 )
-# reqs PREFIX [CURL ARGS...] -- PATH...: one curl for all the paths, in order
-# (one curl start instead of 80); bodies in PREFIX.N, every head in
-# PREFIX.hdr, statuses in PREFIX.codes, one a line
+# reqs PREFIX METHOD BASE PATH... [++ PREFIX METHOD BASE PATH...]: one
+# curl for every group (one curl start instead of 200), the requests in
+# order, METHOD GET or HEAD; for each group, the bodies in PREFIX.N, every
+# head in PREFIX.hdr, the statuses in PREFIX.codes, one a line
 reqs() {
-	local prefix=$1 i=0 a
-	shift
-	local args=()
-	while [ "$1" != -- ]; do args+=("$1"); shift; done
-	shift
-	: >"$prefix.cfg"
-	for a in "$@"; do
-		i=$((i + 1))
-		a=${a//\\/\\\\}
-		printf 'url = "%s%s"\noutput = "%s.%d"\n' "$BASE" "${a//\"/\\\"}" "$prefix" "$i" \
-			>>"$prefix.cfg"
+	local cfg=$T/reqs.cfg prefix method base a i g=0 counts=() prefixes=()
+	: >"$cfg"
+	while [ $# -gt 0 ]; do
+		prefix=$1 method=$2 base=$3
+		shift 3
+		[ $g = 0 ] || echo next >>"$cfg"
+		printf 'silent\npath-as-is\nmax-time = 20\ndump-header = "%s.hdr"\nwrite-out = "%%{http_code}\\n"\n' \
+			"$prefix" >>"$cfg"
+		[ "$method" = HEAD ] && echo head >>"$cfg"
+		i=0
+		while [ $# -gt 0 ] && [ "$1" != ++ ]; do
+			i=$((i + 1))
+			a=${1//\\/\\\\}
+			printf 'url = "%s%s"\noutput = "%s.%d"\n' "$base" "${a//\"/\\\"}" "$prefix" "$i" >>"$cfg"
+			shift
+		done
+		[ $# = 0 ] || shift
+		g=$((g + 1))
+		prefixes+=("$prefix") counts+=("$i")
 	done
-	"$CURL" -s --path-as-is --max-time 20 "${args[@]}" -D "$prefix.hdr" -K "$prefix.cfg" \
-		-w '%{http_code}\n' >"$prefix.codes" 2>/dev/null
-	for ((i = 1; i <= $#; i++)); do [ -f "$prefix.$i" ] || : >"$prefix.$i"; done
+	"$CURL" -K "$cfg" >"$T/reqs.codes" 2>/dev/null
+	exec {a}<"$T/reqs.codes"
+	for ((g = 0; g < ${#prefixes[@]}; g++)); do
+		prefix=${prefixes[$g]}
+		for ((i = 1; i <= counts[g]; i++)); do
+			IFS= read -r -u "$a" code && printf '%s\n' "$code"
+			[ -f "$prefix.$i" ] || : >"$prefix.$i"
+		done >"$prefix.codes"
+	done
+	exec {a}<&-
 }
+# (the --in-root server's attempts, below, in the same curl)
+inroot=("${attacks[@]}" /abs-out /link-out /dir-out/secret.txt)
+MPID=$PID MPORT=$PORT MBASE=$BASE
+start "$T/port2" "$HTTPD" -q --in-root --walker --no-listing --timeout 2 "$R" 0
+IRPID=$PID IRPORT=$PORT
+PID=$MPID PORT=$MPORT BASE=$MBASE
+reqs "$T/atGET" GET "$BASE" "${attacks[@]}" ++ "$T/atHEAD" HEAD "$BASE" "${attacks[@]}" \
+	++ "$T/ir" GET "http://127.0.0.1:$IRPORT" "${inroot[@]}"
 attack_ok=yes
 for method in GET HEAD; do
-	if [ $method = HEAD ]; then reqs "$T/at$method" -I -- "${attacks[@]}"
-	else reqs "$T/at$method" -- "${attacks[@]}"; fi
 	mapfile -t codes <"$T/at$method.codes"
 	for i in "${!attacks[@]}"; do
 		a=${attacks[$i]}
@@ -1419,13 +1441,12 @@ check "SIGTERM: clean exit with status 0 (got $status)" test "$status" = 0
 
 # ---------------------------------------------------------------- --in-root, userspace walker
 # (and --no-listing)
-start "$T/port2" "$HTTPD" -q --in-root --walker --no-listing --timeout 2 "$R" 0
+# (started before the traversal attempts, which ran against it too)
+PID=$IRPID PORT=$IRPORT BASE=http://127.0.0.1:$IRPORT
 req /../../index.html
 check "--in-root --walker: /../../index.html stays inside: 200, the root's index" \
 	eval "test $code = 200 && same '$T/body' '$R/index.html'"
 inroot_ok=yes
-inroot=("${attacks[@]}" /abs-out /link-out /dir-out/secret.txt)
-reqs "$T/ir" -- "${inroot[@]}"
 if grep -l -e "$TOKEN" "$T/ir".*; then
 	inroot_ok=no; echo "# ESCAPE (in-root): the files above hold the secret"
 fi
