@@ -903,6 +903,91 @@ if [ -n "$PYTHON" ]; then
 		-- idle $NIDLE "$CM/index.html" + keepalive-clients $NKA $NKAREQ "$CM/index.html" \
 		+ full 4 "$CM/index.html" "$FULLPORT" >"$T/c.all" &
 	CMCLIENT=$!
+	# socket activation (checked below), every case at once, in one harness
+	# process (activate.py --each): 1 a socket, 2 two sockets, 3 LISTEN_PID
+	# of another process, then the refusals: what descriptor 3 is not, bad
+	# LISTEN_FDS, --writable on a socket of 0.0.0.0
+	cat >"$T/activate.py" <<'EOF_ACT'
+import fcntl, os, socket, sys
+# activate.py SPEC... -- CMD...: SPEC is ADDR:PORT (a listening socket),
+# "bound" (a socket bound but not listening), "file" (a regular file),
+# LISTEN_FDS=V or LISTEN_PID=other (overrides); prints each port.
+# activate.py --each PREFIX SPEC... -- CMD... ++ SPEC... -- CMD... ++ ...:
+# each in a child of its own, all at once: its process ID in PREFIX.N.pid,
+# output in PREFIX.N.out and .err, exit status in PREFIX.N.rc once it exits
+def activate(specs, cmd):
+    fds, env = [], {}
+    for s in specs:
+        if s.startswith("LISTEN_"):
+            k, v = s.split("=", 1)
+            env[k] = v
+        elif s == "file":
+            fds.append(os.open(sys.argv[0], os.O_RDONLY))
+        else:
+            so = socket.socket(socket.AF_INET)
+            so.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            host, port = ("127.0.0.1", 0) if s == "bound" else s.rsplit(":", 1)
+            so.bind((host, int(port)))
+            if s != "bound":
+                so.listen(16)
+                print(so.getsockname()[1], flush=True)
+            fds.append(so.detach())
+    # out of the way of 3..3+n first: a socket can already be one of them
+    # (fd 3 when the caller left it free), and dup2() of a descriptor onto
+    # itself would keep it close-on-exec
+    fds = [fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 3 + len(fds)) for fd in fds]
+    for n, fd in enumerate(fds):
+        os.dup2(fd, 3 + n, inheritable=True)
+    os.environ["LISTEN_PID"] = str(os.getpid()) if env.get("LISTEN_PID") != "other" else "1"
+    os.environ["LISTEN_FDS"] = env.get("LISTEN_FDS", str(len(fds)))
+    os.environ["LISTEN_FDNAMES"] = ":".join("x" for _ in fds)
+    os.execv(cmd[0], cmd)
+
+def split(args):
+    i = args.index("--")
+    return args[:i], args[i + 1:]
+
+if sys.argv[1] != "--each":
+    activate(*split(sys.argv[1:]))
+prefix, groups = sys.argv[2], [[]]
+for a in sys.argv[3:]:
+    if a == "++":
+        groups.append([])
+    else:
+        groups[-1].append(a)
+children = {}
+for n, g in enumerate(groups, 1):
+    pid = os.fork()
+    if pid == 0:
+        try:
+            for fd, ext in ((1, "out"), (2, "err")):
+                os.dup2(os.open("%s.%d.%s" % (prefix, n, ext),
+                                os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644), fd)
+            activate(*split(g))
+        finally:
+            os._exit(127)
+    children[pid] = n
+    with open("%s.%d.pid" % (prefix, n), "w") as f:
+        f.write("%d\n" % pid)
+while children:
+    pid, st = os.wait()
+    n = children.pop(pid, None)
+    if n:
+        with open("%s.%d.rc.new" % (prefix, n), "w") as f:
+            f.write("%d\n" % os.waitstatus_to_exitcode(st))
+        os.rename("%s.%d.rc.new" % (prefix, n), "%s.%d.rc" % (prefix, n))
+EOF_ACT
+	bads=(file bound "LISTEN_FDS=x 127.0.0.1:0" "LISTEN_FDS=17 127.0.0.1:0")
+	each=(127.0.0.1:0 -- "$HTTPD" -q --bind 127.0.0.9 "$R" 9
+		++ 127.0.0.1:0 127.0.0.1:0 -- "$HTTPD" -q --threads 1 --bind 127.0.0.9 "$R" 9
+		++ LISTEN_PID=other 127.0.0.1:0 -- "$HTTPD" -q "$R" 0)
+	for bad in "${bads[@]}"; do
+		# shellcheck disable=SC2206
+		each+=(++ $bad -- "$HTTPD" -q "$R" 0)
+	done
+	"$PYTHON" -S "$T/activate.py" --each "$T/each" "${each[@]}" \
+		++ 0.0.0.0:0 -- "$HTTPD" -q --writable "$R" 0 >/dev/null 2>"$T/each.err" &
+	ACTPID=$!
 fi
 if ! start "$T/port" "$HTTPD" --writable --timeout 2 --max-body 3000000 "$R" 0; then
 	sed 's/^/# /' "$T/port.log"; bail "test-httpd: server did not start"
@@ -1922,10 +2007,10 @@ fi
 fs mkdir "$T/ram"
 ns=(unshare -m --propagation private)
 [ "$EUID" = 0 ] || ns=(unshare -Urm --propagation private)
-if "${ns[@]}" sh -c 'mount -t ramfs ramfs "$1" && : >"$1/probe" &&
-	! setfattr -n user.x -v y "$1/probe" 2>/dev/null' sh "$T/ram" 2>/dev/null; then
-	start "$T/port5" "${ns[@]}" sh -c 'mount -t ramfs ramfs "$1" && shift && exec "$@"' sh \
-		"$T/ram" "$HTTPD" --writable "$T/ram" 0
+# (the server starts only where the mount works and a user xattr is refused)
+if start "$T/port5" "${ns[@]}" sh -c 'mount -t ramfs ramfs "$1" && : >"$1/probe" &&
+	! setfattr -n user.x -v y "$1/probe" 2>/dev/null && shift && exec "$@"' sh \
+	"$T/ram" "$HTTPD" --writable "$T/ram" 0; then
 	req -T "$T/up1" -H 'Content-Type: image/png' /noxattr.dat
 	check "PUT on a filesystem without user xattrs: 201" test "$code" = 201
 	req /noxattr.dat
@@ -1935,137 +2020,77 @@ if "${ns[@]}" sh -c 'mount -t ramfs ramfs "$1" && : >"$1/probe" &&
 		eventually has_line "$T/port5.log" 'PUT /noxattr.dat HTTP/1.1: user xattrs not supported.*stored without user.mime_type'
 	stop TERM
 else
+	wait "$PID"
+	PID=
 	skip "PUT without user xattrs: cannot mount a ramfs in a private mount namespace here"
 fi
 
 # ---------------------------------------------------------------- socket activation
-# systemd's protocol, by a small harness (python3): it binds and listens
-# (or puts something else at descriptor 3), sets LISTEN_PID to its own
-# process ID and LISTEN_FDS, and execs the server, which keeps that ID.
-# Then systemd-socket-activate itself where it is installed.
+# systemd's protocol, by a small harness (python3, started with the first
+# servers, every case at once): it binds and listens (or puts something
+# else at descriptor 3), sets LISTEN_PID to its own process ID and
+# LISTEN_FDS, and execs the server, which keeps that ID. Then
+# systemd-socket-activate itself where it is installed.
 if [ -n "$PYTHON" ]; then
-	cat >"$T/activate.py" <<'EOF_ACT'
-import fcntl, os, socket, sys
-# activate.py SPEC... -- CMD...: SPEC is ADDR:PORT (a listening socket),
-# "bound" (a socket bound but not listening), "file" (a regular file),
-# LISTEN_FDS=V or LISTEN_PID=other (overrides); prints each port.
-# activate.py --each PREFIX SPEC... -- CMD... ++ SPEC... -- CMD... ++ ...:
-# each in a child of its own, one after the other (servers that refuse to
-# start): output N in PREFIX.N.out and .err, exit status in PREFIX.N.rc
-def activate(specs, cmd):
-    fds, env = [], {}
-    for s in specs:
-        if s.startswith("LISTEN_"):
-            k, v = s.split("=", 1)
-            env[k] = v
-        elif s == "file":
-            fds.append(os.open(sys.argv[0], os.O_RDONLY))
-        else:
-            so = socket.socket(socket.AF_INET)
-            so.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            host, port = ("127.0.0.1", 0) if s == "bound" else s.rsplit(":", 1)
-            so.bind((host, int(port)))
-            if s != "bound":
-                so.listen(16)
-                print(so.getsockname()[1], flush=True)
-            fds.append(so.detach())
-    # out of the way of 3..3+n first: a socket can already be one of them
-    # (fd 3 when the caller left it free), and dup2() of a descriptor onto
-    # itself would keep it close-on-exec
-    fds = [fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 3 + len(fds)) for fd in fds]
-    for n, fd in enumerate(fds):
-        os.dup2(fd, 3 + n, inheritable=True)
-    os.environ["LISTEN_PID"] = str(os.getpid()) if env.get("LISTEN_PID") != "other" else "1"
-    os.environ["LISTEN_FDS"] = env.get("LISTEN_FDS", str(len(fds)))
-    os.environ["LISTEN_FDNAMES"] = ":".join("x" for _ in fds)
-    os.execv(cmd[0], cmd)
-
-def split(args):
-    i = args.index("--")
-    return args[:i], args[i + 1:]
-
-if sys.argv[1] != "--each":
-    activate(*split(sys.argv[1:]))
-prefix, groups = sys.argv[2], [[]]
-for a in sys.argv[3:]:
-    if a == "++":
-        groups.append([])
-    else:
-        groups[-1].append(a)
-for n, g in enumerate(groups, 1):
-    pid = os.fork()
-    if pid == 0:
-        try:
-            for fd, ext in ((1, "out"), (2, "err")):
-                os.dup2(os.open("%s.%d.%s" % (prefix, n, ext),
-                                os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644), fd)
-            activate(*split(g))
-        finally:
-            os._exit(127)
-    _, st = os.waitpid(pid, 0)
-    with open("%s.%d.rc" % (prefix, n), "w") as f:
-        f.write("%d\n" % os.waitstatus_to_exitcode(st))
-EOF_ACT
-	# activated N "SPEC..." [OPTION...]: the server on the harness's N
-	# sockets (their ports, then its "listening on" lines, in $T/act.out),
-	# with --bind and PORT that must not be used
-	activated() {
-		local nsock=$1 specs=$2 i
-		shift 2
-		: >"$T/act.out"
-		# shellcheck disable=SC2086
-		"$PYTHON" -S "$T/activate.py" $specs -- "$HTTPD" -q "$@" --bind 127.0.0.9 "$R" 9 \
-			>"$T/act.out" 2>"$T/act.err" &
-		PID=$!
+	# each_wait N [LINES]: until server N of the harness has printed LINES
+	# "listening on" lines (5 s at most), or without LINES until it exited;
+	# each_result N: its exit status in rc, its stdout and stderr in $EO, $EE,
+	# the first 120 bytes of stderr in $ee
+	each_wait() {
+		local i
 		for ((i = 0; i < 500; i++)); do
-			count_lines "$T/act.out" '^listening on'
-			[ "$nlines" -ge "$nsock" ] && break
-			kill -0 "$PID" 2>/dev/null || break
+			[ -f "$T/each.$1.rc" ] && break
+			if [ -n "${2:-}" ]; then
+				count_lines "$T/each.$1.out" '^listening on'
+				[ "$nlines" -ge "$2" ] && break
+			fi
 			nap 0.01
 		done
 	}
-	activated 1 127.0.0.1:0
-	AP= lis=
-	read -r AP <"$T/act.out"
-	has_line "$T/act.out" '^listening on .*' && lis=${BASH_REMATCH[0]}
-	req_at 127.0.0.1 "$AP" /index.html
-	check "socket activation: serves on the socket it was given, not --bind/PORT ($lis)" \
-		eval "test $code = 200 && same '$T/body' '$R/index.html' &&
-		       has_line '$T/act.out' '^listening on 127\.0\.0\.1:$AP\$' &&
-		       ! has_line '$T/act.out' '127.0.0.9'"
-	stop TERM
-	check "socket activation: SIGTERM exits 0 (status $status)" test "$status" = 0
-	activated 2 "127.0.0.1:0 127.0.0.1:0" --threads 1
-	codes=
-	aps=()
-	while read -r AP; do [[ $AP == listening* ]] || aps+=("$AP"); done <"$T/act.out"
-	for AP in "${aps[@]}"; do
-		req_at 127.0.0.1 "$AP" /index.html
-		codes="$codes$code "
-	done
-	check "socket activation: two sockets, each served (a loop each, whatever --threads): $codes" \
-		test "$codes" = "200 200 "
-	stop TERM
-	# the refusals (and --writable on 0.0.0.0 below), one harness process
-	bads=(file bound "LISTEN_FDS=x 127.0.0.1:0" "LISTEN_FDS=17 127.0.0.1:0")
-	each=()
-	for bad in "${bads[@]}"; do
-		# shellcheck disable=SC2206
-		each+=($bad -- "$HTTPD" -q "$R" 0 ++)
-	done
-	"$PYTHON" -S "$T/activate.py" --each "$T/each" "${each[@]}" \
-		0.0.0.0:0 -- "$HTTPD" -q --writable "$R" 0 >/dev/null 2>&1
-	# each_result N: its exit status in rc, its stdout and stderr in $EO, $EE,
-	# the first 120 bytes of stderr in $ee
 	each_result() {
 		rc= ee=
+		each_wait "$1"
 		read -r rc <"$T/each.$1.rc"
 		EO=$T/each.$1.out EE=$T/each.$1.err
 		read -r -N 120 ee <"$EE"
 		ee=${ee%$'\n'}
 		ee=${ee//$'\n'/ }
 	}
-	nb=0
+	# each_stop N: SIGTERM to server N, its exit status in $status
+	each_stop() {
+		local pid
+		read -r pid <"$T/each.$1.pid"
+		kill -TERM "$pid"
+		each_result "$1"
+		status=${rc:-timeout}
+	}
+	# 1: the server on the harness's socket, with --bind and PORT that must
+	# not be used
+	each_wait 1 1
+	AP= lis=
+	read -r AP <"$T/each.1.out"
+	has_line "$T/each.1.out" '^listening on .*' && lis=${BASH_REMATCH[0]}
+	req_at 127.0.0.1 "$AP" /index.html
+	check "socket activation: serves on the socket it was given, not --bind/PORT ($lis)" \
+		eval "test $code = 200 && same '$T/body' '$R/index.html' &&
+		       has_line '$T/each.1.out' '^listening on 127\.0\.0\.1:$AP\$' &&
+		       ! has_line '$T/each.1.out' '127.0.0.9'"
+	each_stop 1
+	check "socket activation: SIGTERM exits 0 (status $status)" test "$status" = 0
+	# 2: two sockets
+	each_wait 2 2
+	codes=
+	aps=()
+	while read -r AP; do [[ $AP == listening* ]] || aps+=("$AP"); done <"$T/each.2.out"
+	for AP in "${aps[@]}"; do
+		req_at 127.0.0.1 "$AP" /index.html
+		codes="$codes$code "
+	done
+	check "socket activation: two sockets, each served (a loop each, whatever --threads): $codes" \
+		test "$codes" = "200 200 "
+	each_stop 2
+	# the refusals
+	nb=3
 	for bad in "${bads[@]}"; do
 		nb=$((nb + 1))
 		each_result $nb
@@ -2076,19 +2101,17 @@ EOF_ACT
 		check "socket activation: $bad refused (exit $rc: $ee)" \
 			eval "test $rc = 1 && has_text '$EE' '$want' && ! has_line '$EO' listening"
 	done
-	: >"$T/act.out"
-	"$PYTHON" -S "$T/activate.py" LISTEN_PID=other 127.0.0.1:0 -- "$HTTPD" -q "$R" 0 \
-		>"$T/act.out" 2>"$T/act.err" &
-	PID=$!
-	wait_line "$T/act.out" '^listening on' "$PID"
+	# 3: LISTEN_PID of another process
+	each_wait 3 1
 	AP=
-	read -r AP <"$T/act.out"
+	read -r AP <"$T/each.3.out"
 	check "socket activation: LISTEN_PID of another process: binds its own port instead" \
-		eval "has_line '$T/act.out' '^listening on 127.0.0.1:' && ! has_line '$T/act.out' ':$AP\$'"
-	stop TERM
+		eval "has_line '$T/each.3.out' '^listening on 127.0.0.1:' && ! has_line '$T/each.3.out' ':$AP\$'"
+	each_stop 3
 	each_result $((nb + 1))
 	check "socket activation: --writable on a socket of 0.0.0.0 without --auth-file: refused (exit $rc)" \
 		eval "test $rc = 2 && has_line '$EE' 'needs --auth-file'"
+	wait "$ACTPID"
 else
 	skip "socket activation: python3 not found"
 fi
