@@ -154,7 +154,7 @@ wait_line() {
 # has its answer.
 eventually() {
 	local i
-	for ((i = 0; i < 100; i++)); do "$@" && return 0; nap 0.05; done
+	for ((i = 0; i < 500; i++)); do "$@" && return 0; nap 0.01; done
 	"$@"
 }
 
@@ -198,8 +198,11 @@ req() {
 	[ -n "$PYTHON" ] || { creq "${args[@]}" "$path"; return; }
 	[ -n "$m" ] || { [ -n "$up" ] && m=PUT || m=GET; }
 	hc req "${RHOST:-}:$PORT" "$m" "$path" "$up" "$user" "$T/body" "$T/hdr" "${hh[@]}"
-	code=${hc_out:-000}
-	parse_hdr
+	# "STATUS (FIELDS)", FIELDS as bash words: [name]=value ...
+	code=${hc_out%% *}
+	code=${code:-000}
+	HDR=()
+	[[ $hc_out == *' ('*')' ]] && eval "HDR=${hc_out#* }"
 }
 # req_at HOST PORT [REQ ARGS...] URL-PATH: req to a server on HOST:PORT
 # (an IPv6 address in brackets)
@@ -218,7 +221,8 @@ creq() {
 		"$@" "$BASE$path")
 	parse_hdr
 }
-# parse_hdr: the fields of $T/hdr into HDR (the last of each name wins)
+# parse_hdr: the fields of $T/hdr into HDR (the last of each name wins;
+# client.py's request() says them so)
 parse_hdr() {
 	local line name
 	HDR=()
@@ -605,6 +609,7 @@ def request(addr, method, path, upload, user, bodyf, hdrf, extra):
             hd.append([k, v.strip()])
     expect = any(k.lower() == "expect" and v.lower() == "100-continue" for k, v in hd)
     status = "000"
+    heads = []
     try:
         s = socket.create_connection((host.strip("[]"), port), timeout=10)
         with s:
@@ -617,6 +622,7 @@ def request(addr, method, path, upload, user, bodyf, hdrf, extra):
                 if expect and select.select([s], [], [], 1.0)[0]:
                     st, h, buf = read_head(s, buf)
                     fh.write(h)
+                    heads.append(h)
                     if st == 100:
                         st = None
                 if st is None:
@@ -627,6 +633,7 @@ def request(addr, method, path, upload, user, bodyf, hdrf, extra):
             while st is None or 100 <= st < 200:
                 st, h, buf = read_head(s, buf)
                 fh.write(h)
+                heads.append(h)
             status = "%03d" % st
             fb.write(read_body(s, buf, fields(h), method, st))
     except (OSError, EOFError, ValueError, IndexError) as e:
@@ -634,7 +641,14 @@ def request(addr, method, path, upload, user, bodyf, hdrf, extra):
         sys.stderr.write("request %s %s: %r\n" % (method, path[:80], e))
     fb.close()
     fh.close()
-    return status
+    hdrs = {}
+    for h in heads:
+        hdrs.update(fields(h))
+    return "%s (%s)" % (status, " ".join("[%s]=%s" % (sh_quote(k), sh_quote(v))
+                                         for k, v in hdrs.items()))
+
+def sh_quote(v):
+    return "'" + v.replace("'", "'\\''") + "'"
 
 def raw(port, data, outf):
     """data (\\r \\n \\\\ escaped) on a new connection; all until the server
@@ -998,9 +1012,6 @@ nfds() {
 	local f=("/proc/$PID/fd/"*)
 	fds=${#f[@]}
 }
-# (no connection yet: what it holds idle)
-nfds
-FDS_IDLE=$fds
 
 # ---------------------------------------------------------------- legitimate use
 req /index.html
@@ -1332,17 +1343,19 @@ attacks=(
 	"/docs/%2e%2e%2f%2e%2e%2fsecret.txt?x=1#frag"
 )
 # reqs PREFIX METHOD BASE PATH... [++ PREFIX METHOD BASE PATH...]: one
-# curl for every group (one curl start instead of 200), the requests in
-# order, METHOD GET or HEAD; for each group, the bodies in PREFIX.N, every
-# head in PREFIX.hdr, the statuses in PREFIX.codes, one a line
+# curl for every group (one curl start instead of 200), the requests side by
+# side, METHOD GET or HEAD; for each group, the bodies in PREFIX.N, every
+# head in PREFIX.hdr, the statuses in PREFIX.codes, one a line in the order
+# of the paths
 reqs() {
 	local cfg=$T/reqs.cfg prefix method base a i g=0 counts=() prefixes=()
+	local -A got=()
 	: >"$cfg"
 	while [ $# -gt 0 ]; do
 		prefix=$1 method=$2 base=$3
 		shift 3
 		[ $g = 0 ] || echo next >>"$cfg"
-		printf 'silent\npath-as-is\nmax-time = 20\ndump-header = "%s.hdr"\nwrite-out = "%%{http_code}\\n"\n' \
+		printf 'silent\npath-as-is\nmax-time = 20\ndump-header = "%s.hdr"\nwrite-out = "%%{http_code} %%{filename_effective}\\n"\n' \
 			"$prefix" >>"$cfg"
 		[ "$method" = HEAD ] && echo head >>"$cfg"
 		i=0
@@ -1356,16 +1369,16 @@ reqs() {
 		g=$((g + 1))
 		prefixes+=("$prefix") counts+=("$i")
 	done
-	"$CURL" -K "$cfg" >"$T/reqs.codes" 2>/dev/null
-	exec {a}<"$T/reqs.codes"
+	"$CURL" -Z --parallel-max 20 -K "$cfg" >"$T/reqs.codes" 2>/dev/null
+	while read -r code a; do got[$a]=$code; done <"$T/reqs.codes"
 	for ((g = 0; g < ${#prefixes[@]}; g++)); do
 		prefix=${prefixes[$g]}
 		for ((i = 1; i <= counts[g]; i++)); do
-			IFS= read -r -u "$a" code && printf '%s\n' "$code"
-			[ -f "$prefix.$i" ] || : >"$prefix.$i"
+			a=$prefix.$i
+			[ -n "${got[$a]-}" ] && printf '%s\n' "${got[$a]}"
+			[ -f "$a" ] || : >"$a"
 		done >"$prefix.codes"
 	done
-	exec {a}<&-
 }
 # (the --in-root server's attempts, below, in the same curl)
 inroot=("${attacks[@]}" /abs-out /link-out /dir-out/secret.txt)
@@ -1427,22 +1440,26 @@ check "nothing outside the root was created, changed or removed" \
 
 # ---------------------------------------------------------------- concurrency under attack
 # the connections of the requests above closed (the server sees their EOFs
-# soon after the clients)
-for ((i = 0; i < 100; i++)); do nfds; [ "$fds" -le "$FDS_IDLE" ] && break; nap 0.01; done
-echo "# server descriptors: $FDS_IDLE idle at the start, $fds now (after $i waits)"
+# soon after the clients): the count when it holds for three looks 10 ms
+# apart (1 s at most)
+stable=0 last=
+for ((i = 0; i < 100 && stable < 2; i++)); do
+	nfds
+	if [ "$fds" = "$last" ]; then stable=$((stable + 1)); else stable=0; fi
+	last=$fds
+	[ "$stable" = 2 ] || nap 0.01
+done
 FDS_BEFORE=$fds
 "$SWAP" "$R" race .race-link 30 >"$T/swaps" 2>"$T/swap.err" &
 SWAPPID=$!
 : >"$T/get.cfg"
 : >"$T/put.cfg"
 printf 'uploaded\n' >"$T/upfile"
-for ((i = 1; i <= NGET; i++)); do
-	printf 'url = "%s/race/file.txt"\noutput = "%s/r.%d"\n' "$BASE" "$T" "$i" >>"$T/get.cfg"
-done
-for ((i = 1; i <= NPUT; i++)); do
-	printf 'upload-file = "%s"\nurl = "%s/race/put-%d"\noutput = "%s/p.%d"\n' \
-		"$T/upfile" "$BASE" "$i" "$T" "$i" >>"$T/put.cfg"
-done
+nums=() pairs=()
+for ((i = 1; i <= NGET || i <= NPUT; i++)); do nums+=("$i") pairs+=("$i" "$i"); done
+printf "url = \"$BASE/race/file.txt\"\noutput = \"$T/r.%d\"\n" "${nums[@]:0:NGET}" >"$T/get.cfg"
+printf "upload-file = \"$T/upfile\"\nurl = \"$BASE/race/put-%d\"\noutput = \"$T/p.%d\"\n" \
+	"${pairs[@]:0:2*NPUT}" >"$T/put.cfg"
 start=$SECONDS
 # one curl for both (an upload-file goes with the url after it; the urls
 # without one are GETs)
@@ -1924,8 +1941,10 @@ umask 077
 while IFS= read -r l; do [[ $l == bob:* ]] || printf '%s\n' "$l"; done <"$T/hauth" >"$T/hauth.new"
 printf 'frank:f-new\n' >>"$T/hauth.new"
 umask 022
-# 8 MB at 8 MB/s: the signal comes once the first bytes are in
-"$CURL" -s --limit-rate 8M --max-time 20 -o "$T/big.got" "$BASE/big.bin" &
+# 8 MB at 32 MB/s, a quarter of a second: the signal comes once the first
+# bytes are in, while the server still has more to send than the
+# loopback's buffers hold
+"$CURL" -s --limit-rate 32M --max-time 20 -o "$T/big.got" "$BASE/big.bin" &
 dl=$!
 for ((i = 0; i < 500; i++)); do [ -s "$T/big.got" ] && break; nap 0.01; done
 fs mv "$T/hup.log" "$T/hup.log.1"
