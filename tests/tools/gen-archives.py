@@ -2,10 +2,16 @@
 # SPDX-License-Identifier: MIT
 """Generate the hostile archives of tests/tools/test-extract.sh.
 
-    gen-archives.py OUTDIR OUTSIDE
+    gen-archives.py OUTDIR OUTSIDE [--dests] [--benign DIR] [--sentinel-only]
 
-OUTSIDE is the absolute path of the sentinel tree; the destination of every
-run is a sibling of it (so "../outside" from the destination reaches it).
+OUTSIDE is the absolute path of the sentinel tree, made here (its manifest,
+tests/tools/tree-manifest.py, in OUTDIR/sentinel.full); the destination of
+every run is a sibling of it (so "../outside" from the destination reaches
+it). --dests makes those destinations, one per archive, class and path,
+OUTSIDE/../h.NAME.CLASS.PATH (PATH: fast or walker), with what the
+"setup-" lines plant. --benign DIR makes the benign tree of test-extract.sh
+in DIR and prints "xattrs yes" or "xattrs no" (whether the filesystem keeps
+user xattrs). --sentinel-only makes the sentinel and nothing else.
 For each archive NAME.{tar,zip,cpio} an expectation file NAME.expect is
 written, one check per line:
 
@@ -20,7 +26,9 @@ CLASS says in which runs the check applies: d (--keep-old-files), o
 a combination such as "do"; each class runs
 with the fast path and with the walker forced.
 """
+import gzip
 import io
+import lzma
 import os
 import stat
 import sys
@@ -28,9 +36,34 @@ import tarfile
 import zipfile
 
 out, outside = sys.argv[1], sys.argv[2]
+opts = sys.argv[3:]
 assert os.path.isabs(outside)
 os.makedirs(out, exist_ok=True)
 MTIME = 1300000000
+
+
+def make_sentinel():
+    """The tree next to every DEST, and its full manifest (checksums, modes,
+    mtimes, xattrs) in OUTDIR/sentinel.full."""
+    os.makedirs(os.path.join(outside, "dir"))
+    os.mkdir(os.path.join(outside, "victim"))
+    with open(os.path.join(outside, "file"), "w") as f:
+        f.write("sentinel\n")
+    with open(os.path.join(outside, "dir", "inner"), "w") as f:
+        f.write("inner\n")
+    os.chmod(os.path.join(outside, "dir", "inner"), 0o640)
+    os.symlink("file", os.path.join(outside, "link"))
+    for n in ("file", "dir/inner", "link", "dir", "victim", ""):
+        os.utime(os.path.join(outside, n), ns=(946782245000000000,) * 2, follow_symlinks=False)
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    manifest = __import__("tree-manifest").manifest
+    with open(os.path.join(out, "sentinel.full"), "w") as f:
+        f.write("".join(l + "\n" for l in manifest(outside)))
+
+
+make_sentinel()
+if "--sentinel-only" in opts:
+    sys.exit(0)
 
 
 def reg(name, data, mode=0o644, pax=None):
@@ -90,6 +123,18 @@ def write_tar(name, members, expect, fmt=tarfile.PAX_FORMAT):
 def write_expect(name, expect):
     with open(os.path.join(out, name + ".expect"), "w") as f:
         f.write("\n".join(expect) + "\n")
+    if "--dests" not in opts:
+        return
+    for cls in "dor":
+        for path in ("fast", "walker"):
+            dest = os.path.join(os.path.dirname(outside), "h.%s.%s.%s" % (name, cls, path))
+            os.mkdir(dest)
+            for line in expect:
+                what = line.split(" ", 3)
+                if what[1] == "setup-link":
+                    os.symlink(what[3], os.path.join(dest, what[2]))
+                elif what[1] == "setup-dir":
+                    os.makedirs(os.path.join(dest, what[2]))
 
 
 rel_out = "../" + os.path.basename(outside)   # outside, seen from DEST
@@ -458,3 +503,81 @@ for name, entries in [
                 data = body.encode() + b"\n"
                 ti.size = len(data)
                 t.addfile(ti, io.BytesIO(data))
+
+# 7. the truncated and padded archives of the fidelity checks, made once here:
+# whole with 100 kB of zeros after the end marker (more than a pipe holds),
+# cut in a member's data ("mid") and in the padding, and the compressed
+# ones (-1: the fastest, the test is the reading), cut at 3/5
+with open(os.path.join(fid, "tree.tar"), "rb") as f:
+    whole = f.read()
+with open(os.path.join(fid, "tree.cuts")) as f:
+    cuts = dict((l.split()[0], int(l.split()[1])) for l in f)
+
+
+def put(name, data):
+    with open(os.path.join(fid, name), "wb") as f:
+        f.write(data)
+
+
+put("padded.tar", whole + bytes(100000))
+put("cut-mid.tar", whole[:cuts["mid"]])
+put("cut-padding.tar", whole[:cuts["padding"]])
+for ext, pack in (("xz", lambda d: lzma.compress(d, preset=1)),
+                  ("gz", lambda d: gzip.compress(d, compresslevel=1, mtime=0))):
+    z = pack(whole)
+    put("tree.tar." + ext, z)
+    put("padded.tar." + ext, pack(whole + bytes(100000)))
+    put("cut.tar." + ext, z[:len(z) * 3 // 5])
+
+# ---------------------------------------------------------------- benign tree
+# The tree of test-extract.sh's benign corpus: modes, mtimes, symlinks, a hard
+# link, a FIFO, long names, a sparse file and, where the filesystem has them,
+# user xattrs
+if "--benign" in opts:
+    S = opts[opts.index("--benign") + 1]
+
+    def bput(path, data, mode=None):
+        with open(os.path.join(S, path), "wb") as f:
+            f.write(data)
+        if mode is not None:
+            os.chmod(os.path.join(S, path), mode)
+    for d in ("a/b/c", "ro", "modes", "links", "long"):
+        os.makedirs(os.path.join(S, d))
+    bput("a/file", b"alpha\n")
+    bput("a/b/c/deep", b"deep\n")
+    bput("a/empty", b"")
+    bput("a/big", os.urandom(200000))
+    with open(os.path.join(S, "a/sparse"), "wb") as f:
+        f.seek(3000000)
+        f.write(b"x")
+        f.truncate(5000000)
+    bput("ro/f", b"readonly\n")
+    for m in (0o600, 0o640, 0o644, 0o700, 0o750, 0o755, 0o444, 0o400, 0o1755):
+        bput("modes/m%04o" % m, b"%04o\n" % m, m)
+    for body, name in (("../a/file", "rel"), ("/etc/passwd", "abs"), ("nowhere", "dangling"),
+                       ("../a", "dirlink")):
+        os.symlink(body, os.path.join(S, "links", name))
+    os.link(os.path.join(S, "a/file"), os.path.join(S, "links/hard"))
+    os.mkfifo(os.path.join(S, "links/fifo"))
+    bput("long/with spaces and 'quotes'", b"spaces\n")
+    long = "n" * 200
+    os.makedirs(os.path.join(S, "long", long, long))
+    bput(os.path.join("long", long, long, long), b"long\n")
+    xattrs = "no"
+    try:
+        os.setxattr(os.path.join(S, "a/file"), "user.test", b"probe")
+        os.setxattr(os.path.join(S, "a/file"), "user.mime", b"text/plain")
+        os.setxattr(os.path.join(S, "a/b"), "user.dir", b"yes")
+        xattrs = "yes"
+    except OSError:
+        pass
+    os.chmod(os.path.join(S, "ro"), 0o555)
+    os.chmod(os.path.join(S, "a/b"), 0o750)
+    # the times last, children before their directory
+    for top, dirs, files in os.walk(S, topdown=False):
+        for n in dirs + files:
+            os.utime(os.path.join(top, n), ns=(1300000000123456789,) * 2, follow_symlinks=False)
+    os.utime(S, ns=(1300000000123456789,) * 2)
+    for n in ("a/b", "links/rel", "modes/m0755"):
+        os.utime(os.path.join(S, n), ns=(946684799000000000,) * 2, follow_symlinks=False)
+    print("xattrs " + xattrs)

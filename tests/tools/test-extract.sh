@@ -79,21 +79,20 @@ lines() {
 }
 
 # ---------------------------------------------------------------- sentinel
-# The tree next to every DEST: "../outside" from DEST reaches it.
-O=$T/outside
-mkdir -p "$O/dir" "$O/victim"
-printf 'sentinel\n' >"$O/file"
-printf 'inner\n' >"$O/dir/inner"
-ln -s file "$O/link"
-chmod 0640 "$O/dir/inner"
-touch -h -d '2000-01-02 03:04:05' "$O/file" "$O/dir/inner" "$O/link" "$O/dir" "$O/victim" "$O"
-# Two views: a full manifest (checksums, modes, mtimes, xattrs) at the start
-# and the end, and after every run a cheap one from find(1) that includes
-# each object's inode number and ctime, which any write, chmod, chown, xattr
-# or link change moves (in find's order: the order of an unchanged
-# directory's entries does not change).
-$MANIFEST "$O" >"$T/sentinel.full" || exit 99
-quick() { find "$O" -printf '%p|%y|%m|%s|%T@|%C@|%i|%n|%l\n'; }
+# The tree next to every DEST ($T/fresh/*, and the hostile runs' $T/fresh/h.*):
+# "../outside" from DEST reaches it. gen-archives.py makes it, with a full
+# manifest (checksums, modes, mtimes, xattrs) compared at the end; between
+# runs a cheap view from find(1) that includes each object's inode number
+# and ctime, which any write, chmod, chown, xattr or link change moves (in
+# find's order: the order of an unchanged directory's entries does not
+# change; a change is never undone: ctimes only grow).
+O=$T/fresh/outside
+SNAP='S|%p|%y|%m|%s|%T@|%C@|%i|%n|%l\n'
+quick() { find "$O" -printf "$SNAP"; }
+
+# ---------------------------------------------------------------- 1. hostile archives
+A=$T/archives
+$GEN "$A" "$O" --dests --benign "$T/benign" >"$T/gen.out" || bail "test-extract: gen-archives.py failed"
 sentinel_before=$(quick)
 sentinel_same() {
 	sentinel_after=$(quick)
@@ -103,11 +102,8 @@ sentinel_same() {
 	return 1
 }
 
-# ---------------------------------------------------------------- 1. hostile archives
-A=$T/archives
-$GEN "$A" "$O" || bail "test-extract: gen-archives.py failed"
-
-# verify EXPECTFILE CLASS DEST: the expectations of one run; prints failures
+# verify EXPECTFILE CLASS DEST: the expectations of one run ($rc; the symlinks
+# of every DEST in $links_nl, "PATH|BODY" lines); prints failures
 verify() {
 	bad=0
 	while read -r v_cls v_what p rest; do
@@ -116,8 +112,9 @@ verify() {
 		rc) [ "$rc" -eq "$p" ] || { echo "exit status $rc, expected $p"; bad=1; } ;;
 		file) if [ -f "$3/$p" ] && [ ! -L "$3/$p" ] && has "$3/$p" "$rest"; then :; else
 			echo "file $p: not a regular file holding '$rest'"; bad=1; fi ;;
-		link) if [ -L "$3/$p" ] && [ "$(readlink "$3/$p")" = "$rest" ]; then :; else
-			echo "link $p: not a symlink to '$rest'"; bad=1; fi ;;
+		link) case $links_nl in *"
+$3/$p|$rest
+"*) ;; *) echo "link $p: not a symlink to '$rest'"; bad=1 ;; esac ;;
 		dir) if [ -d "$3/$p" ] && [ ! -L "$3/$p" ]; then :; else echo "dir $p: missing"; bad=1; fi ;;
 		absent) if [ -e "$3/$p" ] || [ -L "$3/$p" ]; then echo "absent $p: exists"; bad=1; fi ;;
 		setup-*) ;;
@@ -126,7 +123,8 @@ verify() {
 	done <"$1"
 	return $bad
 }
-# setup EXPECTFILE DEST: plant what the "setup-" lines ask for
+# setup EXPECTFILE DEST: plant what the "setup-" lines ask for (gen-archives.py
+# does it for the destinations it makes)
 setup() {
 	while read -r v_cls v_what p rest; do
 		case $v_what in
@@ -135,24 +133,33 @@ setup() {
 		esac
 	done <"$1"
 }
+# hostile_run I: run I of the list ("BASE CLS PATH" in $run_I) into DEST, from
+# inside the sentinel (a /proc/self/cwd escape would show); sets rc
+hostile_run() {
+	eval "set -- \$run_$1"
+	# d: --keep-old-files; o: replacing, the default (fast path: spelled
+	# --overwrite); r: --in-root (and --keep-old-files)
+	case $2:$3 in
+	d:*) opts=--keep-old-files gl= ;;
+	o:fast) opts=--overwrite gl= ;;
+	o:walker) opts= gl= ;;
+	r:*) opts=--keep-old-files gl=--in-root ;;
+	esac
+	w=; [ "$3" = walker ] && w=--walker
+	(cd "$O" && exec "$SAFEOPEN" $gl $w "$D" extract $opts "$A/$1.$4") >"$T/out" 2>"$T/err.$i"
+	rc=$?
+}
 
-hostile=0
-k=0
-runs=0
-dests=
+# Every archive in its own DEST (made by gen-archives.py, with what the
+# archive's "setup-" lines plant); one snapshot of the sentinel after them
+# all, with the symlinks and temporary names of every DEST (one find).
+runs=0 k=0
+hdests=
 for arc in "$A"/*.tar "$A"/*.zip "$A"/*.cpio; do
-	base=${arc##*/}; base=${base%.*}
+	base=${arc##*/}; ext=${base##*.}; base=${base%.*}
 	k=$((k + 1))
 	for cls in d o r; do
 		for path in fast walker; do
-			# d: --keep-old-files; o: replacing, the default (fast path:
-			# spelled --overwrite); r: --in-root (and --keep-old-files)
-			case $cls:$path in
-			d:*) opts=--keep-old-files gl= ;;
-			o:fast) opts=--overwrite gl= ;;
-			o:walker) opts= gl= ;;
-			r:*) opts=--keep-old-files gl=--in-root ;;
-			esac
 			# quick size: archive k runs one of the six combinations, in turn
 			if [ -z "$LONG" ]; then
 				case $((k % 6)):$cls:$path in
@@ -160,46 +167,88 @@ for arc in "$A"/*.tar "$A"/*.zip "$A"/*.cpio; do
 				*) continue ;;
 				esac
 			fi
-			w=; [ $path = walker ] && w=--walker
-			# a fresh destination per run (removed with $T at the end:
-			# no chmod -R and rm -rf of the last one each time)
-			runs=$((runs + 1)); fresh D
-			setup "$A/$base.expect" "$D"
-			# run from inside the sentinel: a /proc/self/cwd escape would show
-			(cd "$O" && exec "$SAFEOPEN" $gl $w "$D" extract $opts "$arc") >"$T/out" 2>"$T/err"
-			rc=$?
-			what="$base ($cls, $path)"
-			msgs=yes
-			if [ "$rc" -ne 0 ]; then
-				# every refusal names the entry and an errno name
-				lines "$T/err" 'safeopen: extract: *: * (E*)'
-				[ $cnt -gt 0 ] || msgs=no
-			fi
-			if ! sentinel_same; then
-				not_ok "$what: the tree outside DEST changed"
-				diff "$T/sentinel.before" "$T/sentinel.after" | head -5 | sed 's/^/#   /'
-			elif ! verify "$A/$base.expect" "$cls" "$D" >"$T/verify"; then
-				not_ok "$what: $(head -3 "$T/verify" | tr '\n' ';')"
-			elif [ $msgs = no ]; then
-				not_ok "$what: exit $rc without a message naming the entry and errno"
-			else
-				ok "$what: outside unchanged, legitimate entries extracted (exit $rc)"
-				hostile=$((hostile + 1))
-			fi
-			dests="$dests $D=$base/$cls/$path"
+			runs=$((runs + 1))
+			eval "run_$runs=\"$base $cls $path $ext\""
+			hdests="$hdests $T/fresh/h.$base.$cls.$path"
 		done
 	done
 done
-info "hostile archives: $hostile runs passed"
-# no run left a temporary name in its DEST (one find for all of them)
-find "$T/fresh" -name '.safeopen-*' >"$T/left"
-left=
-while read -r l; do
-	for d in $dests; do
-		case $l in "${d%%=*}"/*) left="$left ${d#*=}" ;; esac
+i=0
+while [ $i -lt $runs ]; do
+	i=$((i + 1))
+	eval "set -- \$run_$i"
+	D=$T/fresh/h.$1.$2.$3
+	hostile_run $i
+	eval "rc_$i=\$rc"
+done
+# shellcheck disable=SC2086 # the names have no blanks
+find "$O" $hdests \( -path "$O" -o -path "$O/*" \) -printf "$SNAP" -o \
+	\( -type l -printf 'L|%p|%l\n' , -name '.safeopen-*' -printf 'T|%p\n' \) >"$T/hostile.find"
+snap= links_nl='
+' left=
+while IFS= read -r l; do
+	case $l in
+	S*) snap=$snap${snap:+
+}$l ;;
+	L*) links_nl="$links_nl${l#L|}
+" ;;
+	T*) left="$left ${l#T|}" ;;
+	esac
+done <"$T/hostile.find"
+# The sentinel changed: which run did it? Each again, one at a time, on a new
+# sentinel, into a new DEST (only when a check already failed).
+changed=
+if [ "$snap" != "$sentinel_before" ]; then
+	info "the sentinel changed during the hostile runs; each again, alone:"
+	printf '%s\n' "$sentinel_before" >"$T/sentinel.before"
+	printf '%s\n' "$snap" >"$T/sentinel.after"
+	diff "$T/sentinel.before" "$T/sentinel.after" | head -5 | sed 's/^/#   /'
+	i=0
+	while [ $i -lt $runs ]; do
+		i=$((i + 1))
+		chmod -R u+rwx "$O"; rm -rf "$O"
+		$GEN "$A.again" "$O" --sentinel-only || bail "test-extract: gen-archives.py failed"
+		sentinel_before=$(quick)
+		eval "set -- \$run_$i"
+		fresh D
+		setup "$A/$1.expect" "$D"
+		hostile_run $i
+		sentinel_same || changed="$changed $i "
 	done
-done <"$T/left"
-check "hostile archives: no run left a temporary name in its DEST${left:+ (left by$left)}" test ! -s "$T/left"
+	[ -n "$changed" ] || not_ok "hostile archives: the tree outside DEST changed (no run alone changes it)"
+	# the rest of the test compares with the last sentinel
+	sentinel_before=$(quick)
+	mv "$A.again/sentinel.full" "$A/sentinel.full"
+fi
+hostile=0
+i=0
+while [ $i -lt $runs ]; do
+	i=$((i + 1))
+	eval "set -- \$run_$i; rc=\$rc_$i"
+	D=$T/fresh/h.$1.$2.$3
+	what="$1 ($2, $3)"
+	msgs=yes
+	if [ "$rc" -ne 0 ]; then
+		# every refusal names the entry and an errno name
+		lines "$T/err.$i" 'safeopen: extract: *: * (E*)'
+		[ $cnt -gt 0 ] || msgs=no
+	fi
+	case $changed in
+	*" $i "*) not_ok "$what: the tree outside DEST changed" ;;
+	*)
+		if ! verify "$A/$1.expect" "$2" "$D" >"$T/verify"; then
+			not_ok "$what: $(head -3 "$T/verify" | tr '\n' ';')"
+		elif [ $msgs = no ]; then
+			not_ok "$what: exit $rc without a message naming the entry and errno"
+		else
+			ok "$what: outside unchanged, legitimate entries extracted (exit $rc)"
+			hostile=$((hostile + 1))
+		fi ;;
+	esac
+done
+info "hostile archives: $hostile runs passed"
+# no run left a temporary name in its DEST
+check "hostile archives: no run left a temporary name in its DEST${left:+ (left:$left)}" test -z "$left"
 
 # messages: clear and specific
 fresh D
@@ -235,57 +284,11 @@ case $(tar --version 2>/dev/null) in *"GNU tar"*) gnutar=yes ;; *) gnutar= ;; es
 if [ -z "$gnutar" ]; then
 	skip "benign corpus: GNU tar not found"
 else
-	# the tree (in one process): modes, mtimes, symlinks, a hard link, a
-	# FIFO, long names, a sparse file and, where the filesystem has them,
-	# user xattrs
+	# the tree (gen-archives.py --benign): modes, mtimes, symlinks, a hard
+	# link, a FIFO, long names, a sparse file and, where the filesystem has
+	# them, user xattrs
 	S=$T/benign
-	xattrs=$("$PYTHON" - "$S" <<'PY'
-import os, sys
-S = sys.argv[1]
-def put(path, data, mode=None):
-    with open(os.path.join(S, path), "wb") as f:
-        f.write(data)
-    if mode is not None:
-        os.chmod(os.path.join(S, path), mode)
-for d in ("a/b/c", "ro", "modes", "links", "long"):
-    os.makedirs(os.path.join(S, d))
-put("a/file", b"alpha\n")
-put("a/b/c/deep", b"deep\n")
-put("a/empty", b"")
-put("a/big", os.urandom(200000))
-with open(os.path.join(S, "a/sparse"), "wb") as f:
-    f.seek(3000000); f.write(b"x"); f.truncate(5000000)
-put("ro/f", b"readonly\n")
-for m in (0o600, 0o640, 0o644, 0o700, 0o750, 0o755, 0o444, 0o400, 0o1755):
-    put("modes/m%04o" % m, b"%04o\n" % m, m)
-for body, name in (("../a/file", "rel"), ("/etc/passwd", "abs"), ("nowhere", "dangling"), ("../a", "dirlink")):
-    os.symlink(body, os.path.join(S, "links", name))
-os.link(os.path.join(S, "a/file"), os.path.join(S, "links/hard"))
-os.mkfifo(os.path.join(S, "links/fifo"))
-put("long/with spaces and 'quotes'", b"spaces\n")
-long = "n" * 200
-os.makedirs(os.path.join(S, "long", long, long))
-put(os.path.join("long", long, long, long), b"long\n")
-xattrs = "no"
-try:
-    os.setxattr(os.path.join(S, "a/file"), "user.test", b"probe")
-    os.setxattr(os.path.join(S, "a/file"), "user.mime", b"text/plain")
-    os.setxattr(os.path.join(S, "a/b"), "user.dir", b"yes")
-    xattrs = "yes"
-except OSError:
-    pass
-os.chmod(os.path.join(S, "ro"), 0o555)
-os.chmod(os.path.join(S, "a/b"), 0o750)
-# the times last, children before their directory
-for top, dirs, files in os.walk(S, topdown=False):
-    for n in dirs + files:
-        os.utime(os.path.join(top, n), ns=(1300000000123456789,) * 2, follow_symlinks=False)
-os.utime(S, ns=(1300000000123456789,) * 2)
-for n in ("a/b", "links/rel", "modes/m0755"):
-    os.utime(os.path.join(S, n), ns=(946684799000000000,) * 2, follow_symlinks=False)
-print(xattrs)
-PY
-) || bail "test-extract: the benign tree could not be made"
+	xattrs=; read -r xattrs <"$T/gen.out"; xattrs=${xattrs#xattrs }
 	info "benign corpus xattrs: $xattrs"
 	[ "$xattrs" = yes ] || skip "xattrs in the benign corpus: no user xattrs on ${TMPDIR:-/tmp}"
 
@@ -514,94 +517,113 @@ fresh S
 "$SAFEOPEN" "$S" extract "$F/tree.tar" >"$T/out" 2>"$T/err" || not_ok "tree.tar: whole archive not extracted"
 # The regular files of the whole extraction by CRC, size and name (one
 # cksum for a whole tree; the names have no blanks).
-find "$S" -type f -exec cksum {} + | awk -v top="$S/" '{ $3 = substr($3, length(top) + 1); print }' >"$T/whole.sums"
+# (the sums read by the shell's read: no process but the find and its cksum)
+find "$S" -type f -exec cksum {} + >"$T/inv"
+whole_nl='
+'
+while read -r i_crc i_size i_name; do
+	whole_nl="$whole_nl$i_crc $i_size ${i_name#"$S/"}
+"
+done <"$T/inv"
 # inventory DIR [NAMES]: nfiles = DIR's regular files, ncomplete = those equal
-# to the whole extraction's; NAMES gets the names of the complete ones
+# to the whole extraction's; inv_nl the names of the complete ones (a line
+# each, and one before the first); NAMES (a file) gets them too; inv_tmp the
+# temporary names (.safeopen-*) of any type
 inventory() {
-	[ $# -lt 2 ] || : >"$2"
-	# shellcheck disable=SC2046
-	set -- $(find "$1" -type f -exec cksum {} + | awk -v top="$1/" -v names="${2:-/dev/null}" \
-		-v whole="$T/whole.sums" '
-		BEGIN { while ((getline l < whole) > 0) w[l] }
-		{ n++; $3 = substr($3, length(top) + 1) }
-		$0 in w { c++; print $3 > names }
-		END { print n + 0, c + 0 }')
-	nfiles=$1 ncomplete=$2
+	find "$1" \( -type f -exec cksum {} + \) , \( -name '.safeopen-*' -printf 'TMP - %p\n' \) >"$T/inv"
+	nfiles=0 ncomplete=0 inv_tmp= inv_nl='
+'
+	while read -r i_crc i_size i_name; do
+		[ "$i_crc" != TMP ] || { inv_tmp="$inv_tmp $i_name"; continue; }
+		nfiles=$((nfiles + 1))
+		i_name=${i_name#"$1/"}
+		case $whole_nl in *"
+$i_crc $i_size $i_name
+"*) ncomplete=$((ncomplete + 1)) inv_nl="$inv_nl$i_name
+" ;;
+		esac
+	done <"$T/inv"
+	[ $# -lt 2 ] || printf '%s' "${inv_nl#?}" >"$2"
 }
+# subset A B: every line of the list A (inv_nl's form) is one of B's
+subset() {
+	s_rest=${1#?}
+	while [ -n "$s_rest" ]; do
+		case $2 in *"
+${s_rest%%
+*}
+"*) ;; *) return 1 ;; esac
+		s_rest=${s_rest#*
+}
+	done
+}
+# the cut, padded and compressed archives: gen-archives.py (once)
 while read -r c_kind c_off c_name; do
-	case $c_kind in mid) mid_cut=$c_off mid_name=$c_name ;; padding) pad_cut=$c_off ;; esac
+	case $c_kind in mid) mid_name=$c_name ;; esac
 done <"$F/tree.cuts"
-head -c "$mid_cut" "$F/tree.tar" >"$T/cut-mid.tar"
-head -c "$pad_cut" "$F/tree.tar" >"$T/cut-padding.tar"
 cuts="cut-mid.tar cut-padding.tar"
-# whole, with 100 kB of zeros after the end marker (more than a pipe holds)
-{ cat "$F/tree.tar"; head -c 100000 /dev/zero; } >"$T/padded.tar"
 zs=xz; [ -n "$LONG" ] && zs="xz gzip"
 for z in $zs; do
 	command -v $z >/dev/null || { skip "truncated .tar.$z: $z not installed"; continue; }
 	ext=$z; [ $z = gzip ] && ext=gz
-	$z -1 -c "$F/tree.tar" >"$T/tree.tar.$ext" # -1: the fastest, the test is the reading
-	$z -1 -c "$T/padded.tar" >"$T/padded.tar.$ext"
 	# the padded archive: exit 0, the decompressor read to its end, not killed by SIGPIPE
 	fresh X
-	"$SAFEOPEN" "$X" extract "$T/padded.tar.$ext" >"$T/out" 2>"$T/err"; rc=$?
+	"$SAFEOPEN" "$X" extract "$F/padded.tar.$ext" >"$T/out" 2>"$T/err"; rc=$?
 	inventory "$X"
 	check "whole .tar.$ext with a long tail of zeros: exit 0, 24 files, no message" \
 		test $rc -eq 0 -a $ncomplete -eq 24 -a ! -s "$T/err"
 	# without the program (PATH without it), libarchive decompresses
 	fresh X
-	PATH=/nonexistent "$SAFEOPEN" "$X" extract "$T/padded.tar.$ext" >"$T/out" 2>"$T/err"; rc=$?
+	PATH=/nonexistent "$SAFEOPEN" "$X" extract "$F/padded.tar.$ext" >"$T/out" 2>"$T/err"; rc=$?
 	inventory "$X"
 	check "whole .tar.$ext, $z not in PATH: libarchive decompresses, exit 0, 24 files" \
 		test $rc -eq 0 -a $ncomplete -eq 24 -a ! -s "$T/err"
-	sz=$(stat -c %s "$T/tree.tar.$ext")
-	head -c $((sz * 3 / 5)) "$T/tree.tar.$ext" >"$T/cut.tar.$ext"
 	cuts="$cuts cut.tar.$ext"
 done
 for c in $cuts; do
 	fresh X
-	"$SAFEOPEN" "$X" extract "$T/$c" >"$T/out" 2>"$T/err.$c"; rc=$?
+	"$SAFEOPEN" "$X" extract "$F/$c" >"$T/out" 2>"$T/err.$c"; rc=$?
 	inventory "$X" "$T/c.ours.$c"
-	got=$ncomplete nours=$nfiles
+	got=$ncomplete nours=$nfiles ours_nl=$inv_nl ours_tmp=$inv_tmp
+	[ $c != cut.tar.xz ] || ours_xz_nl=$ours_nl
 	fresh G
-	tar -xf "$T/$c" -C "$G" 2>/dev/null
-	inventory "$G" "$T/c.gnu"
-	ngnu=$ncomplete
+	tar -xf "$F/$c" -C "$G" 2>/dev/null
+	inventory "$G"
+	ngnu=$ncomplete gnu_nl=$inv_nl
 	bsd=; if [ -n "$HAVE_BSDTAR" ] && [ -n "$LONG" ]; then # context, not asserted
-		fresh BT; bsdtar -xf "$T/$c" -C "$BT" 2>/dev/null; inventory "$BT"
+		fresh BT; bsdtar -xf "$F/$c" -C "$BT" 2>/dev/null; inventory "$BT"
 		bsd=", bsdtar: $ncomplete and $((nfiles - ncomplete)) partial"
 	fi
 	# the complete files GNU tar recovers that safeopen does not
-	missing=$(awk 'NR == FNR { o[$0]; next } !($0 in o)' "$T/c.ours.$c" "$T/c.gnu")
+	missing=; subset "$gnu_nl" "$ours_nl" || missing=yes
 	if [ $rc -ne 1 ]; then
 		not_ok "truncated $c: exit $rc, expected 1"
 	elif [ "$nours" -ne "$got" ]; then
 		not_ok "truncated $c: a partial file was left ($nours files, $got complete)"
 	elif [ -n "$missing" ]; then
 		not_ok "truncated $c: GNU tar recovers complete files that safeopen does not ($got, GNU tar $ngnu)"
-		printf '%s\n' "$missing" | head -4 | sed 's/^/#   /'
+		printf '%s' "${gnu_nl#?}" | grep -vxF -f "$T/c.ours.$c" | head -4 | sed 's/^/#   /'
 	elif [ "$got" -lt 1 ]; then
 		not_ok "truncated $c: nothing recovered"
-	elif [ -n "$(find "$X" -name '.safeopen-*')" ]; then
-		not_ok "truncated $c: temporary names left"
+	elif [ -n "$ours_tmp" ]; then
+		not_ok "truncated $c: temporary names left:$ours_tmp"
 	else
 		ok "truncated $c: exit 1, the $got complete files (GNU tar: $ngnu$bsd), no partial file"
 	fi
 done
-if [ -f "$T/cut.tar.xz" ]; then
+if [ -f "$T/c.ours.cut.tar.xz" ]; then
 	fresh X
-	"$SAFEOPEN" "$X" extract - <"$T/cut.tar.xz" >"$T/out" 2>"$T/err"; rc=$?
-	inventory "$X" "$T/c.stdin"
+	"$SAFEOPEN" "$X" extract - <"$F/cut.tar.xz" >"$T/out" 2>"$T/err"; rc=$?
+	inventory "$X"
 	lines "$T/err" 'safeopen: extract: standard input: xz -dc: exit status 1*'
-	same=$(awk 'NR == FNR { a[$0]; n++; next } { m++; if (!($0 in a)) d = 1 } END { if (!d && n == m) print "same" }' \
-		"$T/c.ours.cut.tar.xz" "$T/c.stdin")
+	same=; subset "$inv_nl" "$ours_xz_nl" && subset "$ours_xz_nl" "$inv_nl" && same=same
 	check "truncated .tar.xz on standard input (a file): the same complete files, named damage, exit 1" \
 		test $rc -eq 1 -a $ncomplete -gt 0 -a $nfiles -eq $ncomplete -a "$same" = same -a $cnt -eq 1
 fi
 lines "$T/err.cut-mid.tar" "safeopen: extract: $mid_name: *"
 check "truncated in an entry's data: that entry named in a message" test $cnt -gt 0
 fresh X
-"$SAFEOPEN" "$X" extract "$T/cut-padding.tar" >"$T/out" 2>"$T/err"; rc=$?
+"$SAFEOPEN" "$X" extract "$F/cut-padding.tar" >"$T/out" 2>"$T/err"; rc=$?
 inventory "$X"
 check "truncated in the padding after the last data: that file kept, the damage reported, exit 1" \
 	test $rc -eq 1 -a $nfiles -eq 24 -a -s "$T/err"
@@ -680,13 +702,13 @@ mkdir -p "$X/${one%/*}"; printf 'changed\n' >"$X/$one"
 "$SAFEOPEN" "$X" extract --atomic "$F/tree.tar" >"$T/out" 2>"$T/err"; rc=$?
 inventory "$X"
 check "--atomic over it: exit 0, files replaced" \
-	test $rc -eq 0 -a $ncomplete -eq 24 -a -z "$(find "$X" -name '.safeopen-*')"
+	test $rc -eq 0 -a $ncomplete -eq 24 -a -z "$inv_tmp"
 fresh X
-"$SAFEOPEN" "$X" extract --atomic "$T/cut-mid.tar" >"$T/out" 2>"$T/err"; rc=$?
+"$SAFEOPEN" "$X" extract --atomic "$F/cut-mid.tar" >"$T/out" 2>"$T/err"; rc=$?
 inventory "$X"
 lines "$T/c.ours.cut-mid.tar" '*'
 check "--atomic, truncated: exit 1, the complete files only, no temporary name" \
-	test $rc -eq 1 -a $nfiles -eq $ncomplete -a $ncomplete -eq $cnt -a -z "$(find "$X" -name '.safeopen-*')"
+	test $rc -eq 1 -a $nfiles -eq $ncomplete -a $ncomplete -eq $cnt -a -z "$inv_tmp"
 
 # The held parent directory (the archives: tests/tools/gen-archives.py).
 # retarget.tar: the held parent directory is let go after an entry that
@@ -725,7 +747,7 @@ done
 
 $MANIFEST "$O" >"$T/sentinel.full.after"
 check "sentinel unchanged at the end (checksums, modes, mtimes, xattrs)" \
-	cmp -s "$T/sentinel.full" "$T/sentinel.full.after"
+	cmp -s "$A/sentinel.full" "$T/sentinel.full.after"
 
 echo "test-extract: $n checks, $failed failed"
 tap_end test-extract
