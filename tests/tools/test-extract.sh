@@ -365,7 +365,9 @@ else
 		ln -s "$2" "$D/evil"
 		"$SWAP" "$D" d evil 60 >"$T/swaps" 2>"$T/swap.err" &
 		spid=$!
-		sleep 0.05
+		# until its first swap (d a link; at most ~0.5 s of looks)
+		j=0
+		while [ ! -L "$D/d" ] && [ $j -lt 200000 ]; do j=$((j + 1)); done
 		eval "$1" >"$T/out" 2>"$T/err"; rc=$?
 		kill -TERM $spid 2>/dev/null; wait $spid
 		swaps=; read -r swaps <"$T/swaps"; swaps=${swaps:-0}
