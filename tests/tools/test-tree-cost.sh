@@ -7,6 +7,8 @@
 # and times, and copies a chain whose path is longer than PATH_MAX: 400
 # levels of 12-letter names here, 2,500 of "d" under check-long) run under
 # `ulimit -n` = 3 + 5, 16 (and 40 and 64 under check-long) free descriptors, counted by
+# `perf stat -e raw_syscalls:sys_enter` where perf may read that tracepoint
+# (root; no ptrace stop per call: a third of strace's time), else by
 # `strace -f -c` (system calls, never time); 4 times the depth must cost at
 # most 6 times the calls (1.5x linear). Depths 50 and 200 here (du -s, rm -r
 # and cp -a at 5 and 16 free descriptors), 1,000 and 4,000 (every command at
@@ -46,7 +48,6 @@ SAFEOPEN=${SAFEOPEN:-"$top_builddir/tools/safeopen/safeopen"}
 . "${top_srcdir:-.}/tests/harness/partial.sh"
 [ -x "$SAFEOPEN" ] || bail "test-tree-cost: $SAFEOPEN not built"
 direct_binary SAFEOPEN
-command -v strace >/dev/null 2>&1 || { echo "1..0 # SKIP strace is not installed"; exit 77; }
 have_openat2=$TREE_COST_HAVE_OPENAT2
 
 # Quick: the walk (du), the removal (rm -r, its own walk) and the copy (cp
@@ -77,12 +78,23 @@ mkdir "$R" || exit 99
 # stay the same walk's (ASan's own calls are a constant per run).
 ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
 export ASAN_OPTIONS
-# strace must be able to trace its child (a container may forbid ptrace).
-strace -f -c -o "$T/probe" true >/dev/null 2>&1 ||
-	{ echo "1..0 # SKIP strace cannot trace here (ptrace refused)"; exit 77; }
+# The counter: perf (its -x output on its standard error, like the
+# program's: its -o file would stay open in the program, one descriptor
+# fewer), else strace, which must be able to trace its child (a container
+# may forbid ptrace).
+case $(perf stat -x, -e raw_syscalls:sys_enter true 2>&1) in
+*,raw_syscalls:sys_enter,*) counter=perf ;;
+*)
+	command -v strace >/dev/null 2>&1 ||
+		{ echo "1..0 # SKIP neither perf (raw_syscalls:sys_enter) nor strace can count here"; exit 77; }
+	strace -f -c -o "$T/probe" true >/dev/null 2>&1 ||
+		{ echo "1..0 # SKIP strace cannot trace here (ptrace refused), perf cannot count"; exit 77; }
+	counter=strace ;;
+esac
 
 n=0
 failed=0
+echo "# system calls counted by $counter"
 ok() { n=$((n + 1)); echo "ok $n - $1"; }
 not_ok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"; }
 
@@ -119,17 +131,22 @@ for arg in sys.argv[2:]:
 EOF
 }
 
-# same_chain LEVEL A B [A B]...: each ROOT/A and ROOT/B are chains of the same
-# depth whose levels have the same mode, owner and modification time.
-same_chain() {
-	"$PYTHON" - "$R" "$@" <<'EOF'
+# verdicts SPEC...: one Python for the checks of the copies, in order; for
+# each SPEC its "#" lines, then "= ok" or "= bad" (same) or "= LIST" (links):
+# same:LEVEL:A:B  ROOT/A and ROOT/B are chains of the same depth whose
+#                 levels have the same mode, owner and modification time;
+# links:DIR       the levels and inode numbers of f, g, h below ROOT/DIR
+#                 ("L/NAME ..." and the number of distinct inodes).
+verdicts() {
+	"$PYTHON" - "$R" "$LEVEL" "$@" <<'EOF'
 import os, stat, sys
-root, name = sys.argv[1], sys.argv[2]
-bad = 0
-for i in range(3, len(sys.argv), 2):
-    a = os.open(os.path.join(root, sys.argv[i]), os.O_RDONLY | os.O_DIRECTORY)
-    b = os.open(os.path.join(root, sys.argv[i + 1]), os.O_RDONLY | os.O_DIRECTORY)
-    level = 0
+root, chain_name = sys.argv[1], sys.argv[2]
+
+
+def same(name, x, y):
+    a = os.open(os.path.join(root, x), os.O_RDONLY | os.O_DIRECTORY)
+    b = os.open(os.path.join(root, y), os.O_RDONLY | os.O_DIRECTORY)
+    level, bad = 0, 0
     while True:
         sa, sb = os.fstat(a), os.fstat(b)
         fa = (stat.S_IMODE(sa.st_mode), sa.st_uid, sa.st_gid, sa.st_mtime_ns)
@@ -137,7 +154,7 @@ for i in range(3, len(sys.argv), 2):
         if fa != fb:
             bad += 1
             if bad <= 3:
-                print("#   %s level %d: %s, copy %s" % (sys.argv[i], level, fa, fb))
+                print("#   %s level %d: %s, copy %s" % (x, level, fa, fb))
         try:
             na = os.open(name, os.O_RDONLY | os.O_DIRECTORY, dir_fd=a)
         except FileNotFoundError:
@@ -150,26 +167,66 @@ for i in range(3, len(sys.argv), 2):
         os.close(b)
         if na < 0 or nb < 0:
             if na != nb:
-                print("#   %s: depth differs at level %d" % (sys.argv[i], level))
+                print("#   %s: depth differs at level %d" % (x, level))
                 bad += 1
             break
         a, b, level = na, nb, level + 1
-sys.exit(1 if bad else 0)
+    return "bad" if bad else "ok"
+
+
+def links(d):
+    fd = os.open(os.path.join(root, d), os.O_RDONLY | os.O_DIRECTORY)
+    level, seen = 0, []
+    while True:
+        for n in ("f", "g", "h"):
+            try:
+                seen.append((level, n, os.stat(n, dir_fd=fd, follow_symlinks=False).st_ino))
+            except FileNotFoundError:
+                pass
+        try:
+            nfd = os.open(chain_name, os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
+        except FileNotFoundError:
+            break
+        os.close(fd)
+        fd, level = nfd, level + 1
+    return "%s %d" % (" ".join("%d/%s" % (l, n) for l, n, _ in seen),
+                      len(set(i for _, _, i in seen)))
+
+
+for spec in sys.argv[3:]:
+    kind, args = spec.split(":", 1)
+    try:
+        print("= " + (same(*args.split(":")) if kind == "same" else links(args)))
+    except OSError as e:
+        print("#   %s: %s" % (spec, e))
+        print("= bad")
 EOF
 }
 
-# calls FREE CMD...: the system calls of `safeopen ROOT CMD...` with FREE
+# calls FREE CMD...: the system calls of `safeopen ROOT CMD...` (as counted by
+# $counter) with FREE
 # descriptors free beyond 0-2 (empty when it failed).
 calls() {
 	free=$1
 	shift
 	case $1 in cp) ;; *) set -- "$R" "$@" ;; esac
-	if (ulimit -n $((free + 3)) && exec strace -f -c -o "$T/count" "$SAFEOPEN" "$@") \
-		</dev/null >/dev/null 2>"$T/err"; then
-		# the calls column of the last line (errors may be blank)
-		while read -r c_pct c_sec c_usec c_calls c_rest; do
-			case $c_rest in total | *' 'total) echo "$c_calls" ;; esac
-		done <"$T/count"
+	if [ $counter = perf ]; then
+		set -- perf stat -x, -e raw_syscalls:sys_enter "$SAFEOPEN" "$@"
+	else
+		set -- strace -f -c -o "$T/count" "$SAFEOPEN" "$@"
+	fi
+	if (ulimit -n $((free + 3)) && exec "$@") </dev/null >/dev/null 2>"$T/err"; then
+		if [ $counter = perf ]; then
+			# "COUNT,,raw_syscalls:sys_enter,..."
+			while IFS= read -r c_line; do
+				case $c_line in *,raw_syscalls:sys_enter,*) echo "${c_line%%,*}" ;; esac
+			done <"$T/err"
+		else
+			# the calls column of the last line (errors may be blank)
+			while read -r c_pct c_sec c_usec c_calls c_rest; do
+				case $c_rest in total | *' 'total) echo "$c_calls" ;; esac
+			done <"$T/count"
+		fi
 	else
 		cut -c1-160 "$T/err" | sed 's/^/#   /' | head -3
 	fi
@@ -182,6 +239,7 @@ for free in $(printf '%s\n' "$CMDS" | sed -n 's/:rm -r$//p'); do
 done
 # shellcheck disable=SC2086 # the names have no blanks
 chain $chains deep:$DEEP:$LEVEL:links
+copies=
 while IFS=: read -r budgets cmd; do
 	for free in $budgets; do
 		s=s b=b
@@ -193,14 +251,10 @@ while IFS=: read -r budgets cmd; do
 				ok "cp -a with $free free descriptors # SKIP cp -a needs more than 5"
 				continue
 			fi
-			rm -rf "$R/cs" "$R/cb"
-			cs=$(calls "$free" cp -a "$R" s "$R" cs)
-			cb=$(calls "$free" cp -a "$R" b "$R" cb)
-			if same_chain d s cs b cb; then
-				ok "cp -a, $free free descriptors: every level's mode, owner and times"
-			else
-				not_ok "cp -a, $free free descriptors: every level's mode, owner and times"
-			fi
+			# the copies checked at the end (verdicts)
+			cs=$(calls "$free" cp -a "$R" s "$R" cs$free)
+			cb=$(calls "$free" cp -a "$R" b "$R" cb$free)
+			copies="$copies $free"
 		else
 			# shellcheck disable=SC2086 # the command's words
 			cs=$(calls "$free" $cmd $s)
@@ -236,41 +290,47 @@ EOF
 # from DSTROOT): every level's mode, owner and times.
 # A file at level DEEP - 100 has hard links at levels DEEP - 50 and DEEP: the
 # copy links them to one file (not by a path from DSTROOT: too long).
-links() { # links DIR: the levels and inode numbers of f, g, h below DIR
-	"$PYTHON" - "$R/$1" "$LEVEL" <<'EOF'
-import os, sys
-fd = os.open(sys.argv[1], os.O_RDONLY | os.O_DIRECTORY)
-name = sys.argv[2]
-level, seen = 0, []
-while True:
-    for n in ("f", "g", "h"):
-        try:
-            seen.append((level, n, os.stat(n, dir_fd=fd, follow_symlinks=False).st_ino))
-        except FileNotFoundError:
-            pass
-    try:
-        nfd = os.open(name, os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
-    except FileNotFoundError:
-        break
-    os.close(fd)
-    fd, level = nfd, level + 1
-print(" ".join("%d/%s" % (l, n) for l, n, _ in seen), len(set(i for _, _, i in seen)))
-EOF
-}
-rm -rf "$R/copy"
 what="cp -a of $DEEP levels, a path of $((DEEP * (${#LEVEL} + 1))) bytes"
-if "$SAFEOPEN" cp -a "$R" deep "$R" copy >"$T/out" 2>&1 && same_chain "$LEVEL" deep copy; then
+"$SAFEOPEN" cp -a "$R" deep "$R" copy >"$T/out" 2>&1; rc=$?
+specs=
+for free in $copies; do specs="$specs same:d:s:cs$free same:d:b:cb$free"; done
+# shellcheck disable=SC2086 # the names have no blanks
+verdicts $specs "same:$LEVEL:deep:copy" links:copy >"$T/verdicts"
+# verdict: the next result of $T/verdicts in v, its "#" lines in v_notes
+exec 4<"$T/verdicts"
+verdict() {
+	v_notes=
+	while IFS= read -r v <&4; do
+		case $v in '= '*) v=${v#= }; return ;; esac
+		v_notes="$v_notes$v
+"
+	done
+	v=missing
+}
+for free in $copies; do
+	verdict; v1=$v n1=$v_notes; verdict
+	if [ "$v1 $v" = "ok ok" ]; then
+		ok "cp -a, $free free descriptors: every level's mode, owner and times"
+	else
+		not_ok "cp -a, $free free descriptors: every level's mode, owner and times"
+		printf '%s' "$n1$v_notes"
+	fi
+done
+verdict
+if [ $rc -eq 0 ] && [ "$v" = ok ]; then
 	ok "$what: exit 0, every level's mode, owner and times"
 else
 	not_ok "$what: exit 0, every level's mode, owner and times"
+	printf '%s' "$v_notes"
 	cut -c1-160 "$T/out" | sed 's/^/#   /' | head -3
 fi
 want="$((DEEP - 100))/f $((DEEP - 50))/g $DEEP/h 1"
-got=$(links copy)
+verdict; got=$v
 if [ "$got" = "$want" ]; then
 	ok "$what: hard links 50 and 100 levels apart, $((DEEP - 100)) deep, kept"
 else
 	not_ok "$what: hard links kept (got '$got', want '$want')"
 fi
+exec 4<&-
 echo "1..$n"
 [ "$failed" -eq 0 ]
