@@ -13,10 +13,11 @@ SAFEOPEN=${SAFEOPEN:-"$top_builddir/tools/safeopen/safeopen"}
 extract_env() {
 	[ -x "$SAFEOPEN" ] && direct_binary SAFEOPEN
 	[ -x "$SAFEOPEN" ] || bail "$1: $SAFEOPEN not built"
-	if "$SAFEOPEN" . extract --help | grep -q 'built without libarchive'; then
-		skip_all "$1: safeopen was built without libarchive (configure --with-libarchive)"
-	fi
+	case $("$SAFEOPEN" . extract --help) in *'built without libarchive'*)
+		skip_all "$1: safeopen was built without libarchive (configure --with-libarchive)" ;;
+	esac
 	# the system's python3 first: a version-manager shim (pyenv) costs ~0.3 s a start
-	PYTHON=${PYTHON:-$(command -v /usr/bin/python3 python3 | head -1)}
+	if [ -z "${PYTHON:-}" ] && [ -x /usr/bin/python3 ]; then PYTHON=/usr/bin/python3; fi
+	PYTHON=${PYTHON:-$(command -v python3)}
 	[ -n "$PYTHON" ] || skip_all "$1: python3 (generates the archives) not found"
 }
