@@ -16,7 +16,7 @@
 # `make check` runs the quick size: every hostile archive once, the classes
 # (default, --overwrite, --in-root) and the two paths (fast, walker) rotating
 # over the archives so that every combination runs; one benign archive; a
-# 200-file swap attack; the fidelity checks with xz. `make check-long`
+# 100-file swap attack; the fidelity checks with xz. `make check-long`
 # (SAFEOPEN_CHECK_LONG=1) runs every archive in every combination, the whole
 # benign corpus, 3000 files, the GNU tar / bsdtar comparison of the attack,
 # gzip and the fidelity archives compared with bsdtar.
@@ -340,12 +340,12 @@ fi
 
 # ---------------------------------------------------------------- 3. swap attack
 # DEST/d is a directory, DEST/evil a symlink to outside; race-swap exchanges
-# the two names as fast as it can while a $NF-file archive (200, 3000 under
+# the two names as fast as it can while a $NF-file archive (100, 3000 under
 # check-long) is extracted into d and e, its entries alternating between them.
 if [ ! -x "$SWAP" ]; then
 	skip "swap attack: tests/tools/race-swap not built"
 else
-	NF=200; [ -n "$LONG" ] && NF=3000
+	NF=100; [ -n "$LONG" ] && NF=3000
 	G=$T/big; mkdir -p "$G/d" "$G/e"
 	# the files only (the extraction writes into d, never creates or
 	# replaces it), alternating between d and e: each entry of d resolves d
@@ -531,8 +531,13 @@ done <"$T/inv"
 # to the whole extraction's; inv_nl the names of the complete ones (a line
 # each, and one before the first); NAMES (a file) gets them too; inv_tmp the
 # temporary names (.safeopen-*) of any type
+# (DIR's listing kept by inventory_all, when it made one)
 inventory() {
-	find "$1" \( -type f -exec cksum {} + \) , \( -name '.safeopen-*' -printf 'TMP - %p\n' \) >"$T/inv"
+	i_src=$1.inv
+	if [ ! -f "$i_src" ]; then
+		i_src=$T/inv
+		find "$1" \( -type f -exec cksum {} + \) , \( -name '.safeopen-*' -printf 'TMP - %p\n' \) >"$i_src"
+	fi
 	nfiles=0 ncomplete=0 inv_tmp= inv_nl='
 '
 	while read -r i_crc i_size i_name; do
@@ -544,8 +549,18 @@ $i_crc $i_size $i_name
 "*) ncomplete=$((ncomplete + 1)) inv_nl="$inv_nl$i_name
 " ;;
 		esac
-	done <"$T/inv"
+	done <"$i_src"
 	[ $# -lt 2 ] || printf '%s' "${inv_nl#?}" >"$2"
+}
+# inventory_all DIR...: the listings of inventory for several trees (each
+# $T/fresh/N, its listing $T/fresh/N.inv) by one find and one cksum
+inventory_all() {
+	find "$@" \( -type f -exec cksum {} + \) , \( -name '.safeopen-*' -printf 'TMP - %p\n' \) >"$T/inv"
+	for i_d; do : >"$i_d.inv"; done
+	while IFS= read -r i_l; do
+		i_k=${i_l#* * }; i_k=${i_k#"$T/fresh/"}; i_k=${i_k%%/*}
+		printf '%s\n' "$i_l" >>"$T/fresh/$i_k.inv"
+	done <"$T/inv"
 }
 # subset A B: every line of the list A (inv_nl's form) is one of B's
 subset() {
@@ -563,37 +578,67 @@ ${s_rest%%
 while read -r c_kind c_off c_name; do
 	case $c_kind in mid) mid_name=$c_name ;; esac
 done <"$F/tree.cuts"
-cuts="cut-mid.tar cut-padding.tar"
+# The extractions first, then one inventory of all their trees
+# (inventory_all), then the checks.
+cuts="cut-mid.tar cut-padding.tar" trees=
 zs=xz; [ -n "$LONG" ] && zs="xz gzip"
+for z in $zs; do
+	command -v $z >/dev/null || continue
+	ext=$z; [ $z = gzip ] && ext=gz
+	fresh X; eval "X_pad_$ext=\$X"; trees="$trees $X"
+	"$SAFEOPEN" "$X" extract "$F/padded.tar.$ext" >"$T/out" 2>"$T/err.pad.$ext"; eval "rc_pad_$ext=\$?"
+	fresh X; eval "X_nopath_$ext=\$X"; trees="$trees $X"
+	PATH=/nonexistent "$SAFEOPEN" "$X" extract "$F/padded.tar.$ext" >"$T/out" 2>"$T/err.nopath.$ext"
+	eval "rc_nopath_$ext=\$?"
+	cuts="$cuts cut.tar.$ext"
+done
+k=0
+for c in $cuts; do
+	k=$((k + 1))
+	fresh X; eval "X_cut_$k=\$X"
+	"$SAFEOPEN" "$X" extract "$F/$c" >"$T/out" 2>"$T/err.$c"; eval "rc_cut_$k=\$?"
+	fresh G; eval "G_cut_$k=\$G"
+	tar -xf "$F/$c" -C "$G" 2>/dev/null
+	trees="$trees $X $G"
+	if [ -n "$HAVE_BSDTAR" ] && [ -n "$LONG" ]; then
+		fresh BT; eval "BT_cut_$k=\$BT"; trees="$trees $BT"
+		bsdtar -xf "$F/$c" -C "$BT" 2>/dev/null
+	fi
+done
+if [ -f "$F/cut.tar.xz" ] && command -v xz >/dev/null; then
+	fresh X_stdin; trees="$trees $X_stdin"
+	"$SAFEOPEN" "$X_stdin" extract - <"$F/cut.tar.xz" >"$T/out" 2>"$T/err.stdin"; rc_stdin=$?
+fi
+fresh X_padding; trees="$trees $X_padding"
+"$SAFEOPEN" "$X_padding" extract "$F/cut-padding.tar" >"$T/out" 2>"$T/err.padding"; rc_padding=$?
+# shellcheck disable=SC2086 # the names have no blanks
+inventory_all $trees
+
 for z in $zs; do
 	command -v $z >/dev/null || { skip "truncated .tar.$z: $z not installed"; continue; }
 	ext=$z; [ $z = gzip ] && ext=gz
 	# the padded archive: exit 0, the decompressor read to its end, not killed by SIGPIPE
-	fresh X
-	"$SAFEOPEN" "$X" extract "$F/padded.tar.$ext" >"$T/out" 2>"$T/err"; rc=$?
+	eval "X=\$X_pad_$ext rc=\$rc_pad_$ext"
 	inventory "$X"
 	check "whole .tar.$ext with a long tail of zeros: exit 0, 24 files, no message" \
-		test $rc -eq 0 -a $ncomplete -eq 24 -a ! -s "$T/err"
+		test $rc -eq 0 -a $ncomplete -eq 24 -a ! -s "$T/err.pad.$ext"
 	# without the program (PATH without it), libarchive decompresses
-	fresh X
-	PATH=/nonexistent "$SAFEOPEN" "$X" extract "$F/padded.tar.$ext" >"$T/out" 2>"$T/err"; rc=$?
+	eval "X=\$X_nopath_$ext rc=\$rc_nopath_$ext"
 	inventory "$X"
 	check "whole .tar.$ext, $z not in PATH: libarchive decompresses, exit 0, 24 files" \
-		test $rc -eq 0 -a $ncomplete -eq 24 -a ! -s "$T/err"
-	cuts="$cuts cut.tar.$ext"
+		test $rc -eq 0 -a $ncomplete -eq 24 -a ! -s "$T/err.nopath.$ext"
 done
+k=0
 for c in $cuts; do
-	fresh X
-	"$SAFEOPEN" "$X" extract "$F/$c" >"$T/out" 2>"$T/err.$c"; rc=$?
+	k=$((k + 1))
+	eval "X=\$X_cut_$k G=\$G_cut_$k rc=\$rc_cut_$k"
 	inventory "$X" "$T/c.ours.$c"
 	got=$ncomplete nours=$nfiles ours_nl=$inv_nl ours_tmp=$inv_tmp
 	[ $c != cut.tar.xz ] || ours_xz_nl=$ours_nl
-	fresh G
-	tar -xf "$F/$c" -C "$G" 2>/dev/null
 	inventory "$G"
 	ngnu=$ncomplete gnu_nl=$inv_nl
 	bsd=; if [ -n "$HAVE_BSDTAR" ] && [ -n "$LONG" ]; then # context, not asserted
-		fresh BT; bsdtar -xf "$F/$c" -C "$BT" 2>/dev/null; inventory "$BT"
+		eval "inventory \"\$BT_cut_$k\""
 		bsd=", bsdtar: $ncomplete and $((nfiles - ncomplete)) partial"
 	fi
 	# the complete files GNU tar recovers that safeopen does not
@@ -614,21 +659,19 @@ for c in $cuts; do
 	fi
 done
 if [ -f "$T/c.ours.cut.tar.xz" ]; then
-	fresh X
-	"$SAFEOPEN" "$X" extract - <"$F/cut.tar.xz" >"$T/out" 2>"$T/err"; rc=$?
-	inventory "$X"
-	lines "$T/err" 'safeopen: extract: standard input: xz -dc: exit status 1*'
+	rc=$rc_stdin
+	inventory "$X_stdin"
+	lines "$T/err.stdin" 'safeopen: extract: standard input: xz -dc: exit status 1*'
 	same=; subset "$inv_nl" "$ours_xz_nl" && subset "$ours_xz_nl" "$inv_nl" && same=same
 	check "truncated .tar.xz on standard input (a file): the same complete files, named damage, exit 1" \
 		test $rc -eq 1 -a $ncomplete -gt 0 -a $nfiles -eq $ncomplete -a "$same" = same -a $cnt -eq 1
 fi
 lines "$T/err.cut-mid.tar" "safeopen: extract: $mid_name: *"
 check "truncated in an entry's data: that entry named in a message" test $cnt -gt 0
-fresh X
-"$SAFEOPEN" "$X" extract "$F/cut-padding.tar" >"$T/out" 2>"$T/err"; rc=$?
-inventory "$X"
+rc=$rc_padding
+inventory "$X_padding"
 check "truncated in the padding after the last data: that file kept, the damage reported, exit 1" \
-	test $rc -eq 1 -a $nfiles -eq 24 -a -s "$T/err"
+	test $rc -eq 1 -a $nfiles -eq 24 -a -s "$T/err.padding"
 
 # re-extraction: the default replaces (tar's and bsdtar's default), -k refuses
 # (EEXIST, exit 1), --skip-old-files leaves; a name never followed
