@@ -275,8 +275,9 @@ fs() {
 		[ "$hc_out" = done ] || { echo "# $*: $hc_out"; return 1; }
 	else "$@"; fi
 }
-# lns TARGET LINK: ln -s; rand FILE N: N random bytes into FILE (by the
-# client process: no process started)
+# lns TARGET LINK: ln -s; rand FILE N: N random bytes into FILE (over
+# 1 MiB, a random block of 1 MiB + 7 repeated; by the client process: no
+# process started)
 lns() {
 	if [ -n "$PYTHON" ]; then hc ln "$1" "$2"; [ "$hc_out" = done ]; else ln -s "$1" "$2"; fi
 }
@@ -776,8 +777,12 @@ def serve():
             except OSError:
                 out = "no"
         elif f[0] == "rand":
+            # at most 1 MiB + 7 random bytes, repeated (a block of a size
+            # no buffer has)
+            n = int(f[2])
+            block = os.urandom(min(n, 1048583))
             with open(f[1].encode("latin-1"), "wb") as o:
-                o.write(os.urandom(int(f[2])))
+                o.write((block * (n // len(block) + 1))[:n] if n else b"")
             out = "done"
         else:
             out = "unknown command " + f[0]
@@ -1874,9 +1879,10 @@ fi
 # ---------------------------------------------------------------- one resolution per request
 # Under strace: a directory request (its listing, its index.html) makes one
 # resolution from the root descriptor; the rest goes through the directory.
-if command -v strace >/dev/null 2>&1 && strace -f -qq -o /dev/null true 2>/dev/null; then
+# (no server starts where strace may not trace)
+if command -v strace >/dev/null 2>&1 &&
 	start "$T/port11" strace -f -qq -o "$T/strace" -e trace=openat,openat2,open,fstatat64,newfstatat,statx \
-		"$HTTPD" -q --threads 1 "$R" 0
+		"$HTTPD" -q --threads 1 "$R" 0; then
 	rootfd=$(sed -n "s|.*open\(at\)\{0,1\}(\(AT_FDCWD, \)\{0,1\}\"$R\", [^)]*O_PATH[^)]*) = \([0-9]*\)\$|\3|p" "$T/strace" | head -1) # open() on musl
 	# from_root URL-PATH: the calls naming the root descriptor for that
 	# request: their number in $nroot, their starts in $calls (strace writes
@@ -1904,6 +1910,8 @@ if command -v strace >/dev/null 2>&1 && strace -f -qq -o /dev/null true 2>/dev/n
 	wait "$PID" 2>/dev/null
 	PID=
 else
+	[ -n "$PID" ] && wait "$PID" 2>/dev/null
+	PID=
 	skip "one resolution per request (strace): strace missing or not allowed to trace here"
 fi
 
