@@ -82,15 +82,18 @@ export ASAN_OPTIONS
 # program's: its -o file would stay open in the program, one descriptor
 # fewer), else strace, which must be able to trace its child (a container
 # may forbid ptrace).
-case $(perf stat -x, -e raw_syscalls:sys_enter true 2>&1) in
-*,raw_syscalls:sys_enter,*) counter=perf ;;
-*)
+counter=
+perf stat -x, -e raw_syscalls:sys_enter true >/dev/null 2>"$T/probe"
+while IFS= read -r c_line; do
+	case $c_line in [0-9]*,raw_syscalls:sys_enter,*) counter=perf ;; esac
+done <"$T/probe"
+if [ -z "$counter" ]; then
 	command -v strace >/dev/null 2>&1 ||
 		{ echo "1..0 # SKIP neither perf (raw_syscalls:sys_enter) nor strace can count here"; exit 77; }
 	strace -f -c -o "$T/probe" true >/dev/null 2>&1 ||
 		{ echo "1..0 # SKIP strace cannot trace here (ptrace refused), perf cannot count"; exit 77; }
-	counter=strace ;;
-esac
+	counter=strace
+fi
 
 n=0
 failed=0
