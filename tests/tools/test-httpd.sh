@@ -171,10 +171,13 @@ eventually() {
 # formats, IPv6, socket activation).
 # hc FIELD...: one command to the client process, its one-line answer in
 # $hc_out
+# (the answer comes in a file, $T/hc.ans, and a newline on the pipe: the
+# shell reads a pipe a byte a system call, a file a block)
 hc() {
 	local IFS=$'\x1f'
+	hc_out=
 	printf '%s\n' "$*" >&"${HC[1]}"
-	IFS= read -r -t 60 hc_out <&"${HC[0]}" || hc_out=
+	IFS= read -r -t 60 <&"${HC[0]}" && IFS= read -r hc_out <"$T/hc.ans"
 }
 # req [CURL ARGS...] URL-PATH: one request; status in $code (000: no
 # response), body in $T/body, response head in $T/hdr (both empty if
@@ -316,8 +319,9 @@ write_client() {
 	IFS= read -r -d '' src <<'EOF_CLIENT'
 # Raw-socket clients: python3 client.py PORT CHECK [ARGS]
 # Each check prints one line "name: ok detail" or "name: FAIL detail".
-# python3 client.py 0 serve: the test's requests, one command a line on
-# stdin (fields separated by \x1f), one answer a line on stdout.
+# python3 client.py 0 serve ANSWER: the test's requests, one command a line
+# on stdin (fields separated by \x1f), one answer a line in the file ANSWER,
+# then a newline on stdout.
 import base64, errno, os, re, select, shutil, socket, sys, threading, time
 
 _print, _lock = print, threading.Lock()
@@ -730,7 +734,7 @@ def fs(op, args):
         return "%s: %s" % (op, e)
     return "done"
 
-def serve():
+def serve(answer):
     for line in sys.stdin.buffer:
         f = line.decode("latin-1").rstrip("\n").split("\x1f")
         if f[0] == "req":
@@ -791,7 +795,9 @@ def serve():
             out = "done"
         else:
             out = "unknown command " + f[0]
-        sys.stdout.write(out + "\n")
+        with open(answer, "w", encoding="latin-1") as a:
+            a.write(out + "\n")
+        sys.stdout.write("\n")
         sys.stdout.flush()
 
 def dispatch(check, args):
@@ -834,7 +840,7 @@ def together(args):
         t.join()
 
 if sys.argv[2] == "serve":
-    serve()
+    serve(sys.argv[3])
 elif sys.argv[2] == "together":
     together(sys.argv[3:])
 else:
@@ -846,7 +852,7 @@ EOF_CLIENT
 # the client process of req and raw
 if [ -n "$PYTHON" ]; then
 	write_client
-	coproc HC { exec "$PYTHON" -S "$T/client.py" 0 serve 2>>"$T/client.err"; }
+	coproc HC { exec "$PYTHON" -S "$T/client.py" 0 serve "$T/hc.ans" 2>>"$T/client.err"; }
 fi
 
 # ---------------------------------------------------------------- the tree
