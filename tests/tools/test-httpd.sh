@@ -86,13 +86,16 @@ nap() { read -r -t "$1" -u "$NAPFD" _ 2>/dev/null || :; }
 tick() {
 	if (($1 < 20)); then nap 0.002; else nap 0.01; fi
 }
+# The functions that read a file's lines take them all at once (mapfile
+# reads a block a system call; the read builtin, a line and a seek back).
 # has_line FILE REGEX: FILE has a line matching REGEX (no process started);
 # wait_line FILE REGEX [PID]: until it does (5 s at most, or until PID exits)
 has_line() {
-	local l
-	while IFS= read -r l || [ -n "$l" ]; do
+	local l fl
+	mapfile -t fl 2>/dev/null <"$1" || return 1
+	for l in "${fl[@]}"; do
 		[[ $l =~ $2 ]] && return 0
-	done 2>/dev/null <"$1"
+	done
 	return 1
 }
 # slurp VAR FILE: FILE's text into VAR, without its trailing newlines (as
@@ -117,32 +120,35 @@ names() {
 }
 # has_text FILE TEXT: FILE has a line containing TEXT (no process started)
 has_text() {
-	local l
-	while IFS= read -r l || [ -n "$l" ]; do
+	local l fl
+	mapfile -t fl 2>/dev/null <"$1" || return 1
+	for l in "${fl[@]}"; do
 		[[ $l == *"$2"* ]] && return 0
-	done 2>/dev/null <"$1"
+	done
 	return 1
 }
 # only_lines FILE REGEX: every line of FILE matches REGEX
 only_lines() {
-	local l
-	while IFS= read -r l || [ -n "$l" ]; do
+	local l fl
+	mapfile -t fl <"$1" || return 1
+	for l in "${fl[@]}"; do
 		[[ $l =~ $2 ]] || return 1
-	done <"$1"
+	done
 }
 # last_line FILE: its last line in $ll
 last_line() {
-	local l
-	ll=
-	while IFS= read -r l || [ -n "$l" ]; do ll=$l; done <"$1"
+	local fl
+	mapfile -t fl <"$1"
+	ll=${fl[${#fl[@]} - 1]-}
 }
 # count_lines FILE REGEX: the lines of FILE matching REGEX, in $nlines
 count_lines() {
-	local l
+	local l fl
 	nlines=0
-	while IFS= read -r l || [ -n "$l" ]; do
+	mapfile -t fl 2>/dev/null <"$1" || return 0
+	for l in "${fl[@]}"; do
 		[[ $l =~ $2 ]] && nlines=$((nlines + 1))
-	done 2>/dev/null <"$1"
+	done
 	return 0
 }
 wait_line() {
@@ -314,9 +320,9 @@ raw_status() {
 	line=${line#* }
 	rs=${line%% *}
 }
+# (cat: the shell would read the here-document, a pipe, a byte a system call)
 write_client() {
-	local src
-	IFS= read -r -d '' src <<'EOF_CLIENT'
+	cat >"$T/client.py" <<'EOF_CLIENT'
 # Raw-socket clients: python3 client.py PORT CHECK [ARGS]
 # Each check prints one line "name: ok detail" or "name: FAIL detail".
 # python3 client.py 0 serve ANSWER: the test's requests, one command a line
@@ -846,7 +852,6 @@ elif sys.argv[2] == "together":
 else:
     dispatch(sys.argv[2], sys.argv[3:])
 EOF_CLIENT
-	printf '%s' "$src" >"$T/client.py"
 }
 
 # the client process of req and raw
@@ -894,13 +899,14 @@ lns ../outside "$R/.race-link"
 # snapshot: what is outside the root (names beneath $T/outside, secret.txt,
 # planted; the files' bytes), no process started
 snapshot() {
-	local f l
+	local f fl
 	shopt -s globstar dotglob nullglob
 	for f in "$T"/secret.txt "$T"/planted "$T"/outside "$T"/outside/**; do
 		[ -e "$f" ] || [ -L "$f" ] || continue
 		printf '%s\n' "${f#"$T"/}"
 		[ -f "$f" ] || continue
-		while IFS= read -r l || [ -n "$l" ]; do printf '%s\n' "$l"; done <"$f"
+		mapfile -t fl <"$f"
+		printf '%s\n' "${fl[@]}"
 	done
 	shopt -u globstar dotglob nullglob
 }
@@ -958,7 +964,7 @@ if [ -n "$PYTHON" ]; then
 	# process (activate.py --each): 1 a socket, 2 two sockets, 3 LISTEN_PID
 	# of another process, then the refusals: what descriptor 3 is not, bad
 	# LISTEN_FDS, --writable on a socket of 0.0.0.0
-	IFS= read -r -d '' src <<'EOF_ACT'
+	cat >"$T/activate.py" <<'EOF_ACT'
 import fcntl, os, socket, sys
 # activate.py SPEC... -- CMD...: SPEC is ADDR:PORT (a listening socket),
 # "bound" (a socket bound but not listening), "file" (a regular file),
@@ -1028,7 +1034,6 @@ while children:
             f.write("%d\n" % os.waitstatus_to_exitcode(st))
         os.rename("%s.%d.rc.new" % (prefix, n), "%s.%d.rc" % (prefix, n))
 EOF_ACT
-	printf '%s' "$src" >"$T/activate.py"
 	bads=(file bound "LISTEN_FDS=x 127.0.0.1:0" "LISTEN_FDS=17 127.0.0.1:0")
 	each=(127.0.0.1:0 -- "$HTTPD" -q --bind 127.0.0.9 "$R" 9
 		++ 127.0.0.1:0 127.0.0.1:0 -- "$HTTPD" -q --threads 1 --bind 127.0.0.9 "$R" 9
@@ -1389,7 +1394,7 @@ attacks=(
 # head in PREFIX.hdr, the statuses in PREFIX.codes, one a line in the order
 # of the paths
 reqs() {
-	local cfg=$T/reqs.cfg prefix method base a i g=0 counts=() prefixes=()
+	local cfg=$T/reqs.cfg prefix method base a i g=0 counts=() prefixes=() fl
 	local -A got=()
 	: >"$cfg"
 	while [ $# -gt 0 ]; do
@@ -1411,7 +1416,8 @@ reqs() {
 		prefixes+=("$prefix") counts+=("$i")
 	done
 	"$CURL" -Z --parallel-max 20 -K "$cfg" >"$T/reqs.codes" 2>/dev/null
-	while read -r code a; do got[$a]=$code; done <"$T/reqs.codes"
+	mapfile -t fl <"$T/reqs.codes"
+	for a in "${fl[@]}"; do got[${a#* }]=${a%% *}; done
 	for ((g = 0; g < ${#prefixes[@]}; g++)); do
 		prefix=${prefixes[$g]}
 		for ((i = 1; i <= counts[g]; i++)); do
@@ -1518,7 +1524,8 @@ check "$((NGET + NPUT)) requests answered" test "$nlines" = $((NGET + NPUT))
 check "every answer is 200/201/204 (inside) or 403 (escape refused)" \
 	only_lines "$T/codes" '^(200|201|204|403)$'
 declare -A seen=()
-while IFS= read -r c; do seen[$c]=$((${seen[$c]-0} + 1)); done <"$T/codes"
+mapfile -t fl <"$T/codes"
+for c in "${fl[@]}"; do seen[$c]=$((${seen[$c]-0} + 1)); done
 for c in "${!seen[@]}"; do printf '# %s: %s\n' "$c" "${seen[$c]}"; done
 # Both outcomes are likely in one batch, not certain on a loaded machine:
 # up to three more batches of GETs against a fresh attacker until both show.
@@ -1817,11 +1824,12 @@ sl_codes() {
 # sl_listed: the names / lists, in $listed
 sl_listed() {
 	req /
-	local l
+	local l fl
 	listed=
-	while IFS= read -r l; do
+	mapfile -t fl <"$T/body"
+	for l in "${fl[@]}"; do
 		[[ $l =~ href=\"([^\".][^\"]*)\" ]] && listed="$listed${BASH_REMATCH[1]} "
-	done <"$T/body"
+	done
 }
 for mode in follow owner-match none; do
 	args=(--symlinks "$mode")
@@ -1899,16 +1907,16 @@ if command -v strace >/dev/null 2>&1 &&
 	# request: their number in $nroot, their starts in $calls (strace writes
 	# a call's line before the call returns: all are in before the response)
 	from_root() {
-		local before l i=0 re="(openat2?|newfstatat|statx)\\($rootfd, "
-		count_lines "$T/strace" '^'
-		before=$nlines
+		local before l fl re="(openat2?|newfstatat|statx)\\($rootfd, "
+		mapfile -t fl <"$T/strace"
+		before=${#fl[@]}
 		req "$1"
 		nap 0.05
 		nroot=0 calls=
-		while IFS= read -r l; do
-			i=$((i + 1))
-			[ "$i" -gt "$before" ] && [[ $l =~ $re ]] && nroot=$((nroot + 1)) calls="$calls${l:0:60} "
-		done <"$T/strace"
+		mapfile -t fl <"$T/strace"
+		for l in "${fl[@]:before}"; do
+			[[ $l =~ $re ]] && nroot=$((nroot + 1)) calls="$calls${l:0:60} "
+		done
 	}
 	from_root /docs/
 	check "GET /docs/ (a listing): one resolution from the root ($nroot: $calls)" \
