@@ -57,6 +57,9 @@ R=$T/root
 PID=
 SWAPPID=
 cleanup() {
+	# only the test's shell: a child forked for "&" that a signal stops
+	# before its exec would run this trap too, and kill the test's jobs
+	[ "$BASHPID" = "$$" ] || exit 1
 	[ -n "${HC_PID:-}" ] && kill "$HC_PID" 2>/dev/null
 	[ -n "$SWAPPID" ] && kill "$SWAPPID" 2>/dev/null
 	[ -n "$PID" ] && kill -KILL "$PID" 2>/dev/null
@@ -1499,6 +1502,17 @@ done
 FDS_BEFORE=$fds
 "$SWAP" "$R" race .race-link 30 >"$T/swaps" 2>"$T/swap.err" &
 SWAPPID=$!
+# swapping: until race/ is the link at one look (at most ~5 s of looks)
+swapping() {
+	local i
+	for ((i = 0; i < 500; i++)); do
+		[ -L "$R/race" ] && return 0
+		kill -0 "$SWAPPID" 2>/dev/null || return 1
+		tick "$i"
+	done
+	return 1
+}
+swapping
 : >"$T/get.cfg"
 : >"$T/put.cfg"
 printf 'uploaded\n' >"$T/upfile"
@@ -1534,6 +1548,7 @@ for _ in 1 2 3; do
 	has_line "$T/codes.all" '^200$' && has_line "$T/codes.all" '^403$' && break
 	"$SWAP" "$R" race .race-link 30 >/dev/null 2>&1 &
 	SWAPPID=$!
+	swapping
 	"$CURL" -s --path-as-is --max-time 20 -Z --parallel-max 40 -K "$T/get.cfg" \
 		-w '%{http_code}\n' >>"$T/codes.all" 2>/dev/null
 	kill "$SWAPPID" 2>/dev/null
