@@ -7,9 +7,10 @@
 OUTSIDE is the absolute path of the sentinel tree, made here (its manifest,
 tests/tools/tree-manifest.py, in OUTDIR/sentinel.full); the destination of
 every run is a sibling of it (so "../outside" from the destination reaches
-it). --dests makes those destinations, one per archive, class and path,
-OUTSIDE/../h.NAME.CLASS.PATH (PATH: fast or walker), with what the
-"setup-" lines plant. --benign DIR makes the benign tree of test-extract.sh
+it). --dests makes those destinations that need something planted, one per
+archive, class and path, OUTSIDE/../h.NAME.CLASS.PATH (PATH: fast or
+walker), with what the "setup-" lines plant (test-extract.sh makes the
+others it uses). --benign DIR makes the benign tree of test-extract.sh
 in DIR and prints "xattrs yes" or "xattrs no" (whether the filesystem keeps
 user xattrs). --sentinel-only makes the sentinel and nothing else.
 For each archive NAME.{tar,zip,cpio} an expectation file NAME.expect is
@@ -123,14 +124,14 @@ def write_tar(name, members, expect, fmt=tarfile.PAX_FORMAT):
 def write_expect(name, expect):
     with open(os.path.join(out, name + ".expect"), "w") as f:
         f.write("\n".join(expect) + "\n")
-    if "--dests" not in opts:
+    setups = [line.split(" ", 3) for line in expect if line.split(" ")[1].startswith("setup-")]
+    if "--dests" not in opts or not setups:
         return
     for cls in "dor":
         for path in ("fast", "walker"):
             dest = os.path.join(os.path.dirname(outside), "h.%s.%s.%s" % (name, cls, path))
             os.mkdir(dest)
-            for line in expect:
-                what = line.split(" ", 3)
+            for what in setups:
                 if what[1] == "setup-link":
                     os.symlink(what[3], os.path.join(dest, what[2]))
                 elif what[1] == "setup-dir":

@@ -150,8 +150,8 @@ hostile_run() {
 	rc=$?
 }
 
-# Every archive in its own DEST (made by gen-archives.py, with what the
-# archive's "setup-" lines plant); one snapshot of the sentinel after them
+# Every archive in its own DEST (with what the archive's "setup-" lines
+# plant: gen-archives.py); one snapshot of the sentinel after them
 # all, with the symlinks and temporary names of every DEST (one find).
 runs=0 k=0
 hdests=
@@ -173,6 +173,9 @@ for arc in "$A"/*.tar "$A"/*.zip "$A"/*.cpio; do
 		done
 	done
 done
+# the DESTs of archives that plant nothing (gen-archives.py made the others)
+# shellcheck disable=SC2086 # the names have no blanks
+mkdir -p $hdests
 i=0
 while [ $i -lt $runs ]; do
 	i=$((i + 1))
