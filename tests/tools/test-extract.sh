@@ -585,8 +585,8 @@ done <"$F/tree.cuts"
 cuts="cut-mid.tar cut-padding.tar" trees=
 zs=xz; [ -n "$LONG" ] && zs="xz gzip"
 for z in $zs; do
-	command -v $z >/dev/null || continue
 	ext=$z; [ $z = gzip ] && ext=gz
+	command -v $z >/dev/null && [ -f "$F/padded.tar.$ext" ] || continue
 	fresh X; eval "X_pad_$ext=\$X"; trees="$trees $X"
 	"$SAFEOPEN" "$X" extract "$F/padded.tar.$ext" >"$T/out" 2>"$T/err.pad.$ext"; eval "rc_pad_$ext=\$?"
 	fresh X; eval "X_nopath_$ext=\$X"; trees="$trees $X"
@@ -617,8 +617,9 @@ fresh X_padding; trees="$trees $X_padding"
 inventory_all $trees
 
 for z in $zs; do
-	command -v $z >/dev/null || { skip "truncated .tar.$z: $z not installed"; continue; }
 	ext=$z; [ $z = gzip ] && ext=gz
+	command -v $z >/dev/null || { skip "truncated .tar.$z: $z not installed"; continue; }
+	[ -f "$F/padded.tar.$ext" ] || { skip "truncated .tar.$z: this Python cannot write it"; continue; }
 	# the padded archive: exit 0, the decompressor read to its end, not killed by SIGPIPE
 	eval "X=\$X_pad_$ext rc=\$rc_pad_$ext"
 	inventory "$X"
