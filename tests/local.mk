@@ -65,6 +65,7 @@ TESTS += tests/docs/check-symbols.sh $(QUICK_SUITES)
 EXTRA_DIST += tests/docs/check-symbols.sh tests/harness/direct.sh tests/harness/partial.sh tests/lib/strategy.h
 AM_CFLAGS += $(CHECK_CFLAGS)
 LDADD = tests/libtestutil.a lib/libsafeopen.la $(CHECK_LIBS)
+tests_lib_test_sweep_LDADD = $(LDADD) $(DL_LIBS)
 DIFFCORE_SOURCES = tests/lib/diffcore.h tests/lib/diffcore-internal.h tests/lib/diffcore-util.c \
 	tests/lib/diffcore-treegen.c tests/lib/diffcore-tree.c tests/lib/diffcore-case.c tests/lib/diffcore-oracle.c
 check_LIBRARIES += tests/libtestutil.a
@@ -159,6 +160,7 @@ tests_harness_minicheck_test_tmpfile_sandbox_SOURCES = tests/lib/test_tmpfile_sa
 tests_harness_minicheck_test_tmpfile_sandbox_CPPFLAGS = $(MINICHECK_CPPFLAGS)
 tests_harness_minicheck_test_sweep_SOURCES = tests/lib/test_sweep.c
 tests_harness_minicheck_test_sweep_CPPFLAGS = $(MINICHECK_CPPFLAGS)
+tests_harness_minicheck_test_sweep_LDADD = $(LDADD) $(DL_LIBS)
 tests_harness_minicheck_test_parents_SOURCES = tests/lib/test_parents.c
 tests_harness_minicheck_test_parents_CPPFLAGS = $(MINICHECK_CPPFLAGS)
 tests_harness_minicheck_test_rmtree_SOURCES = tests/lib/test_rmtree.c

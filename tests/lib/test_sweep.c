@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <linux/magic.h>
 #include <dirent.h>
+#include <dlfcn.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -101,6 +102,55 @@ START_TEST(killed_writer_leftover)
 }
 END_TEST
 
+/*
+ * The age rows without a wait: the library reads the time with
+ * clock_gettime(CLOCK_REALTIME), and this program defines clock_gettime()
+ * in front of libc's (the dynamic linker binds the library's call to the
+ * executable's definition), adding clock_shift seconds to CLOCK_REALTIME
+ * while a row sets it. A file's ctime cannot be set back, so without this
+ * a row waits a real second. Where the library's call does not come here
+ * (a static link, a time64 redirect of the name), clock_reads stays put and
+ * the row waits for the real clock, as it always does under make
+ * check-long.
+ */
+static atomic_long clock_shift, clock_reads;
+
+int clock_gettime(clockid_t id, struct timespec *ts)
+{
+	typedef int clock_fn(clockid_t, struct timespec *);
+	static clock_fn *_Atomic next;
+	clock_fn *f = atomic_load(&next);
+	if (!f) {
+		void *sym = dlsym(RTLD_NEXT, "clock_gettime");
+		if (!sym) {
+			errno = ENOSYS;
+			return -1;
+		}
+		memcpy(&f, &sym, sizeof(f)); /* object to function pointer */
+		atomic_store(&next, f);
+	}
+	int r = f(id, ts);
+	long shift = atomic_load(&clock_shift);
+	if (r == 0 && id == CLOCK_REALTIME && shift) {
+		ts->tv_sec += shift;
+		atomic_fetch_add(&clock_reads, 1);
+	}
+	return r;
+}
+
+/* safe_tmpfile_sweep_beneath(dirfd, path, min_age) as if `shift` seconds
+ * had passed: -2 when the library did not read the shifted clock. */
+static int sweep_later(int dirfd, const char *path, unsigned int min_age, uint64_t rf, long shift)
+{
+	long reads = atomic_load(&clock_reads);
+	atomic_store(&clock_shift, shift);
+	int n = safe_tmpfile_sweep_beneath(dirfd, path, min_age, rf, NULL);
+	int e = errno;
+	atomic_store(&clock_shift, 0);
+	errno = e;
+	return atomic_load(&clock_reads) == reads ? -2 : n;
+}
+
 #define OWN1 ".safeopen-AbCdEfGhIjKlMn01"
 #define OWN2 ".safeopen-ZZZZZZZZZZZZZZZ9"
 
@@ -159,11 +209,18 @@ START_TEST(sweep_only_own_leftovers)
 	ck_assert_int_eq(utimensat(in, OWN1, back, AT_SYMLINK_NOFOLLOW), 0);
 	ck_assert_int_eq(safe_tmpfile_sweep_beneath(d.fd, "in", 3600, rf, NULL), 0);
 	if (_i == 0) {
-		/* A second later, with a minimum age of 1 s: the two own names.
-		 * The age test does not depend on how "in" is resolved, so only
-		 * the first strategy waits for it. */
-		usleep(1100 * 1000);
-		ck_assert_int_eq(safe_tmpfile_sweep_beneath(d.fd, "in", 1, rf, NULL), 2);
+		/* A second later, with a minimum age of 1 s: the two own names;
+		 * a second later with 3 s, none. The age test does not depend on
+		 * how "in" is resolved, so only the first strategy runs it. */
+		int later = fx_long() ? -2 : sweep_later(d.fd, "in", 3, rf, 1);
+		if (later != -2) {
+			ck_assert_int_eq(later, 0);
+			ck_assert_int_eq(sweep_later(d.fd, "in", 1, rf, 2), 2);
+		} else {
+			usleep(1100 * 1000);
+			ck_assert_int_eq(safe_tmpfile_sweep_beneath(d.fd, "in", 3, rf, NULL), 0);
+			ck_assert_int_eq(safe_tmpfile_sweep_beneath(d.fd, "in", 1, rf, NULL), 2);
+		}
 	} else {
 		ck_assert_int_eq(safe_tmpfile_sweep_beneath(d.fd, "in", 0, rf, NULL), 2);
 	}
