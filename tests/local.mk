@@ -173,7 +173,7 @@ endif
 # The command-line tool (tools/safeopen/safeopen) and safe-httpd, the latter
 # attacked by tests/tools/race-swap during the requests.
 # (tests/tools/test-cli.sh is in TESTS above, with the slower tests.)
-EXTRA_DIST += tests/tools/test-cli.sh tests/tools/test-httpd.sh tests/harness/tap-run.sh tests/harness/tap_report.py
+EXTRA_DIST += tests/tools/test-cli.sh tests/tools/test-httpd.sh tests/harness/row.sh tests/harness/tap_report.py
 
 # The tree commands (find, chown -R, chmod -R, du, cp -a) against the GNU
 # tools on a quiet tree, and under three attackers (tests/tools/race-swap, a

@@ -1,16 +1,16 @@
 #!/bin/sh
 # The public header compiles as C++11 on its own (-Wall -Wextra -Werror
 # -pedantic), and its static_assert against <linux/openat2.h> holds there
-# too. SKIP (77) when no C++ compiler is installed.
+# too. A SKIP when no C++ compiler is installed.
 set -eu
 srcdir=${top_srcdir:-.}
+. "$srcdir/tests/harness/row.sh"
 cxx=${CXX:-g++}
 if ! command -v "$cxx" >/dev/null 2>&1; then
-	echo "SKIP: no C++ compiler ($cxx) installed: the C++ build of the header is not checked"
-	exit 77
+	row_skip "no C++ compiler ($cxx) installed: the C++ build of the header is not checked"
 fi
 tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+row_cleanup='rm -rf "$tmp"'
 printf '#include <safeopen.h>\nint main() { return safe_version() == nullptr; }\n' >"$tmp/only.cc"
 printf '#include <linux/openat2.h>\n#include <safeopen.h>\nint main() { return 0; }\n' >"$tmp/uapi.cc"
 fail=0

@@ -15,12 +15,13 @@
 # man pages by tests/docs/check-man-symbols.sh.
 set -eu
 srcdir=${top_srcdir:-.}
+. "$srcdir/tests/harness/row.sh"
 # HEADER_CC may carry options (e.g. "clang -shared-libasan"): it is split
 # into words on purpose where it is used.
 cc=${HEADER_CC:-cc}
 inc="$srcdir/include"
 tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+row_cleanup='rm -rf "$tmp"'
 fail=0
 try() { # name, then the compiler command line
 	name=$1

@@ -12,7 +12,8 @@
 # so that each complaint is reported under its own page.
 set -eu
 srcdir=${top_srcdir:-.}
-command -v groff >/dev/null 2>&1 || { echo "SKIP: groff not installed"; exit 77; }
+. "$srcdir/tests/harness/row.sh"
+command -v groff >/dev/null 2>&1 || row_skip "groff not installed"
 cd "$srcdir/doc/man"
 set -- man3/*.3 man7/*.7 ../../tools/safeopen/safeopen.1 ../../tools/safe-httpd/safe-httpd.1
 status=0

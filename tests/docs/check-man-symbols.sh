@@ -9,6 +9,7 @@
 # header, the version script and the pages: no process per symbol.)
 set -eu
 srcdir=${top_srcdir:-.}
+. "$srcdir/tests/harness/row.sh"
 man="$srcdir/doc/man"
 status=0
 

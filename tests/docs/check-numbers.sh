@@ -7,6 +7,7 @@
 # is the code's limit.
 set -eu
 srcdir=${top_srcdir:-.}
+. "$srcdir/tests/harness/row.sh"
 status=0
 n=0
 fail() { echo "check-numbers: $*"; status=1; }

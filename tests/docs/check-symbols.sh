@@ -5,11 +5,12 @@
 # places that state the release disagree (one version story: see below).
 set -eu
 srcdir=${top_srcdir:-.}
+. "$srcdir/tests/harness/row.sh"
 builddir=${top_builddir:-.}
 so=$(ls "$builddir"/lib/.libs/libsafeopen.so.*.*.* 2>/dev/null | head -n 1)
 [ -n "$so" ] || { echo "check-symbols: no built libsafeopen.so under $builddir/lib/.libs"; exit 1; }
 tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+row_cleanup='rm -rf "$tmp"'
 
 # Exported (defined, global) dynamic symbols with their versions.
 readelf --dyn-syms --wide "$so" | awk '$5 == "GLOBAL" && $7 != "UND" && $8 != "" { print $8 }' \

@@ -6,13 +6,14 @@
 # a failed store() leaves nothing behind.
 set -eu
 srcdir=${top_srcdir:-.}
+. "$srcdir/tests/harness/row.sh"
 builddir=${top_builddir:-.}
 cc=${CC:-cc}
 lib="$builddir/lib/.libs/libsafeopen.so"
 [ -f "$lib" ] || { echo "test-readme: library $lib not built"; exit 1; }
 libdir=$(dirname "$lib")
 T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
+row_cleanup='rm -rf "$T"'
 awk '/^```c$/ { n++; if (n == 1) on = 1; next } /^```/ { on = 0 } on' "$srcdir/README.md" > "$T/readme.c"
 grep -q '^int serve(' "$T/readme.c" || { echo "test-readme: no serve() in README's first C block"; exit 1; }
 cat >> "$T/readme.c" <<'DRIVER'

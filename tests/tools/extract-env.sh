@@ -2,7 +2,7 @@
 # Sourced by the tests of `safeopen extract` (tests/tools/test-extract.sh):
 # `extract_env NAME` sets SAFEOPEN (the binary itself, not the libtool
 # wrapper) and PYTHON (generates the archives), or ends the test: bail out
-# if safeopen is not built, skip_all (77) with the reason if it was built
+# if safeopen is not built, skip_all with the reason if it was built
 # without libarchive or no python3 is found.
 : "${top_builddir:=.}"
 : "${top_srcdir:=.}"

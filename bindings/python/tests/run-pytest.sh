@@ -6,22 +6,23 @@
 # package in the build tree (bindings/python/build) and lib/.libs/libsafeopen.so.
 # Prints TAP, one line per test (the plugin tests/harness/tap_report.py; pytest's
 # own report is kept in the log as comments); the plan "1..0 # SKIP" (exit
-# 77), with the reason, when the module is not built or pytest is missing.
+# $SAFEOPEN_SKIP_STATUS, tests/harness/row.sh), with the reason, when the
+# module is not built or pytest is missing.
 set -u
 : "${top_srcdir:?}" "${top_builddir:?}"
 echo "TAP version 13"
 if [ -z "${PYTHON_BIN:-}" ]; then
 	echo "1..0 # SKIP the Python module is not built: configure found no python3 with its headers (Debian: python3-dev; see 'python:' in configure's summary)"
-	exit 77
+	exit "${SAFEOPEN_SKIP_STATUS:-77}"
 fi
 if ! "$PYTHON_BIN" -c 'import pytest' 2>/dev/null; then
 	echo "1..0 # SKIP $PYTHON_BIN cannot import pytest (Debian: python3-pytest; scripts/install-deps)"
-	exit 77
+	exit "${SAFEOPEN_SKIP_STATUS:-77}"
 fi
 case " ${SAFEOPEN_SAN_CFLAGS:-} " in
 *" -fsanitize="*)
 	echo "1..0 # SKIP a sanitizer build (${SAFEOPEN_SAN_CFLAGS}): $PYTHON_BIN is not built with the sanitizer runtime, so the module cannot be loaded; the plain build runs these tests"
-	exit 77 ;;
+	exit "${SAFEOPEN_SKIP_STATUS:-77}" ;;
 esac
 if [ ! -f "$top_builddir/bindings/python/build/.stamp" ]; then
 	echo "Bail out! $top_builddir/bindings/python/build is not built (make)"
