@@ -198,11 +198,16 @@ EXTRA_DIST += tests/tools/test-extract-bsdtar.sh tests/tools/extract-vs-bsdtar.p
 # compiles.
 TESTS += tests/docs/check-man-symbols.sh tests/docs/check-man-groff.sh
 EXTRA_DIST += tests/docs/check-man-symbols.sh tests/docs/check-man-groff.sh tests/docs/check-man-examples.sh
-# check-man-examples.sh and test-readme.sh keep the compiled examples
-# (tests/docs/man-examples/, tests/docs/readme-example/) between runs, as make
-# keeps objects.
+# check-man-examples.sh, test-readme.sh and check-symbols.sh keep the
+# compiled examples (tests/docs/man-examples/, tests/docs/readme-example/,
+# tests/docs/symbols-cache/) between runs, as make keeps objects, and
+# check-header.sh, check-header-cxx.sh, check-man-groff.sh and
+# check-numbers.sh their inputs' last pass
+# (tests/docs/NAME.passed, tests/harness/row.sh).
 clean-man-examples:
-	rm -rf tests/docs/man-examples tests/docs/readme-example
+	rm -rf tests/docs/man-examples tests/docs/readme-example tests/docs/symbols-cache
+	rm -f tests/docs/check-header.passed tests/docs/check-header-cxx.passed \
+	  tests/docs/check-man-groff.passed tests/docs/check-numbers.passed
 CLEAN_LOCAL_TARGETS += clean-man-examples
 PHONY_TARGETS += clean-man-examples
 AM_TESTS_ENVIRONMENT += MAN_CPPFLAGS='-I$(abs_top_srcdir)/include'; export MAN_CPPFLAGS; \

@@ -19,12 +19,12 @@ builddir=${top_builddir:-.}
 cc=${CC:-cc}
 lib=${MAN_LIBS:-$builddir/lib/.libs/libsafeopen.so}
 [ -f "$lib" ] || { echo "check-man-examples: library $lib not built"; exit 1; }
-libdir=$(dirname "$lib")
+libdir=${lib%/*}
 header=$srcdir/include/safeopen.h
 tmp=$(mktemp -d)
 row_cleanup='rm -rf "$tmp"'
 cache=$builddir/tests/docs/man-examples
-mkdir -p "$cache"
+[ -d "$cache" ] || mkdir -p "$cache"
 # The compiler and its flags: another set (CC=clang, a sanitizer build)
 # starts the cache afresh.
 sig="$cc|${TEST_LINK_FLAGS:-}|$srcdir|$libdir"
@@ -71,6 +71,14 @@ on {
 }
 END { flush() }' "$srcdir"/doc/man/man3/*.3 "$srcdir"/doc/man/man7/*.7
 [ -s "$tmp/names" ] || { echo "check-man-examples: no example found"; exit 1; }
+# The directories the test lines run in, made by one mkdir.
+set --
+for t in "$tmp"/*.test; do
+	[ -e "$t" ] || break
+	t=${t##*/}
+	set -- "$@" "$tmp/run.${t%.test}"
+done
+[ $# -eq 0 ] || mkdir "$@"
 
 # musl 1.2.3 has no statx() wrapper nor struct statx: examples that use them
 # cannot compile there (the library itself calls the system call). Probed
@@ -114,7 +122,6 @@ while read -r name kind uses_statx; do
 	if [ -f "$tmp/$name.test" ]; then
 		IFS= read -r args <"$tmp/$name.test"
 		T=$tmp/run.$name
-		mkdir "$T"
 		PROG="$cache/$name"
 		export PROG
 		if ! (cd "$T" && eval "$args") >"$tmp/$name.out" 2>&1; then

@@ -14,8 +14,17 @@ set -eu
 srcdir=${top_srcdir:-.}
 . "$srcdir/tests/harness/row.sh"
 command -v groff >/dev/null 2>&1 || row_skip "groff not installed"
+passed=$(cd "${top_builddir:-.}" && pwd)/tests/docs/check-man-groff.passed
 cd "$srcdir/doc/man"
 set -- man3/*.3 man7/*.7 ../../tools/safeopen/safeopen.1 ../../tools/safe-httpd/safe-httpd.1
+# The last pass holds while no page changed and groff is the same
+# (tests/docs/check-man-groff.passed).
+sig="$(command -v groff)|$srcdir|$#"
+if row_unchanged "$passed" "$sig" "$@"; then
+	echo "check-man-groff: $# pages, unchanged since they passed ($passed): not rendered again"
+	exit 0
+fi
+rm -f "$passed"
 status=0
 render() { LC_ALL=C.UTF-8 groff -k -s -t -mandoc -Tutf8 -rLL=80n -rLT=80n -ww -z "$@" 2>&1; }
 if ! out=$(render "$@") || [ -n "$out" ]; then
@@ -35,5 +44,5 @@ if [ -n "$bad" ]; then
 fi
 bad=$(grep -n '^\.' "$@" | grep -v -E '^[^:]+:[0-9]+:\.(TH|SH|SS|PP|P|LP|TP|IP|HP|RS|RE|B|I|BR|BI|IB|RB|IR|RI|SM|SB|EX|EE|nf|fi|in|sp|br|ad|na|nh|nr|hy|so|UR|UE|MT|ME|TQ|ft|\\")( |$)' || true)
 if [ -n "$bad" ]; then echo "check-man-groff: unknown requests:"; printf '%s\n' "$bad"; status=1; fi
-[ $status -eq 0 ] && echo "check-man-groff: $# pages, 0 groff warnings"
+[ $status -eq 0 ] && echo "check-man-groff: $# pages, 0 groff warnings" && row_passed "$passed" "$sig"
 exit $status

@@ -11,6 +11,17 @@ so=$(ls "$builddir"/lib/.libs/libsafeopen.so.*.*.* 2>/dev/null | head -n 1)
 [ -n "$so" ] || { echo "check-symbols: no built libsafeopen.so under $builddir/lib/.libs"; exit 1; }
 tmp=$(mktemp -d)
 row_cleanup='rm -rf "$tmp"'
+# What depends only on built files is kept in the build tree between runs
+# (as make keeps objects): cached NAME INPUT COMMAND... writes COMMAND's
+# output to $cache/NAME unless that is newer than INPUT and this script.
+cache=$builddir/tests/docs/symbols-cache
+[ -d "$cache" ] || mkdir -p "$cache"
+cached() {
+	c_out=$cache/$1 c_in=$2
+	shift 2
+	[ "$c_out" -nt "$c_in" ] && [ "$c_out" -nt "$srcdir/tests/docs/check-symbols.sh" ] && return 0
+	"$@" >"$c_out" || { rm -f "$c_out"; return 1; }
+}
 
 # Exported (defined, global) dynamic symbols with their versions.
 readelf --dyn-syms --wide "$so" | awk '$5 == "GLOBAL" && $7 != "UND" && $8 != "" { print $8 }' \
@@ -89,10 +100,21 @@ END { flush() }' "$srcdir"/doc/man/man3/*.3 "$srcdir"/doc/man/man7/*.7 "$srcdir"
 # (configure.ac's, read again) are the release too. One interpreter for
 # both; setup.py runs with setuptools replaced by a stub that records what
 # setup() is given (importing setuptools alone costs a CPU-second).
+# The interpreter's answer is kept (tests/docs/symbols-cache/python.out) while
+# nothing it read is newer: the module's build stamp, setup.py, configure.ac,
+# this script.
 pyvers=""
-if [ -n "${PYTHON_BIN:-}" ] && [ -f "$builddir/bindings/python/build/.stamp" ]; then
-	pyout=$(PYTHONPATH="$builddir/bindings/python/build" LD_LIBRARY_PATH="$builddir/lib/.libs" \
-		"$PYTHON_BIN" - "$srcdir/bindings/python/setup.py" 2>/dev/null <<'EOPY'
+stamp=$builddir/bindings/python/build/.stamp
+pycache=$cache/python.out
+if [ -n "${PYTHON_BIN:-}" ] && [ -f "$stamp" ]; then
+	pysig=
+	if [ -f "$pycache" ] && [ "$pycache" -nt "$stamp" ] && [ "$pycache" -nt "$srcdir/bindings/python/setup.py" ] &&
+	   [ "$pycache" -nt "$srcdir/configure.ac" ] && [ "$pycache" -nt "$srcdir/tests/docs/check-symbols.sh" ]; then
+		IFS= read -r pysig <"$pycache" || pysig=
+	fi
+	if [ "$pysig" != "$PYTHON_BIN|$srcdir" ]; then
+		pyout=$(PYTHONPATH="$builddir/bindings/python/build" LD_LIBRARY_PATH="$builddir/lib/.libs" \
+			"$PYTHON_BIN" - "$srcdir/bindings/python/setup.py" 2>/dev/null <<'EOPY'
 import runpy
 import sys
 import types
@@ -116,14 +138,18 @@ except Exception:  # a sanitizer build: reported by the shell
     print("module-unimportable")
 EOPY
 ) || true
-	pyver=$(printf '%s\n' "$pyout" | sed -n 's/^module //p')
+		printf '%s\n%s\n' "$PYTHON_BIN|$srcdir" "$pyout" >"$pycache"
+	fi
+	pyver= setupver=
+	while IFS= read -r l; do
+		case $l in "module "*) pyver=${l#module } ;; "setup "*) setupver=${l#setup } ;; esac
+	done <"$pycache"
 	if [ -n "$pyver" ]; then
 		[ "$pyver" = "$ver" ] || vfail "safeopen.__version__ of the built module is '$pyver', not $ver"
 		pyvers=", safeopen.__version__"
 	else
 		echo "check-symbols: the built Python module cannot be imported here (a sanitizer build?): its version not checked"
 	fi
-	setupver=$(printf '%s\n' "$pyout" | sed -n 's/^setup //p')
 	[ "$setupver" = "$ver" ] || vfail "bindings/python/setup.py gives setup() the version '$setupver', not $ver"
 	pyvers="$pyvers, setup.py"
 fi
@@ -139,16 +165,20 @@ if [ ! -f "$a" ]; then
 	echo "check-symbols: no $a (configured with --disable-static?): archive not checked"
 	exit $status
 fi
-nm -g --defined-only "$a" | awk 'NF == 3 { print $3 }' | sort -u > "$tmp/archive"
-if ! cmp -s "$tmp/archive" "$tmp/script"; then
+archive_globals() { nm -g --defined-only "$a" | awk 'NF == 3 { print $3 }' | sort -u; }
+cached archive "$a" archive_globals
+if ! cmp -s "$cache/archive" "$tmp/script"; then
 	echo "check-symbols: archive globals (<) and version script (>) differ:"
-	diff "$tmp/archive" "$tmp/script" || true
+	diff "$cache/archive" "$tmp/script" || true
 	status=1
 fi
 # Internal functions and objects of the library: local symbols of the .so,
 # minus compiler-generated and file-scope names that cannot collide anyway.
-nm --defined-only "$so" | awk 'NF == 3 && $2 ~ /^[tdbr]$/ && $3 ~ /^[A-Za-z][A-Za-z0-9_]*$/ { print $3 }' \
-	| grep -v -x -F -f "$tmp/script" | sort -u > "$tmp/internal"
+so_locals() {
+	nm --defined-only "$so" | awk 'NF == 3 && $2 ~ /^[tdbr]$/ && $3 ~ /^[A-Za-z][A-Za-z0-9_]*$/ { print $3 }'
+}
+cached so-locals "$so" so_locals
+grep -v -x -F -f "$tmp/script" "$cache/so-locals" | sort -u > "$tmp/internal" || true
 n=$(wc -l < "$tmp/internal")
 if [ "$n" -eq 0 ]; then
 	echo "check-symbols: found no internal symbol names in $so"; status=1
@@ -173,11 +203,24 @@ int main(void)
 }
 EOC
 	CC_=${CC:-cc}
-	# TEST_LINK_FLAGS: the build's sanitizer and linker flags (make check sets it).
-	# shellcheck disable=SC2086
-	if $CC_ ${TEST_LINK_FLAGS:-} -I"$srcdir/include" -o "$tmp/static-app" "$tmp/main.c" "$tmp/collide.c" "$a" -pthread \
-		> "$tmp/link.log" 2>&1 && "$tmp/static-app" > "$tmp/app.out"; then
-		echo "check-symbols: archive: $(wc -l < "$tmp/archive") globals; an application defining all $n internal names links statically"
+	# The linked application is kept in the build tree between runs
+	# (tests/docs/symbols-cache/, as make keeps objects) and linked again
+	# when anything it is made of is newer (the archive, the shared object
+	# whose names it defines, the header, this script) or the compiler, its
+	# flags or the source tree differ.
+	sig="$CC_|${TEST_LINK_FLAGS:-}|$srcdir|$n"
+	old=; [ -f "$cache/signature" ] && IFS= read -r old <"$cache/signature"
+	app=$cache/static-app
+	if [ "$old" != "$sig" ] || ! [ -f "$app" ] || ! [ "$app" -nt "$a" ] || ! [ "$app" -nt "$so" ] ||
+	   ! [ "$app" -nt "$srcdir/include/safeopen.h" ] || ! [ "$app" -nt "$srcdir/tests/docs/check-symbols.sh" ]; then
+		rm -f "$app" "$cache/signature"
+		# TEST_LINK_FLAGS: the build's sanitizer and linker flags (make check sets it).
+		# shellcheck disable=SC2086
+		$CC_ ${TEST_LINK_FLAGS:-} -I"$srcdir/include" -o "$app" "$tmp/main.c" "$tmp/collide.c" "$a" -pthread \
+			> "$tmp/link.log" 2>&1 && printf '%s\n' "$sig" >"$cache/signature" || rm -f "$app"
+	fi
+	if [ -f "$app" ] && "$app" > "$tmp/app.out"; then
+		echo "check-symbols: archive: $(wc -l < "$cache/archive") globals; an application defining all $n internal names links statically"
 		[ "$(cat "$tmp/app.out")" = "$ver" ] ||
 			{ echo "check-symbols: version: safe_version() says '$(cat "$tmp/app.out")', not $ver"; status=1; }
 	else

@@ -11,7 +11,7 @@ builddir=${top_builddir:-.}
 cc=${CC:-cc}
 lib="$builddir/lib/.libs/libsafeopen.so"
 [ -f "$lib" ] || { echo "test-readme: library $lib not built"; exit 1; }
-libdir=$(dirname "$lib")
+libdir=${lib%/*}
 T=$(mktemp -d)
 row_cleanup='rm -rf "$T"'
 awk '/^```c$/ { n++; if (n == 1) on = 1; next } /^```/ { on = 0 } on' "$srcdir/README.md" > "$T/readme.c"
@@ -62,7 +62,7 @@ DRIVER
 # equal to the header's or the library's counts as changed), as
 # check-man-examples.sh keeps the manual's.
 cache=$builddir/tests/docs/readme-example
-mkdir -p "$cache"
+[ -d "$cache" ] || mkdir -p "$cache"
 sig="$cc|${TEST_LINK_FLAGS:-}|$srcdir|$libdir"
 old=; [ -f "$cache/signature" ] && IFS= read -r old <"$cache/signature"
 [ "$old" = "$sig" ] || { rm -f "$cache"/*; printf '%s\n' "$sig" >"$cache/signature"; }
