@@ -433,17 +433,35 @@ static int run_table(const struct env *e, unsigned modes, bool variants, int *nc
 	return failures;
 }
 
+/*
+ * The tree of the "core" cases that leave it as they found it, built once
+ * in the runner (each case runs in a child of it, or one after the other
+ * under valgrind), not once per case: the creating rows remove what they
+ * made (env_reset()), and every row and case checks that nothing appeared
+ * or vanished (env_unchanged()). deep_path_constant_fds and
+ * kernel_link_double_count add to their tree: they build their own.
+ */
+static struct env core_env;
+
+static void core_setup(void)
+{
+	env_setup(&core_env);
+}
+
+static void core_teardown(void)
+{
+	env_teardown(&core_env);
+}
+
 #define ALL_MODES ((1U << RUN_KERNEL) | (1U << RUN_DEFAULT) | (1U << RUN_WALKER))
 
 START_TEST(case_table)
 {
-	struct env e;
-	env_setup(&e);
+	struct env e = core_env;
 	int cases = 0;
 	int failures = run_table(&e, ALL_MODES, true, &cases);
 	ck_assert_int_ge(cases, 150);
 	ck_assert_msg(failures == 0, "%d failures over %d cases (see stderr)", failures, cases);
-	env_teardown(&e);
 }
 END_TEST
 
@@ -557,8 +575,7 @@ static bool run_vcase(const struct env *e, int filefd, const struct vcase *v, in
 
 START_TEST(validation_and_error_order)
 {
-	struct env e;
-	env_setup(&e);
+	struct env e = core_env;
 	int filefd = openat(e.rootfd, "file", O_RDONLY | O_CLOEXEC);
 	ck_assert_int_ge(filefd, 0);
 	bool kernel = kernel_has_openat2();
@@ -572,14 +589,12 @@ START_TEST(validation_and_error_order)
 		}
 	}
 	close(filefd);
-	env_teardown(&e);
 }
 END_TEST
 
 START_TEST(path_length_limits)
 {
-	struct env e;
-	env_setup(&e);
+	struct env e = core_env;
 	char *p = malloc(PATH_MAX + 16);
 	ck_assert_ptr_nonnull(p);
 	bool kernel = kernel_has_openat2();
@@ -634,14 +649,12 @@ START_TEST(path_length_limits)
 	free(p);
 	char msg[512];
 	ck_assert_msg(env_unchanged(&e, msg, sizeof(msg)), "%s", msg);
-	env_teardown(&e);
 }
 END_TEST
 
 START_TEST(beneath_wrapper_and_cloexec)
 {
-	struct env e;
-	env_setup(&e);
+	struct env e = core_env;
 	int fd = safe_openat_beneath(e.rootfd, "lrel/c/file", O_RDONLY, 0);
 	ck_assert_int_ge(fd, 0);
 	ck_assert(fx_same_object(fd, e.rootfd, "a/b/c/file"));
@@ -679,7 +692,6 @@ START_TEST(beneath_wrapper_and_cloexec)
 	}
 	ck_assert_int_eq(fchdir(cwd), 0);
 	close(cwd);
-	env_teardown(&e);
 }
 END_TEST
 
@@ -740,8 +752,7 @@ END_TEST
  * (lgrowA's body starts with lgrowB, whose body is long as well). */
 START_TEST(long_link_bodies)
 {
-	struct env e;
-	env_setup(&e);
+	struct env e = core_env;
 	static const char *const heads[] = { "llongdir/", "lgrowA/", "lgrowA/lgrowA/../" };
 	char *p = malloc(PATH_MAX);
 	ck_assert_ptr_nonnull(p);
@@ -769,7 +780,6 @@ START_TEST(long_link_bodies)
 		}
 	}
 	free(p);
-	env_teardown(&e);
 }
 END_TEST
 
@@ -908,8 +918,7 @@ static int run_proc_rows(int procfd, int somefd, bool kernel)
  * magic-link heuristic alone to give the kernel's answers (issue 36). */
 START_TEST(magic_links)
 {
-	struct env e;
-	env_setup(&e);
+	struct env e = core_env;
 	if (_i == 1)
 		ck_assert_int_eq(setenv("SAFEOPEN_TEST_PROC_INO_HIGH", "1", 1), 0);
 	int procfd = open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
@@ -960,7 +969,6 @@ START_TEST(magic_links)
 	close(selffd);
 	close(procfd);
 	unsetenv("SAFEOPEN_TEST_PROC_INO_HIGH");
-	env_teardown(&e);
 }
 END_TEST
 
@@ -1186,21 +1194,17 @@ static int seccomp_child(void *arg)
 
 START_TEST(without_openat2_enosys)
 {
-	struct env e;
-	env_setup(&e);
+	struct env e = core_env;
 	struct seccomp_arg a = { &e, ENOSYS };
 	ck_assert_int_eq(sb_run(seccomp_child, &a), 0);
-	env_teardown(&e);
 }
 END_TEST
 
 START_TEST(without_openat2_eperm)
 {
-	struct env e;
-	env_setup(&e);
+	struct env e = core_env;
 	struct seccomp_arg a = { &e, EPERM };
 	ck_assert_int_eq(sb_run(seccomp_child, &a), 0);
-	env_teardown(&e);
 }
 END_TEST
 
@@ -1742,6 +1746,7 @@ static Suite *resolve_suite(void)
 {
 	Suite *s = suite_create("resolve");
 	TCase *tc = tcase_create("core");
+	tcase_add_unchecked_fixture(tc, core_setup, core_teardown);
 	tcase_add_checked_fixture(tc, fx_fd_setup, fx_fd_teardown);
 	tcase_set_timeout(tc, 600);
 	tcase_add_test(tc, case_table);
