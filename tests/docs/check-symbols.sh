@@ -7,7 +7,8 @@ set -eu
 srcdir=${top_srcdir:-.}
 . "$srcdir/tests/harness/row.sh"
 builddir=${top_builddir:-.}
-so=$(ls "$builddir"/lib/.libs/libsafeopen.so.*.*.* 2>/dev/null | head -n 1)
+so=
+for f in "$builddir"/lib/.libs/libsafeopen.so.*.*.*; do [ -f "$f" ] && { so=$f; break; }; done
 [ -n "$so" ] || { echo "check-symbols: no built libsafeopen.so under $builddir/lib/.libs"; exit 1; }
 tmp=$(mktemp -d)
 row_cleanup='rm -rf "$tmp"'
@@ -24,11 +25,10 @@ cached() {
 }
 
 # Exported (defined, global) dynamic symbols with their versions.
-readelf --dyn-syms --wide "$so" | awk '$5 == "GLOBAL" && $7 != "UND" && $8 != "" { print $8 }' \
-	> "$tmp/exported-raw"
-grep -v '^LIBSAFEOPEN_1.0$' "$tmp/exported-raw" | sed 's/@@*.*//' | sort -u > "$tmp/exported-bare" || true
-sed -n 's/@@*LIBSAFEOPEN_1\.0$//p' "$tmp/exported-raw" | sort -u > "$tmp/exported"
-unversioned=$(grep -v '@' "$tmp/exported-raw" | grep -v '^LIBSAFEOPEN_1.0$' || true)
+dyn_exports() { readelf --dyn-syms --wide "$so" | awk '$5 == "GLOBAL" && $7 != "UND" && $8 != "" { print $8 }'; }
+cached exported-raw "$so" dyn_exports
+sed -n 's/@@*LIBSAFEOPEN_1\.0$//p' "$cache/exported-raw" | sort -u > "$tmp/exported"
+unversioned=$(grep -v '@' "$cache/exported-raw" | grep -v '^LIBSAFEOPEN_1.0$' || true)
 sed -n 's/^[[:space:]]*\([a-z_][a-z0-9_]*\);$/\1/p' "$srcdir/lib/libsafeopen.sym" | sort -u > "$tmp/script"
 # Declarations start with SAFEOPEN_PUBLIC and name the function on the same line.
 grep '^SAFEOPEN_PUBLIC' "$srcdir/include/safeopen.h" | grep -o '\bsafe_[a-z0-9_]*(' | sed 's/($//' \
@@ -72,7 +72,9 @@ minor=${ver#*.}; minor=${minor%%.*}
 node=$(sed -n 's/^\(LIBSAFEOPEN_[0-9.]*\)[[:space:]]*{.*/\1/p' "$srcdir/lib/libsafeopen.sym" | tail -n 1)
 [ "$node" = "LIBSAFEOPEN_$major.$minor" ] ||
 	vfail "newest node of lib/libsafeopen.sym is '$node'; release $ver needs LIBSAFEOPEN_$major.$minor"
-soname=$(readelf -d "$so" | sed -n 's/.*(SONAME).*\[\(.*\)\]$/\1/p')
+so_soname() { readelf -d "$so" | sed -n 's/.*(SONAME).*\[\(.*\)\]$/\1/p'; }
+cached soname "$so" so_soname
+soname=; IFS= read -r soname <"$cache/soname" || :
 [ "$soname" = "libsafeopen.so.$major" ] || vfail "soname '$soname', release $ver needs libsafeopen.so.$major"
 news=$(sed -n 's/^\([0-9][0-9.]*\) .*/\1/p' "$srcdir/NEWS" | head -n 1)
 [ "$news" = "$ver" ] || vfail "NEWS opens with '$news', not $ver"
