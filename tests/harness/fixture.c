@@ -35,6 +35,14 @@ static void fdset_mark(struct fx_fdset *set, int fd)
 	set->count++;
 }
 
+struct linux_dirent64 {
+	uint64_t d_ino;
+	int64_t d_off;
+	unsigned short d_reclen;
+	unsigned char d_type;
+	char d_name[];
+};
+
 /* The names in /proc/self/fd, without the directory's own descriptor: five
  * system calls where fcntl(F_GETFD) per number is 4096 (a tenth of a suite's
  * time on a virtual machine, where every system call traps). Raw getdents64
@@ -48,13 +56,6 @@ static bool fdset_from_proc(struct fx_fdset *set)
 		return false;
 	struct statfs sf;
 	bool ok = fstatfs(dfd, &sf) == 0 && sf.f_type == PROC_SUPER_MAGIC;
-	struct linux_dirent64 {
-		uint64_t d_ino;
-		int64_t d_off;
-		unsigned short d_reclen;
-		unsigned char d_type;
-		char d_name[];
-	};
 	_Alignas(8) char buf[4096];
 	while (ok) {
 		long n = syscall(SYS_getdents64, dfd, buf, sizeof(buf));
@@ -463,6 +464,34 @@ char *fx_dir_listing(int dirfd, const char *path)
 		lines[n++] = strdup(de->d_name);
 	}
 	closedir(d);
+	return join_sorted(lines, n);
+}
+
+char *fx_fd_listing(int fd)
+{
+	if (lseek(fd, 0, SEEK_SET) < 0)
+		ck_abort_msg("fx_fd_listing: lseek: %s", strerror(errno));
+	char **lines = NULL;
+	size_t n = 0, cap = 0;
+	_Alignas(8) char buf[4096];
+	long got;
+	while ((got = syscall(SYS_getdents64, fd, buf, sizeof(buf))) > 0) {
+		for (long off = 0; off < got;) {
+			const struct linux_dirent64 *d = (const void *)(buf + off);
+			off += d->d_reclen;
+			if (!strcmp(d->d_name, ".") || !strcmp(d->d_name, ".."))
+				continue;
+			if (n == cap) {
+				cap = cap ? cap * 2 : 16;
+				lines = realloc(lines, cap * sizeof(*lines));
+				if (!lines)
+					ck_abort_msg("out of memory");
+			}
+			lines[n++] = strdup(d->d_name);
+		}
+	}
+	if (got < 0)
+		ck_abort_msg("fx_fd_listing: getdents64: %s", strerror(errno));
 	return join_sorted(lines, n);
 }
 

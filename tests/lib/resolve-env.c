@@ -204,13 +204,20 @@ void env_setup(struct env *e)
 	long_link(e->rootfd, "llongdir", "", PATH_MAX - 3, "dir");
 	long_link(e->rootfd, "lgrowB", "", PATH_MAX - 13, "dir");
 	long_link(e->rootfd, "lgrowA", "lgrowB/", PATH_MAX - 9, "");
-	e->listing_top = fx_dir_listing(e->topfd, ".");
-	e->listing_root = fx_dir_listing(e->rootfd, ".");
-	e->listing_dir = fx_dir_listing(e->rootfd, "dir");
+	e->dirfd = openat(e->rootfd, "dir", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	ck_assert_int_ge(e->dirfd, 0);
+	struct stat st;
+	ck_assert_int_eq(fstat(e->dirfd, &st), 0);
+	e->dir_dev = st.st_dev;
+	e->dir_ino = st.st_ino;
+	e->listing_top = fx_fd_listing(e->topfd);
+	e->listing_root = fx_fd_listing(e->rootfd);
+	e->listing_dir = fx_fd_listing(e->dirfd);
 }
 
 void env_teardown(struct env *e)
 {
+	close(e->dirfd);
 	close(e->rootfd);
 	close(e->topfd);
 	ck_assert_int_eq(fx_rmtree(e->top), 0);
@@ -238,13 +245,17 @@ int env_reset(const struct env *e)
 /* Nothing appeared or vanished at the top, in the root or in dir. */
 bool env_unchanged(const struct env *e, char *msg, size_t size)
 {
-	char *t = fx_dir_listing(e->topfd, ".");
-	char *r = fx_dir_listing(e->rootfd, ".");
-	char *d = fx_dir_listing(e->rootfd, "dir");
-	bool ok = !strcmp(t, e->listing_top) && !strcmp(r, e->listing_root) &&
+	char *t = fx_fd_listing(e->topfd);
+	char *r = fx_fd_listing(e->rootfd);
+	char *d = fx_fd_listing(e->dirfd);
+	struct stat st;
+	bool same_dir = fstatat(e->rootfd, "dir", &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+			st.st_dev == e->dir_dev && st.st_ino == e->dir_ino;
+	bool ok = same_dir && !strcmp(t, e->listing_top) && !strcmp(r, e->listing_root) &&
 		  !strcmp(d, e->listing_dir);
 	if (!ok)
-		snprintf(msg, size, "tree changed: top=[%s] root=[%s] dir=[%s]", t, r, d);
+		snprintf(msg, size, "tree changed: top=[%s] root=[%s] dir=[%s]%s", t, r, d,
+			 same_dir ? "" : " (root/dir is another directory)");
 	free(t);
 	free(r);
 	free(d);

@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "safeopen.h"
 
@@ -53,6 +54,9 @@ struct env {
 	char *top;
 	int topfd;
 	int rootfd;
+	int dirfd; /* root/dir, listed by env_unchanged() while the name is still it */
+	dev_t dir_dev;
+	ino_t dir_ino;
 	char *listing_top, *listing_root, *listing_dir;
 };
 
