@@ -6,19 +6,19 @@
 
 # The slowest tests come first in TESTS, so that `make -j2 check` does not
 # end with one of them running alone: parallel-tests starts them in this
-# order. The order is the time each took alone on an idle 2-core machine
-# (seconds of wall time, measured for #38): test-httpd 4.7, the Python tests
-# 2.9 (PYTHON_TESTS, bindings/python/local.mk), test-extract 2.2,
-# test-tree-cost 2.1, then the slow suites (SLOW_SUITES, below: test_ops 1.8,
-# test_walk 1.5, test_limits 1.4, test_resolve 1.3, test_sweep 1.25, most of
-# it a sleep), test-tree and test-extract-bsdtar 1.0, check-man-examples,
-# test-cookbook, test-cli and check-symbols (0.5 to 0.8: they came last and
-# the run ended with one of them alone), then the other suites and checks.
+# order. The order is the time each took in a `make -j2 check` on an idle
+# 2-core machine (seconds of wall time, measured for #38, second run):
+# test-httpd 3.7, the Python tests 2.4 (PYTHON_TESTS,
+# bindings/python/local.mk), test-extract 2.6, test-tree-cost 1.5, then the
+# slow suites (SLOW_SUITES, below: test_ops 2.3, test_walk 2.0, test_limits
+# 1.3, test_resolve 1.4), test-tree 0.9 and test-extract-bsdtar 1.5,
+# check-man-examples 0.7, test-cookbook 1.0, test-cli 0.6 and check-symbols
+# (0.3; it rebuilds its lists when the library changed), then the other
+# suites (test_tmpfile 2.1 first) and checks.
 TESTS += tests/tools/test-httpd.sh $(PYTHON_TESTS) tests/tools/test-extract.sh \
 	tests/tools/test-tree-cost.sh
 if HAVE_CHECK
-SLOW_SUITES = tests/lib/test_ops tests/lib/test_walk tests/lib/test_limits tests/lib/test_resolve \
-	tests/lib/test_sweep
+SLOW_SUITES = tests/lib/test_ops tests/lib/test_walk tests/lib/test_limits tests/lib/test_resolve
 TESTS += $(SLOW_SUITES)
 endif
 TESTS += tests/tools/test-tree.sh tests/tools/test-extract-bsdtar.sh tests/docs/check-man-examples.sh \
@@ -58,7 +58,7 @@ if HAVE_CHECK
 QUICK_SUITES = tests/lib/test_tmpfile tests/lib/test_reuse tests/lib/test_tmpfile_sandbox \
 	tests/lib/test_concurrency tests/lib/test_resolve_system tests/lib/test_fault tests/lib/test_owner \
 	tests/lib/test_rmtree tests/lib/test_parents tests/lib/test_realpath tests/lib/test_fuzz \
-	tests/lib/test_ops_attr tests/lib/test_base tests/lib/test_diag tests/lib/test_proc
+	tests/lib/test_sweep tests/lib/test_ops_attr tests/lib/test_base tests/lib/test_diag tests/lib/test_proc
 SUITES = $(SLOW_SUITES) $(QUICK_SUITES)
 check_PROGRAMS += $(SUITES)
 TESTS += tests/docs/check-symbols.sh $(QUICK_SUITES)
