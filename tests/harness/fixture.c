@@ -5,7 +5,6 @@
 #include "safeopen.h"
 #include "sandbox.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -441,32 +440,6 @@ char *fx_tree_snapshot(const char *path)
 	return join_sorted(s.lines, s.n);
 }
 
-char *fx_dir_listing(int dirfd, const char *path)
-{
-	int fd = openat(dirfd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
-		ck_abort_msg("fx_dir_listing %s: %s", path, strerror(errno));
-	DIR *d = fdopendir(fd);
-	if (!d)
-		ck_abort_msg("fdopendir: %s", strerror(errno));
-	char **lines = NULL;
-	size_t n = 0, cap = 0;
-	struct dirent *de;
-	while ((de = readdir(d))) {
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-			continue;
-		if (n == cap) {
-			cap = cap ? cap * 2 : 16;
-			lines = realloc(lines, cap * sizeof(*lines));
-			if (!lines)
-				ck_abort_msg("out of memory");
-		}
-		lines[n++] = strdup(de->d_name);
-	}
-	closedir(d);
-	return join_sorted(lines, n);
-}
-
 char *fx_fd_listing(int fd)
 {
 	if (lseek(fd, 0, SEEK_SET) < 0)
@@ -493,6 +466,16 @@ char *fx_fd_listing(int fd)
 	if (got < 0)
 		ck_abort_msg("fx_fd_listing: getdents64: %s", strerror(errno));
 	return join_sorted(lines, n);
+}
+
+char *fx_dir_listing(int dirfd, const char *path)
+{
+	int fd = openat(dirfd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		ck_abort_msg("fx_dir_listing %s: %s", path, strerror(errno));
+	char *ls = fx_fd_listing(fd);
+	close(fd);
+	return ls;
 }
 
 bool fx_user_xattrs(int dfd)
