@@ -109,12 +109,8 @@ pyvers=""
 stamp=$builddir/bindings/python/build/.stamp
 pycache=$cache/python.out
 if [ -n "${PYTHON_BIN:-}" ] && [ -f "$stamp" ]; then
-	pysig=
-	if [ -f "$pycache" ] && [ "$pycache" -nt "$stamp" ] && [ "$pycache" -nt "$srcdir/bindings/python/setup.py" ] &&
-	   [ "$pycache" -nt "$srcdir/configure.ac" ] && [ "$pycache" -nt "$srcdir/tests/docs/check-symbols.sh" ]; then
-		IFS= read -r pysig <"$pycache" || pysig=
-	fi
-	if [ "$pysig" != "$PYTHON_BIN|$srcdir" ]; then
+	if ! row_unchanged "$pycache" "$PYTHON_BIN|$srcdir" "$stamp" "$srcdir/bindings/python/setup.py" \
+		"$srcdir/configure.ac"; then
 		pyout=$(PYTHONPATH="$builddir/bindings/python/build" LD_LIBRARY_PATH="$builddir/lib/.libs" \
 			"$PYTHON_BIN" - "$srcdir/bindings/python/setup.py" 2>/dev/null <<'EOPY'
 import runpy
@@ -211,15 +207,13 @@ EOC
 	# whose names it defines, the header, this script) or the compiler, its
 	# flags or the source tree differ.
 	sig="$CC_|${TEST_LINK_FLAGS:-}|$srcdir|$n"
-	old=; [ -f "$cache/signature" ] && IFS= read -r old <"$cache/signature"
 	app=$cache/static-app
-	if [ "$old" != "$sig" ] || ! [ -f "$app" ] || ! [ "$app" -nt "$a" ] || ! [ "$app" -nt "$so" ] ||
-	   ! [ "$app" -nt "$srcdir/include/safeopen.h" ] || ! [ "$app" -nt "$srcdir/tests/docs/check-symbols.sh" ]; then
+	if ! [ -f "$app" ] || ! row_unchanged "$cache/signature" "$sig" "$a" "$so" "$srcdir/include/safeopen.h"; then
 		rm -f "$app" "$cache/signature"
 		# TEST_LINK_FLAGS: the build's sanitizer and linker flags (make check sets it).
 		# shellcheck disable=SC2086
 		$CC_ ${TEST_LINK_FLAGS:-} -I"$srcdir/include" -o "$app" "$tmp/main.c" "$tmp/collide.c" "$a" -pthread \
-			> "$tmp/link.log" 2>&1 && printf '%s\n' "$sig" >"$cache/signature" || rm -f "$app"
+			> "$tmp/link.log" 2>&1 && row_passed "$cache/signature" "$sig" || rm -f "$app"
 	fi
 	if [ -f "$app" ] && "$app" > "$tmp/app.out"; then
 		echo "check-symbols: archive: $(wc -l < "$cache/archive") globals; an application defining all $n internal names links statically"
